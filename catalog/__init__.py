@@ -1,0 +1,1 @@
+"""Table catalog in the warehouse folder (issue: SQL extension and catalog)."""

@@ -1,0 +1,72 @@
+"""hudilite: lakehouse tables for PySpark that are real Apache Hudi tables on disk.
+
+Quick start::
+
+    import hudilite
+    spark = hudilite.spark_session()
+    t = hudilite.Table.create(spark, "/tmp/trips", schema, record_key="uuid",
+                              ordering_field="ts", partition_by=["city"])
+    t.write(df, operation="upsert")
+    t.read().show()
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from hudilite.errors import (
+    ConfigError,
+    ConflictError,
+    CorruptFileError,
+    HudiliteError,
+    InstantNotFoundError,
+    KeyGenerationError,
+    SchemaError,
+    TableExistsError,
+    TableNotFoundError,
+    TimelineError,
+    WriteError,
+)
+
+if TYPE_CHECKING:
+    from hudilite.table import Table
+    from hudilite.write.result import WriteResult
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "ConfigError",
+    "ConflictError",
+    "CorruptFileError",
+    "HudiliteError",
+    "InstantNotFoundError",
+    "KeyGenerationError",
+    "SchemaError",
+    "Table",
+    "TableExistsError",
+    "TableNotFoundError",
+    "TimelineError",
+    "WriteError",
+    "WriteResult",
+    "spark_session",
+]
+
+
+def spark_session(**kwargs: Any) -> Any:
+    """A SparkSession set up for hudilite (see :func:`hudilite.spark.session.spark_session`)."""
+    from hudilite.spark.session import spark_session as _make
+
+    return _make(**kwargs)
+
+
+def __getattr__(name: str) -> Any:
+    # pyspark is imported lazily so that the engine's pure-Arrow parts load without it.
+    if name == "Table":
+        from hudilite.table import Table
+
+        return Table
+    if name == "WriteResult":
+        from hudilite.write.result import WriteResult
+
+        return WriteResult
+    raise AttributeError(f"module 'hudilite' has no attribute {name!r}")

@@ -1,0 +1,53 @@
+"""The error hierarchy: one root, a few subclasses a caller can act on.
+
+Every error hudilite raises on purpose derives from :class:`HudiliteError`, so
+``except hudilite.HudiliteError`` catches them all; the subclasses say what kind
+of problem it is (the thing named does not exist, the input is wrong, another
+writer got there first, the files on disk are not what the format says).
+"""
+
+from __future__ import annotations
+
+
+class HudiliteError(Exception):
+    """Root of every error hudilite raises deliberately."""
+
+
+class TableNotFoundError(HudiliteError):
+    """No Hudi table at the given path or name."""
+
+
+class TableExistsError(HudiliteError):
+    """A table already exists where one was to be created."""
+
+
+class ConfigError(HudiliteError, ValueError):
+    """An option key or value is unknown or malformed."""
+
+
+class SchemaError(HudiliteError, ValueError):
+    """Data does not match the table schema (missing or ill-typed columns)."""
+
+
+class KeyGenerationError(HudiliteError, ValueError):
+    """A record key or partition path cannot be computed (null key, bad timestamp)."""
+
+
+class ConflictError(HudiliteError):
+    """Another writer committed to the same file groups first; this write was rolled back."""
+
+
+class TimelineError(HudiliteError):
+    """The timeline is inconsistent or an instant is not in the expected state."""
+
+
+class InstantNotFoundError(TimelineError):
+    """A requested instant (time travel, rollback target) is not on the timeline or was cleaned."""
+
+
+class CorruptFileError(HudiliteError):
+    """A data, log or metadata file does not follow the Hudi format."""
+
+
+class WriteError(HudiliteError):
+    """A write failed; the table was left at its previous state."""

@@ -1,0 +1,1 @@
+"""Table services: compaction, cleaning, rollback, savepoints (merge-on-read issue)."""

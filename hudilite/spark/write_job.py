@@ -1,0 +1,504 @@
+"""A write as a Spark job: key, index, assign, shuffle by file group, merge and write in executors.
+
+The driver only ever sees small things: per-partition counts and key ranges,
+the list of candidate base files and one stats row per file written. Table
+data moves between executors (``mapInArrow`` for keying, a broadcast join for
+the index, ``applyInArrow`` per file group for the merge and write).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any
+
+import pyarrow as pa
+from pyspark import TaskContext
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+from pyspark.sql.types import StructType
+
+from hudilite import config as cfg
+from hudilite.index.bucket import bucket_ids, bucket_of_file_id, new_bucket_file_id
+from hudilite.errors import ConfigError, SchemaError, WriteError
+from hudilite.schema import (
+    DELETE_COL,
+    FILE_ID_COL,
+    IS_DELETED_COL,
+    PARTITION_PATH_COL,
+    RECORD_KEY_COL,
+    SEQ_COL,
+    arrow_to_avro_schema,
+)
+from hudilite.spark.task_errors import first_line, hudilite_error_from
+from hudilite.spark.convert import arrow_schema, conform_columns, spark_schema
+from hudilite.storage.layout import new_file_id, write_partition_metadata
+from hudilite.storage.parquet_io import read_key_range
+from hudilite.table_state import TableState
+from hudilite.timeline.instant import COMMIT, DELTA_COMMIT, REPLACE_COMMIT
+from hudilite.timeline.metadata import CommitMetadata, WriteStat
+from hudilite.write.assign import (
+    InsertBucket,
+    PackingSettings,
+    SmallFile,
+    assign_inserts,
+    average_record_size,
+)
+from hudilite.write.file_group_writer import (
+    STATS_SCHEMA,
+    ExistingFile,
+    WriteContext,
+    bulk_write_partition_stream,
+    write_file_group,
+)
+from hudilite.write.keying import SEQ_PARTITION_SHIFT, KeyingSpec, key_batch, keyed_schema
+from hudilite.write.result import WriteResult
+from hudilite.write.transaction import WriteTransaction
+
+OPERATIONS = ("upsert", "insert", "bulk_insert", "delete", "insert_overwrite", "insert_overwrite_table")
+OPERATION_TYPES = {
+    "upsert": "UPSERT",
+    "insert": "INSERT",
+    "bulk_insert": "BULK_INSERT",
+    "delete": "DELETE",
+    "insert_overwrite": "INSERT_OVERWRITE",
+    "insert_overwrite_table": "INSERT_OVERWRITE_TABLE",
+}
+FAIL_POINT_KEY = "hudilite.internal.fail.point"  # test hook, see WriteContext.check_fail_point
+_FRACTION_MOD = 1_000_003  # prime modulus turning a key hash into a fraction of [0, 1)
+
+
+@dataclass
+class _Plan:
+    """Driver-side facts about one write (all small)."""
+
+    partitions: dict[str, int]  # partition path -> incoming record count
+    key_ranges: dict[str, tuple[str, str]]
+
+
+def _write_token() -> tuple[str, int]:
+    """``<partition>-<stage>-<attempt>`` of the running task, and the partition id."""
+    ctx = TaskContext.get()
+    if ctx is None:  # pragma: no cover - only inside Spark tasks
+        return "0-0-0", 0
+    pid = ctx.partitionId()
+    return f"{pid}-{ctx.stageId()}-{ctx.taskAttemptId()}", pid
+
+
+def _keyed(df: DataFrame, spec: KeyingSpec) -> DataFrame:
+    """Add record key, partition path, write order and delete flag in executors."""
+    out = spark_schema(keyed_schema(arrow_schema(df.schema)))
+
+    def keyfn(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        ctx = TaskContext.get()
+        offset = (ctx.partitionId() if ctx else 0) << SEQ_PARTITION_SHIFT
+        for batch in batches:
+            yield key_batch(spec, batch, offset)
+            offset += batch.num_rows
+
+    return df.mapInArrow(keyfn, out)
+
+
+def _input_frame(state: TableState, df: DataFrame, operation: str) -> DataFrame:
+    """Check and cast the caller's columns to the table schema."""
+    target = spark_schema(state.data_schema)
+    if operation == "delete":
+        required = list(state.config.record_key_fields) + list(state.config.partition_fields)
+        return conform_columns(df, target, required=required)
+    return conform_columns(df, target)
+
+
+def _latest_base_files(state: TableState, partitions: list[str]) -> dict[tuple[str, str], ExistingFile]:
+    slices = state.view.latest_slices(partitions=partitions)
+    out = {}
+    for s in slices:
+        if s.base_file is not None:
+            rel = f"{s.partition}/{s.base_file.name.render()}" if s.partition else s.base_file.name.render()
+            out[(s.partition, s.file_id)] = ExistingFile(rel, s.base_file.name.instant_time)
+    return out
+
+
+def _candidate_files(
+    state: TableState, existing: dict[tuple[str, str], ExistingFile], plan: _Plan
+) -> list[str]:
+    """Base files that may hold incoming keys: footer min/max ranges overlap the batch's."""
+
+    def keep(item: tuple[tuple[str, str], ExistingFile]) -> bool:
+        (partition, _), ef = item
+        lo_hi = plan.key_ranges.get(partition)
+        if lo_hi is None:
+            return False
+        rng = read_key_range(state.gw, ef.rel_path)
+        return rng is None or not (rng[1] < lo_hi[0] or rng[0] > lo_hi[1])
+
+    items = list(existing.items())
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        flags = list(pool.map(keep, items))
+    return [ef.rel_path for (item, flag) in zip(items, flags, strict=True) if flag for ef in [item[1]]]
+
+
+def _tag_locations(state: TableState, keyed: DataFrame, files: list[str]) -> DataFrame:
+    """Simple index: join incoming keys with the keys of the candidate base files."""
+    if not files:
+        return keyed.withColumn(FILE_ID_COL, F.lit(None).cast("string"))
+    spark = keyed.sparkSession
+    key_schema = StructType.fromJson(
+        {
+            "type": "struct",
+            "fields": [
+                {"name": RECORD_KEY_COL, "type": "string", "nullable": True, "metadata": {}},
+                {"name": PARTITION_PATH_COL, "type": "string", "nullable": True, "metadata": {}},
+            ],
+        }
+    )
+    stored = (
+        spark.read.schema(key_schema)
+        .parquet(*[state.gw.uri(p) for p in files])
+        .select(
+            RECORD_KEY_COL,
+            PARTITION_PATH_COL,
+            F.substring_index(F.col("_metadata.file_name"), "_", 1).alias(FILE_ID_COL),
+        )
+    )
+    wanted = keyed.select(PARTITION_PATH_COL, RECORD_KEY_COL).distinct()
+    located = (
+        stored.join(F.broadcast(wanted), [PARTITION_PATH_COL, RECORD_KEY_COL], "inner")
+        .groupBy(PARTITION_PATH_COL, RECORD_KEY_COL)
+        .agg(F.max(FILE_ID_COL).alias(FILE_ID_COL))
+    )
+    return keyed.join(located, [PARTITION_PATH_COL, RECORD_KEY_COL], "left")
+
+
+def _assign(keyed: DataFrame, buckets: list[InsertBucket]) -> DataFrame:
+    """Give each insert (row without a file id) its target file group."""
+    if not buckets:
+        return keyed
+    spark = keyed.sparkSession
+    table = spark.createDataFrame(
+        [(b.partition_path, b.file_id, b.lo, b.hi) for b in buckets],
+        "_b_pp string, _b_fid string, _b_lo double, _b_hi double",
+    )
+    frac = (F.pmod(F.xxhash64(RECORD_KEY_COL), F.lit(_FRACTION_MOD)) / F.lit(float(_FRACTION_MOD)))
+    inserts = keyed.filter(F.col(FILE_ID_COL).isNull()).withColumn("_b_frac", frac)
+    joined = inserts.join(
+        F.broadcast(table),
+        (inserts[PARTITION_PATH_COL] == table["_b_pp"])
+        & (inserts["_b_frac"] >= table["_b_lo"])
+        & (inserts["_b_frac"] < table["_b_hi"]),
+        "inner",
+    )
+    assigned = joined.withColumn(FILE_ID_COL, F.col("_b_fid")).drop(
+        "_b_pp", "_b_fid", "_b_lo", "_b_hi", "_b_frac"
+    )
+    return keyed.filter(F.col(FILE_ID_COL).isNotNull()).unionByName(assigned)
+
+
+def _small_files(state: TableState, partitions: list[str], limit: int) -> dict[str, list[SmallFile]]:
+    out: dict[str, list[SmallFile]] = {}
+    if limit <= 0:
+        return out
+    for p in partitions:
+        for bf in state.view.small_files(p, limit):
+            name = bf.name.render()
+            rel = f"{p}/{name}" if p else name
+            out.setdefault(p, []).append(
+                SmallFile(p, bf.name.file_id, rel, bf.name.instant_time, bf.size)
+            )
+    return out
+
+
+def _avg_record_size(state: TableState, default: int) -> int:
+    samples = []
+    for instant in reversed(state.timeline.commits()[-5:]):
+        meta = state.timeline.commit_metadata(instant)
+        stats = [s for ss in meta.partition_to_write_stats.values() for s in ss]
+        samples.append(
+            (sum(s.total_write_bytes for s in stats), sum(s.num_writes for s in stats))
+        )
+    return average_record_size(samples, default)
+
+
+def _write_groups(ctx: WriteContext, tagged: DataFrame, num_groups: int) -> list[dict[str, Any]]:
+    def writefn(table: pa.Table) -> pa.Table:
+        token, pid = _write_token()
+        partition = table[PARTITION_PATH_COL][0].as_py()
+        file_id = table[FILE_ID_COL][0].as_py()
+        return write_file_group(ctx, partition, file_id, table, token, pid)
+
+    n = max(1, min(num_groups, 4096))
+    out = (
+        tagged.repartition(n, PARTITION_PATH_COL, FILE_ID_COL)
+        .groupBy(PARTITION_PATH_COL, FILE_ID_COL)
+        .applyInArrow(writefn, spark_schema(STATS_SCHEMA))
+    )
+    return [r.asDict() for r in out.collect()]
+
+
+def _bulk_write(ctx: WriteContext, keyed: DataFrame, plan: _Plan) -> list[dict[str, Any]]:
+    spark = keyed.sparkSession
+    parallelism = max(1, spark.sparkContext.defaultParallelism)
+    n_parts = max(1, len(plan.partitions))
+    total = sum(plan.partitions.values())
+    per_task = max(1, ctx.max_file_size // 100)  # rows; bounded by max_file_size anyway
+    tasks = max(n_parts, min(parallelism * 2, math.ceil(total / per_task) or 1))
+    spread = max(1, math.ceil(tasks / n_parts))
+    frame = keyed.withColumn("_spread", F.pmod(F.xxhash64(RECORD_KEY_COL), F.lit(spread)))
+    frame = frame.repartition(tasks, PARTITION_PATH_COL, "_spread").drop("_spread")
+    frame = frame.sortWithinPartitions(PARTITION_PATH_COL, RECORD_KEY_COL)
+    frame = frame.filter(~F.col(DELETE_COL))
+
+    def bulkfn(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        token, pid = _write_token()
+        # File ids are unique, so every file of this task may share its write token.
+        for t in bulk_write_partition_stream(ctx, batches, lambda: token, pid, new_file_id):
+            yield from t.to_batches()
+
+    out = frame.mapInArrow(bulkfn, spark_schema(STATS_SCHEMA))
+    return [r.asDict() for r in out.collect()]
+
+
+def run_write(state: TableState, data: DataFrame, operation: str, options: dict[str, str]) -> WriteResult:
+    """Write ``data`` into the table with ``operation`` and commit it; returns the metrics."""
+    if operation not in OPERATIONS:
+        raise ConfigError(
+            f"unknown write operation {operation!r}; expected one of {', '.join(OPERATIONS)}"
+        )
+    started = time.monotonic()
+    opts = state.options(options)
+    mor = state.config.is_mor
+    overwrite = operation.startswith("insert_overwrite")
+    action = REPLACE_COMMIT if overwrite else (DELTA_COMMIT if mor else COMMIT)
+    if mor:
+        raise WriteError("writing merge-on-read tables is not supported yet")
+    df = _input_frame(state, data, operation)
+    keyspec = KeyingSpec(
+        keygen=state.keygen(opts),
+        delete_all=operation == "delete",
+        delete_field=opts.get(cfg.DELETE_FIELD) or IS_DELETED_COL,
+        delete_marker=opts.get(cfg.DELETE_MARKER),
+    )
+    keyed = _keyed(df, keyspec).persist()
+    try:
+        return _run(state, keyed, operation, opts, action, started)
+    except Exception as exc:
+        # Errors raised inside executors arrive wrapped by Spark: surface ours as themselves.
+        mapped = hudilite_error_from(exc)
+        if mapped is None:
+            raise WriteError(f"{operation} failed and was rolled back: {first_line(exc)}") from exc
+        if mapped is exc:
+            raise
+        raise mapped from exc
+    finally:
+        keyed.unpersist()
+
+
+def _run(
+    state: TableState,
+    keyed: DataFrame,
+    operation: str,
+    opts: cfg.Options,
+    action: str,
+    started: float,
+) -> WriteResult:
+    rows = keyed.groupBy(PARTITION_PATH_COL).agg(
+        F.count(F.lit(1)).alias("n"), F.min(RECORD_KEY_COL).alias("lo"), F.max(RECORD_KEY_COL).alias("hi")
+    ).collect()
+    plan = _Plan(
+        partitions={r[PARTITION_PATH_COL]: r["n"] for r in rows},
+        key_ranges={r[PARTITION_PATH_COL]: (r["lo"], r["hi"]) for r in rows},
+    )
+    overwrite = operation.startswith("insert_overwrite")
+    max_file_size = int(opts.get(cfg.MAX_FILE_SIZE))
+    with WriteTransaction(
+        state.gw,
+        state.config,
+        action,
+        heartbeat_interval_ms=int(opts.get(cfg.HEARTBEAT_INTERVAL_MS)),
+        tolerable_misses=int(opts.get(cfg.HEARTBEAT_TOLERABLE_MISSES)),
+    ) as txn:
+        state = TableState.load(state.gw)  # after rolling back failed writes
+        touched = sorted(plan.partitions)
+        existing = _latest_base_files(state, touched) if not overwrite else {}
+        ctx = WriteContext(
+            gw=state.gw,
+            instant_time=txn.instant_time,
+            storage_schema=state.storage_schema,
+            merge_spec=state.merge_spec(opts),
+            operation=operation,
+            existing=existing,
+            max_file_size=max_file_size,
+            fail_point=opts.raw.get(FAIL_POINT_KEY),
+        )
+        replaced: dict[str, list[str]] = {}
+        if overwrite:
+            scope = None if operation == "insert_overwrite_table" else touched
+            for s in state.view.latest_slices(partitions=scope):
+                replaced.setdefault(s.partition, []).append(s.file_id)
+        for p in touched:
+            write_partition_metadata(state.gw, p, txn.instant_time, p.count("/") + 1 if p else 0)
+        txn.start_inflight(_inflight_content(state, touched, operation))
+        if operation == "bulk_insert":
+            stats = _bulk_write(ctx, keyed, plan) if plan.partitions else []
+        else:
+            stats = _index_and_write(state, ctx, keyed, plan, operation, opts)
+        ctx.check_fail_point("before_commit")
+        metadata = _commit_metadata(state, stats, operation, replaced)
+        completed = txn.commit(metadata)
+    return WriteResult.from_stats(
+        instant_time=completed.requested_time,
+        completion_time=completed.completion_time,
+        operation=operation,
+        stats=stats,
+        replaced_file_groups=sum(len(v) for v in replaced.values()),
+        rolled_back=tuple(r.rolled_back_instant for r in txn.rolled_back),
+        duration_s=time.monotonic() - started,
+    )
+
+
+def _index_and_write(
+    state: TableState,
+    ctx: WriteContext,
+    keyed: DataFrame,
+    plan: _Plan,
+    operation: str,
+    opts: cfg.Options,
+) -> list[dict[str, Any]]:
+    if not plan.partitions:
+        return []
+    index_type = str(opts.get(cfg.INDEX_TYPE)).upper()
+    if index_type not in ("SIMPLE", "BUCKET"):
+        raise ConfigError(f"unsupported {cfg.INDEX_TYPE.name}={index_type!r}; use SIMPLE or BUCKET")
+    uses_index = operation in ("upsert", "delete")
+    buckets: list[InsertBucket] = []
+    if index_type == "BUCKET":
+        tagged = _tag_buckets(state, ctx, keyed, plan, int(opts.get(cfg.BUCKET_NUM)))
+        if operation == "delete":
+            tagged = tagged.filter(
+                F.struct(PARTITION_PATH_COL, FILE_ID_COL).isin(
+                    *[F.struct(F.lit(p), F.lit(f)) for (p, f) in ctx.existing]
+                )
+                if ctx.existing
+                else F.lit(False)
+            )
+    else:
+        if uses_index:
+            files = _candidate_files(state, ctx.existing, plan)
+            tagged = _tag_locations(state, keyed, files)
+        else:
+            tagged = keyed.withColumn(FILE_ID_COL, F.lit(None).cast("string"))
+        # Deletes of keys the table does not hold have nothing to do.
+        tagged = tagged.filter(F.col(FILE_ID_COL).isNotNull() | ~F.col(DELETE_COL))
+        if operation == "delete":
+            tagged = tagged.filter(F.col(FILE_ID_COL).isNotNull())
+            insert_counts: dict[str, int] = {}
+        else:
+            counts = (
+                tagged.filter(F.col(FILE_ID_COL).isNull())
+                .groupBy(PARTITION_PATH_COL)
+                .count()
+                .collect()
+            )
+            insert_counts = {r[PARTITION_PATH_COL]: r["count"] for r in counts}
+        overwrite = operation.startswith("insert_overwrite")
+        settings = PackingSettings(
+            small_file_limit=0 if overwrite else int(opts.get(cfg.SMALL_FILE_LIMIT)),
+            max_file_size=ctx.max_file_size,
+            avg_record_size=_avg_record_size(state, int(opts.get(cfg.RECORD_SIZE_ESTIMATE))),
+        )
+        smalls = _small_files(state, sorted(insert_counts), settings.small_file_limit)
+        buckets = assign_inserts(insert_counts, smalls, settings, new_file_id)
+        for b in buckets:
+            if not b.is_new:
+                sf = next(s for s in smalls[b.partition_path] if s.file_id == b.file_id)
+                ctx.existing[(b.partition_path, b.file_id)] = ExistingFile(sf.rel_path, sf.instant_time)
+        tagged = _assign(tagged, buckets)
+    groups = len(ctx.existing) + sum(1 for b in buckets if b.is_new)
+    if index_type == "BUCKET":
+        groups = len(plan.partitions) * int(opts.get(cfg.BUCKET_NUM))
+    return _write_groups(ctx, tagged, max(groups, 1))
+
+
+def _tag_buckets(
+    state: TableState, ctx: WriteContext, keyed: DataFrame, plan: _Plan, num_buckets: int
+) -> DataFrame:
+    """Bucket index: the file group of every record is its key's bucket in its partition."""
+    if num_buckets <= 0:
+        raise ConfigError(f"{cfg.BUCKET_NUM.name} must be positive, got {num_buckets}")
+    fields = list(state.config.record_key_fields)
+    rows = []
+    for partition in plan.partitions:
+        known = {
+            bucket_of_file_id(fid): fid for (p, fid) in ctx.existing if p == partition
+        }
+        for b in range(num_buckets):
+            rows.append((partition, b, known.get(b) or new_bucket_file_id(b)))
+    table = keyed.sparkSession.createDataFrame(
+        rows, f"{PARTITION_PATH_COL} string, _hl_bucket int, {FILE_ID_COL} string"
+    )
+    out = spark_schema(arrow_schema(keyed.schema).append(pa.field("_hl_bucket", pa.int32())))
+
+    def bucketfn(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for batch in batches:
+            ids = bucket_ids(batch.column(batch.schema.get_field_index(RECORD_KEY_COL)), num_buckets, fields)
+            yield pa.RecordBatch.from_arrays([*batch.columns, ids], schema=batch.schema.append(pa.field("_hl_bucket", pa.int32())))
+
+    with_bucket = keyed.mapInArrow(bucketfn, out)
+    return with_bucket.join(F.broadcast(table), [PARTITION_PATH_COL, "_hl_bucket"]).drop("_hl_bucket")
+
+
+def _inflight_content(state: TableState, partitions: list[str], operation: str) -> bytes:
+    meta = CommitMetadata(
+        partition_to_write_stats={p: [] for p in partitions},
+        operation_type=OPERATION_TYPES[operation],
+        extra_metadata={},
+    )
+    return meta.to_json_bytes() if state.config.layout_version == 1 else meta.to_avro_bytes()
+
+
+def _commit_metadata(
+    state: TableState,
+    stats: list[dict[str, Any]],
+    operation: str,
+    replaced: dict[str, list[str]],
+) -> CommitMetadata:
+    by_partition: dict[str, list[WriteStat]] = {}
+    for s in stats:
+        by_partition.setdefault(s["partition_path"], []).append(
+            WriteStat(
+                file_id=s["file_id"],
+                path=s["path"],
+                prev_commit=s["prev_commit"],
+                num_writes=s["num_writes"],
+                num_deletes=s["num_deletes"],
+                num_update_writes=s["num_updates"],
+                num_inserts=s["num_inserts"],
+                total_write_bytes=s["file_size"],
+                partition_path=s["partition_path"],
+                file_size_in_bytes=s["file_size"],
+            )
+        )
+    if not by_partition and not state.config.partition_fields:
+        by_partition[""] = []
+    schema = arrow_to_avro_schema(
+        state.data_schema, f"{state.config.name}_record", f"hoodie.{state.config.name}"
+    )
+    import json
+
+    return CommitMetadata(
+        partition_to_write_stats=by_partition,
+        operation_type=OPERATION_TYPES[operation],
+        extra_metadata={"schema": json.dumps(schema, separators=(",", ":"))},
+        partition_to_replace_file_ids=replaced,
+    )
+
+
+def check_no_duplicate_columns(df: DataFrame) -> None:
+    """Reject inputs with two columns of the same name (Spark allows them, Hudi cannot)."""
+    seen: set[str] = set()
+    for name in df.columns:
+        if name.lower() in seen:
+            raise SchemaError(f"column {name!r} appears twice in the data being written")
+        seen.add(name.lower())

@@ -1,0 +1,227 @@
+"""Parquet base files: written so Spark, Hudi (Java) and hudi-rs read them, footers included.
+
+Writer settings and why:
+
+* ``compression="snappy"`` - Hudi's default codec.
+* ``coerce_timestamps="us"`` - Spark and Hudi's Avro schemas use ``timestamp-micros``; the
+  Parquet logical type becomes ``TIMESTAMP(isAdjustedToUTC, MICROS)`` (nanoseconds are
+  truncated, on purpose).
+* ``use_compliant_nested_type=True`` - lists as ``<name>.list.element`` as the Parquet spec
+  (and parquet-avro with the new list structure) expects.
+* ``store_schema=False`` - no ``ARROW:schema`` and no pandas metadata: the footer carries only
+  what Hudi writes itself, ``hoodie_min_record_key``/``hoodie_max_record_key``.
+
+The min/max record key footers let the simple index skip files; they are computed from the
+``_hoodie_record_key`` column while writing (Arrow's byte-wise UTF-8 order, which equals
+Java's ``String.compareTo`` except for supplementary characters).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from types import TracebackType
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from hudilite.errors import CorruptFileError
+from hudilite.storage.fs import FileSystemGateway
+
+RECORD_KEY_COLUMN = "_hoodie_record_key"
+MIN_RECORD_KEY_FOOTER = "hoodie_min_record_key"
+MAX_RECORD_KEY_FOOTER = "hoodie_max_record_key"
+
+#: Keyword arguments of every ``pyarrow.parquet`` write (see the module doc).
+WRITE_OPTIONS: dict[str, Any] = {
+    "compression": "snappy",
+    "coerce_timestamps": "us",
+    "allow_truncated_timestamps": True,
+    "use_compliant_nested_type": True,
+    "store_schema": False,
+}
+
+
+class BaseFileWriter:
+    """Streaming writer of one base file (bulk insert, large merges).
+
+    ``write`` accepts tables or record batches of ``schema``; ``close`` adds the record key
+    footers and returns ``(bytes, num_rows, min_key, max_key)``. Used as a context manager,
+    an exception deletes the partial file.
+    """
+
+    def __init__(
+        self,
+        gw: FileSystemGateway,
+        rel_path: str,
+        schema: pa.Schema,
+        row_group_size: int | None = None,
+    ) -> None:
+        self.gw = gw
+        self.rel_path = rel_path
+        # Schema metadata would be dropped by store_schema=False anyway; strip it so the
+        # writer's schema equals what readers see.
+        self.schema = schema.remove_metadata()
+        self.row_group_size = row_group_size
+        self.num_rows = 0
+        self.min_key: str | None = None
+        self.max_key: str | None = None
+        self._has_key = RECORD_KEY_COLUMN in self.schema.names
+        self._result: tuple[int, int, str | None, str | None] | None = None
+        self._stream = gw.open_output_stream(rel_path)
+        try:
+            self._writer = pq.ParquetWriter(self._stream, self.schema, **WRITE_OPTIONS)
+        except BaseException:
+            self._stream.close()
+            gw.delete_file(rel_path)
+            raise
+
+    @property
+    def bytes_written(self) -> int:
+        """Bytes flushed so far (whole row groups); use it to roll over to a new file."""
+        return int(self._stream.tell())
+
+    def write(self, data: pa.Table | pa.RecordBatch) -> None:
+        """Append rows; ``data`` must have the writer's schema (metadata ignored)."""
+        if self._result is not None:
+            raise ValueError(f"{self.rel_path}: write after close")
+        if not data.schema.equals(self.schema, check_metadata=False):
+            raise ValueError(
+                f"{self.rel_path}: data schema does not match the file schema:\n"
+                f"{data.schema}\nvs\n{self.schema}"
+            )
+        if data.num_rows == 0:
+            return
+        if isinstance(data, pa.RecordBatch):
+            data = pa.Table.from_batches([data])
+        self._track_keys(data)
+        self._writer.write_table(data.replace_schema_metadata(None), self.row_group_size)
+        self.num_rows += data.num_rows
+
+    def _track_keys(self, table: pa.Table) -> None:
+        if not self._has_key:
+            return
+        mm = pc.min_max(table.column(RECORD_KEY_COLUMN))
+        lo, hi = mm["min"].as_py(), mm["max"].as_py()
+        if lo is None:
+            return
+        self.min_key = lo if self.min_key is None else min(self.min_key, lo)
+        self.max_key = hi if self.max_key is None else max(self.max_key, hi)
+
+    def close(self) -> tuple[int, int, str | None, str | None]:
+        """Finish the file: ``(file size in bytes, rows, min record key, max record key)``.
+
+        Idempotent: a second call returns the first result.
+        """
+        if self._result is not None:
+            return self._result
+        if self.min_key is not None and self.max_key is not None:
+            self._writer.add_key_value_metadata(
+                {MIN_RECORD_KEY_FOOTER: self.min_key, MAX_RECORD_KEY_FOOTER: self.max_key}
+            )
+        self._writer.close()
+        size = int(self._stream.tell())
+        self._stream.close()
+        self._result = (size, self.num_rows, self.min_key, self.max_key)
+        return self._result
+
+    def abort(self) -> None:
+        """Stop writing and delete the partial file."""
+        if self._result is None:
+            try:
+                self._writer.close()
+            finally:
+                self._stream.close()
+                self._result = (0, 0, None, None)
+        self.gw.delete_file(self.rel_path)
+
+    def __enter__(self) -> BaseFileWriter:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        if exc_type is None:
+            self.close()
+        else:
+            self.abort()
+
+
+def write_base_file(
+    gw: FileSystemGateway,
+    rel_path: str,
+    table: pa.Table,
+    row_group_size: int | None = None,
+) -> int:
+    """Write ``table`` as the base file ``rel_path``; returns the file size in bytes.
+
+    The footer carries ``hoodie_min_record_key``/``hoodie_max_record_key`` when the table
+    has a non-null ``_hoodie_record_key``. Column types are written as given (``schema.py``
+    chooses them); the file is not atomic, which is fine for Hudi's never-reused names.
+    """
+    with BaseFileWriter(gw, rel_path, table.schema, row_group_size) as writer:
+        writer.write(table)
+    return writer.close()[0]
+
+
+@contextmanager
+def _parquet_file(gw: FileSystemGateway, rel_path: str) -> Iterator[pq.ParquetFile]:
+    """Open a base file's footer; the input file is closed on exit (ParquetFile won't)."""
+    source = gw.open_input_file(rel_path)
+    try:
+        try:
+            pf = pq.ParquetFile(source)
+        except pa.ArrowInvalid as exc:
+            raise CorruptFileError(f"{rel_path}: not a readable Parquet file: {exc}") from exc
+        yield pf
+    finally:
+        source.close()
+
+
+def read_base_file(
+    gw: FileSystemGateway, rel_path: str, columns: list[str] | None = None
+) -> pa.Table:
+    """Read a base file (optionally only ``columns``), schema metadata removed.
+
+    Footer metadata (Hudi's bloom filter, ``parquet.avro.schema``) is dropped so it cannot be
+    copied into files hudilite writes from these rows.
+    """
+    with _parquet_file(gw, rel_path) as pf:
+        try:
+            table = pf.read(columns=columns)
+        except pa.ArrowInvalid as exc:
+            raise CorruptFileError(f"{rel_path}: cannot read Parquet data: {exc}") from exc
+    return table.replace_schema_metadata(None)
+
+
+def read_footer(gw: FileSystemGateway, rel_path: str) -> dict[str, str]:
+    """The key-value footer metadata of a Parquet file, decoded as UTF-8."""
+    with _parquet_file(gw, rel_path) as pf:
+        raw = pf.metadata.metadata or {}
+    return {k.decode("utf-8", "replace"): v.decode("utf-8", "replace") for k, v in raw.items()}
+
+
+def read_key_range(gw: FileSystemGateway, rel_path: str) -> tuple[str, str] | None:
+    """``(min, max)`` record key from the footer only; None when the footer lacks them."""
+    footer = read_footer(gw, rel_path)
+    lo, hi = footer.get(MIN_RECORD_KEY_FOOTER), footer.get(MAX_RECORD_KEY_FOOTER)
+    if lo is None or hi is None:
+        return None
+    return lo, hi
+
+
+def read_schema(gw: FileSystemGateway, rel_path: str) -> pa.Schema:
+    """The Arrow schema of a base file (metadata removed), read from the footer only."""
+    with _parquet_file(gw, rel_path) as pf:
+        return pf.schema_arrow.remove_metadata()
+
+
+def read_num_rows(gw: FileSystemGateway, rel_path: str) -> int:
+    """Row count of a base file, from the footer only."""
+    with _parquet_file(gw, rel_path) as pf:
+        return int(pf.metadata.num_rows)

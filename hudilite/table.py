@@ -1,0 +1,234 @@
+"""The public :class:`Table`: create or load a Hudi table and write, read and inspect it."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal
+
+import pyarrow as pa
+from pyspark.errors import AnalysisException
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql.types import StructType
+
+from hudilite import config as cfg
+from hudilite.errors import ConfigError, SchemaError, TableExistsError
+from hudilite.keygen import partition_values
+from hudilite.read.planner import ScanPlan, plan_incremental, plan_snapshot
+from hudilite.schema import arrow_to_avro_schema, to_storage_schema
+from hudilite.spark.convert import arrow_schema, spark_schema
+from hudilite.spark.read_job import read_plan
+from hudilite.spark.write_job import run_write
+from hudilite.storage.fs import FileSystemGateway
+from hudilite.table_state import PROPERTIES_FILE, WRITE_DEFAULTS_FILE, TableState
+from hudilite.timeline.instant import Instant
+from hudilite.write.result import WriteResult
+
+Operation = Literal[
+    "upsert", "insert", "bulk_insert", "delete", "insert_overwrite", "insert_overwrite_table"
+]
+QueryType = Literal["snapshot", "read_optimized", "incremental"]
+
+
+def _to_arrow_schema(schema: pa.Schema | StructType) -> pa.Schema:
+    if isinstance(schema, StructType):
+        return arrow_schema(schema)
+    if isinstance(schema, pa.Schema):
+        return schema
+    raise SchemaError(f"schema must be a pyarrow.Schema or a Spark StructType, got {type(schema).__name__}")
+
+
+def _keygen_type(record_key: Sequence[str], partition_by: Sequence[str], requested: str | None) -> str:
+    if requested:
+        return requested.upper()
+    if not partition_by:
+        return "NON_PARTITION" if len(record_key) == 1 else "COMPLEX"
+    return "SIMPLE" if len(record_key) == 1 and len(partition_by) == 1 else "COMPLEX"
+
+
+class Table:
+    """A handle on one Hudi table; every call reads the current timeline first."""
+
+    def __init__(self, spark: SparkSession, gw: FileSystemGateway) -> None:
+        self.spark = spark
+        self.gw = gw
+
+    # ---------------------------------------------------------------- creation
+    @classmethod
+    def create(
+        cls,
+        spark: SparkSession,
+        path: str,
+        schema: pa.Schema | StructType,
+        *,
+        record_key: str | Sequence[str],
+        ordering_field: str | None = None,
+        partition_by: Sequence[str] = (),
+        table_type: Literal["cow", "mor", "COPY_ON_WRITE", "MERGE_ON_READ"] = "cow",
+        table_version: Literal[6, 8] = 6,
+        name: str | None = None,
+        database: str = "default",
+        options: Mapping[str, Any] | None = None,
+    ) -> Table:
+        """Create an empty table at ``path`` (a local path or a URI) and return its handle.
+
+        ``options`` are Hudi option keys (or their SQL/Flink aliases); they are kept
+        in ``hoodie.properties`` and apply to every later write unless overridden.
+        """
+        gw = FileSystemGateway(path)
+        if gw.exists(PROPERTIES_FILE):
+            raise TableExistsError(f"a Hudi table already exists at {gw.abs_path('')}")
+        if table_version not in (6, 8):
+            raise ConfigError(f"table_version must be 6 or 8, got {table_version!r}")
+        kind = {"cow": "COPY_ON_WRITE", "mor": "MERGE_ON_READ"}.get(str(table_type).lower(), str(table_type).upper())
+        if kind not in ("COPY_ON_WRITE", "MERGE_ON_READ"):
+            raise ConfigError(f"table_type must be 'cow' or 'mor', got {table_type!r}")
+        raw_opts = {k: str(v) for k, v in (options or {}).items()}
+        opts = cfg.Options(raw_opts)
+        keys = [record_key] if isinstance(record_key, str) else list(record_key)
+        keys = [k.strip() for part in keys for k in part.split(",") if k.strip()]
+        data_schema = to_storage_schema(_to_arrow_schema(schema))
+        names = {f.name for f in data_schema}
+        if not keys:
+            raise SchemaError("record_key must name at least one column")
+        for role, fields in (("record key", keys), ("partition", list(partition_by)), ("ordering", [ordering_field] if ordering_field else [])):
+            for f in fields:
+                if f not in names:
+                    raise SchemaError(f"{role} field {f!r} is not a column of the schema ({', '.join(sorted(names))})")
+        table_name = name or gw.abs_path("").rstrip("/").rsplit("/", 1)[-1]
+        avro = arrow_to_avro_schema(data_schema, f"{table_name}_record", f"hoodie.{table_name}")
+        config = cfg.TableConfig.new(
+            name=table_name,
+            table_type=kind,
+            table_version=table_version,
+            record_key_fields=tuple(keys),
+            partition_fields=tuple(partition_by),
+            ordering_fields=(ordering_field,) if ordering_field else (),
+            keygen_type=_keygen_type(keys, partition_by, opts.get(cfg.KEYGEN_TYPE)),
+            # Hudi's SQL tables use field=value folders; so do ours unless told otherwise.
+            hive_style=bool(opts.get(cfg.HIVE_STYLE)) if opts.is_set(cfg.HIVE_STYLE) else True,
+            url_encode=bool(opts.get(cfg.URL_ENCODE)),
+            create_schema=json.dumps(avro, separators=(",", ":")),
+            database=database,
+            extra=raw_opts,
+        )
+        for d in (".hoodie", config.timeline_dir, ".hoodie/.aux", ".hoodie/.temp", ".hoodie/.schema"):
+            gw.mkdirs(d)
+        if config.layout_version == 2:
+            gw.mkdirs(".hoodie/timeline/history")
+        else:
+            gw.mkdirs(".hoodie/archived")
+        write_defaults = {k: v for k, v in raw_opts.items() if not cfg.is_table_property(k)}
+        if write_defaults:
+            gw.write_bytes(WRITE_DEFAULTS_FILE, cfg.render_properties(write_defaults).encode())
+        gw.write_bytes(PROPERTIES_FILE, cfg.render_properties(config.to_properties()).encode())
+        return cls(spark, gw)
+
+    @classmethod
+    def load(cls, spark: SparkSession, path: str) -> Table:
+        """Open the table at ``path``; raises :class:`TableNotFoundError` if there is none."""
+        gw = FileSystemGateway(path)
+        TableState.load(gw)  # fails early with a clear error
+        return cls(spark, gw)
+
+    # ---------------------------------------------------------------- state
+    def state(self) -> TableState:
+        """The table's config and timeline as of now."""
+        return TableState.load(self.gw)
+
+    @property
+    def path(self) -> str:
+        """The table's base path."""
+        return self.gw.abs_path("")
+
+    @property
+    def config(self) -> cfg.TableConfig:
+        """The table config from ``hoodie.properties``."""
+        return self.state().config
+
+    @property
+    def schema(self) -> pa.Schema:
+        """The data columns (without Hudi's meta columns) as Arrow."""
+        return self.state().data_schema
+
+    def timeline(self) -> list[Instant]:
+        """Every instant on the active timeline, oldest first, with action, state and times."""
+        return list(self.state().timeline.instants)
+
+    # ---------------------------------------------------------------- writes
+    def write(
+        self,
+        data: Any,
+        operation: Operation = "upsert",
+        *,
+        options: Mapping[str, Any] | None = None,
+    ) -> WriteResult:
+        """Write a Spark DataFrame, pyarrow Table or pandas DataFrame and commit it."""
+        from hudilite.spark.convert import to_dataframe
+
+        df = to_dataframe(self.spark, data)
+        return run_write(self.state(), df, operation, {k: str(v) for k, v in (options or {}).items()})
+
+    # ---------------------------------------------------------------- reads
+    def read(
+        self,
+        *,
+        query_type: QueryType = "snapshot",
+        as_of: str | None = None,
+        start: str | None = None,
+        end: str | None = None,
+        where: str | None = None,
+    ) -> DataFrame:
+        """Read the table as a Spark DataFrame (Hudi's ``_hoodie_*`` columns first).
+
+        ``as_of`` time-travels to an instant (``yyyyMMddHHmmssSSS`` or a date-time);
+        ``query_type="incremental"`` returns records committed in ``(start, end]``;
+        ``where`` is a SQL predicate; when it only names partition columns the
+        partitions it excludes are not read at all.
+        """
+        state = self.state()
+        partitions = self._prune(state, where) if where else None
+        plan: ScanPlan
+        if query_type == "incremental":
+            if start is None:
+                raise ConfigError("an incremental read needs start=<instant time>")
+            plan = plan_incremental(state.timeline, state.view, start, end)
+        elif query_type in ("snapshot", "read_optimized"):
+            if start is not None or end is not None:
+                raise ConfigError("start/end apply to query_type='incremental' only")
+            plan = plan_snapshot(
+                state.view, as_of=as_of, partitions=partitions, read_optimized=query_type == "read_optimized"
+            )
+        else:
+            raise ConfigError(f"unknown query_type {query_type!r}; use snapshot, read_optimized or incremental")
+        df = read_plan(self.spark, state, plan)
+        return df.filter(F.expr(where)) if where else df
+
+    def to_arrow(self, **kwargs: Any) -> pa.Table:
+        """Read like :meth:`read` and return a pyarrow Table (collects to the driver: small tables only)."""
+        return self.read(**kwargs).toArrow()
+
+    def _prune(self, state: TableState, where: str) -> list[str] | None:
+        """Partitions whose values satisfy ``where``, or None when it names other columns."""
+        fields = list(state.config.partition_fields)
+        if not fields or state.config.keygen_type not in ("SIMPLE", "COMPLEX"):
+            return None
+        spec = state.keygen(state.options())
+        parts = state.view.partitions()
+        types = {f.name: f.type for f in state.data_schema}
+        rows = [(p, *[partition_values(spec, p).get(f) for f in fields]) for p in parts]
+        frame = self.spark.createDataFrame(
+            rows, ", ".join(["`_hl_partition` string"] + [f"`{f}` string" for f in fields])
+        )
+        frame = frame.select(
+            "_hl_partition",
+            *[F.col(f"`{f}`").cast(spark_schema(pa.schema([pa.field(f, types[f])]))[0].dataType).alias(f) for f in fields],
+        )
+        try:
+            return [r[0] for r in frame.filter(F.expr(where)).select("_hl_partition").collect()]
+        except AnalysisException:
+            return None
+
+    def __repr__(self) -> str:
+        return f"Table({self.path!r})"

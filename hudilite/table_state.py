@@ -1,0 +1,91 @@
+"""A table's state as the engine sees it: where it is, its config, schema and timeline.
+
+Loaded fresh for every operation (Hudi's timeline is the source of truth; a
+handle must not cache a stale view), and shared by the Spark bridge and the
+pure-Arrow code paths.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+
+import pyarrow as pa
+
+from hudilite.config import Options, TableConfig, parse_properties
+from hudilite.errors import TableNotFoundError
+from hudilite.filegroup.view import FileSystemView
+from hudilite.keygen import KeyGenSpec
+from hudilite.merge import MergeSpec
+from hudilite.schema import avro_to_arrow_schema, with_meta_columns
+from hudilite.storage.fs import FileSystemGateway
+from hudilite.timeline.timeline import Timeline
+
+PROPERTIES_FILE = ".hoodie/hoodie.properties"
+# Write options given at create time that are not Hudi table properties (small-file limit,
+# index settings...): kept beside hoodie.properties so later writes apply them too.
+WRITE_DEFAULTS_FILE = ".hoodie/hudilite.properties"
+
+
+def load_config(gw: FileSystemGateway) -> TableConfig:
+    """Read ``.hoodie/hoodie.properties`` (or Hudi's backup copy) into a :class:`TableConfig`."""
+    for name in (PROPERTIES_FILE, ".hoodie/hoodie.properties.backup"):
+        if gw.exists(name):
+            return TableConfig.from_properties(parse_properties(gw.read_bytes(name).decode()))
+    raise TableNotFoundError(f"no Hudi table at {gw.abs_path('')} (missing {PROPERTIES_FILE})")
+
+
+@dataclass
+class TableState:
+    """Config, timeline and schema of a table at one moment."""
+
+    gw: FileSystemGateway
+    config: TableConfig
+    timeline: Timeline
+
+    @classmethod
+    def load(cls, gw: FileSystemGateway) -> TableState:
+        """Read the table's properties and timeline."""
+        config = load_config(gw)
+        return cls(gw, config, Timeline.load(gw, config))
+
+    def options(self, overrides: dict[str, str] | None = None) -> Options:
+        """Table properties overlaid with per-call options (call options win)."""
+        merged = dict(self.config.props)
+        if self.gw.exists(WRITE_DEFAULTS_FILE):
+            merged.update(parse_properties(self.gw.read_bytes(WRITE_DEFAULTS_FILE).decode()))
+        merged.update(overrides or {})
+        return Options(merged)
+
+    @cached_property
+    def view(self) -> FileSystemView:
+        """The file-system view over this timeline."""
+        return FileSystemView(self.gw, self.config, self.timeline)
+
+    @cached_property
+    def data_schema(self) -> pa.Schema:
+        """The data columns (no meta columns), from the latest commit's schema or the create schema."""
+        avro = None
+        for instant in reversed(self.timeline.commits()):
+            meta = self.timeline.commit_metadata(instant)
+            avro = meta.extra_metadata.get("schema")
+            if avro:
+                break
+        avro = avro or self.config.create_schema
+        if not avro:
+            raise TableNotFoundError(f"table at {self.gw.abs_path('')} has no schema")
+        schema = avro_to_arrow_schema(avro)
+        return pa.schema([f for f in schema if not f.name.startswith("_hoodie_") or f.name == "_hoodie_is_deleted"])
+
+    @property
+    def storage_schema(self) -> pa.Schema:
+        """Meta columns followed by the data columns: the layout of every base file."""
+        return with_meta_columns(self.data_schema)
+
+    def keygen(self, options: Options) -> KeyGenSpec:
+        """The key generator for this table with these options."""
+        return KeyGenSpec.from_config(self.config, options)
+
+    def merge_spec(self, options: Options) -> MergeSpec:
+        """The merge rules for this table with these options."""
+        return MergeSpec.from_config(self.config, options)

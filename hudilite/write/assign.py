@@ -1,0 +1,109 @@
+"""File-group assignment of inserts: small-file packing first, then new file groups.
+
+Runs on the driver over per-partition insert counts (a few numbers per
+partition, never table data). The result is a list of :class:`InsertBucket`
+ranges over ``[0, 1)``; each incoming insert is hashed to a fraction in that
+interval and lands in the bucket whose range holds it, which spreads inserts
+over file groups in proportion to their free capacity, as Hudi's
+``UpsertPartitioner`` does.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class SmallFile:
+    """A latest base file below the small-file limit that can take more inserts."""
+
+    partition_path: str
+    file_id: str
+    rel_path: str
+    instant_time: str
+    size_bytes: int
+
+
+@dataclass(frozen=True)
+class InsertBucket:
+    """One target file group for inserts and its share ``[lo, hi)`` of a partition's inserts."""
+
+    partition_path: str
+    file_id: str
+    lo: float
+    hi: float
+    is_new: bool
+    capacity: int
+
+
+@dataclass(frozen=True)
+class PackingSettings:
+    """The sizes that drive packing (``hoodie.parquet.*`` and the record size estimate)."""
+
+    small_file_limit: int
+    max_file_size: int
+    avg_record_size: int
+
+    @property
+    def records_per_file(self) -> int:
+        """How many records fill a new file group."""
+        return max(1, self.max_file_size // max(1, self.avg_record_size))
+
+
+def assign_inserts(
+    insert_counts: Mapping[str, int],
+    small_files: Mapping[str, Sequence[SmallFile]],
+    settings: PackingSettings,
+    new_file_id: Callable[[], str],
+) -> list[InsertBucket]:
+    """Plan the target file groups for the inserts of each partition.
+
+    Small files are filled first (up to ``max_file_size`` by the average
+    record size); what remains goes to new file groups of at most
+    ``records_per_file`` records each. A small-file limit of 0 disables packing.
+    """
+    buckets: list[InsertBucket] = []
+    for partition, count in sorted(insert_counts.items()):
+        if count <= 0:
+            continue
+        targets: list[tuple[str, int, bool]] = []  # (file_id, capacity, is_new)
+        remaining = count
+        if settings.small_file_limit > 0:
+            for small in sorted(small_files.get(partition, ()), key=lambda s: s.size_bytes):
+                if remaining <= 0:
+                    break
+                if small.size_bytes >= settings.small_file_limit:
+                    continue
+                room = (settings.max_file_size - small.size_bytes) // max(1, settings.avg_record_size)
+                take = min(remaining, int(room))
+                if take > 0:
+                    targets.append((small.file_id, take, False))
+                    remaining -= take
+        if remaining > 0:
+            per_file = settings.records_per_file
+            n_new = math.ceil(remaining / per_file)
+            # Spread evenly rather than one full file plus a sliver.
+            base, extra = divmod(remaining, n_new)
+            for i in range(n_new):
+                targets.append((new_file_id(), base + (1 if i < extra else 0), True))
+        total = sum(cap for _, cap, _ in targets)
+        lo = 0.0
+        for i, (file_id, cap, is_new) in enumerate(targets):
+            hi = 1.0 if i == len(targets) - 1 else lo + cap / total
+            buckets.append(InsertBucket(partition, file_id, lo, hi, is_new, cap))
+            lo = hi
+    return buckets
+
+
+def average_record_size(commit_stats: Sequence[tuple[int, int]], default: int) -> int:
+    """Estimate bytes per record from recent commits' (bytes written, records written).
+
+    Uses the newest commits first and needs enough data to be meaningful, like
+    Hudi's estimate: commits writing under a kilobyte are ignored.
+    """
+    for total_bytes, records in commit_stats:
+        if records > 0 and total_bytes > 1024:
+            return max(1, total_bytes // records)
+    return default

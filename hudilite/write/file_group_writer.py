@@ -1,0 +1,273 @@
+"""The per-file-group work of a write, run inside Spark executors.
+
+Everything here is plain pyarrow: the Spark bridge groups the keyed incoming
+records by file group and calls :func:`write_file_group` once per group; it
+returns one small stats row that the driver turns into a Hudi write stat.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from hudilite.errors import WriteError
+from hudilite.merge import MergeSpec, merge_file_group, precombine
+from hudilite.schema import (
+    COMMIT_SEQNO_COL,
+    COMMIT_TIME_COL,
+    DELETE_COL,
+    FILE_ID_COL,
+    FILE_NAME_COL,
+    META_COLUMNS,
+    PARTITION_PATH_COL,
+    RECORD_KEY_COL,
+    SEQ_COL,
+)
+from hudilite.storage.fs import FileSystemGateway
+from hudilite.storage.layout import BaseFileName
+from hudilite.storage.parquet_io import BaseFileWriter, read_base_file, write_base_file
+
+# Columns of the stats row every file-group task returns (one row per file written).
+STATS_SCHEMA = pa.schema(
+    [
+        ("partition_path", pa.string()),
+        ("file_id", pa.string()),
+        ("path", pa.string()),
+        ("prev_commit", pa.string()),
+        ("num_writes", pa.int64()),
+        ("num_inserts", pa.int64()),
+        ("num_updates", pa.int64()),
+        ("num_deletes", pa.int64()),
+        ("file_size", pa.int64()),
+    ]
+)
+
+CHANGED_COL = "_hl_changed"
+
+
+@dataclass(frozen=True)
+class ExistingFile:
+    """The latest base file of a file group a write touches."""
+
+    rel_path: str
+    instant_time: str
+
+
+@dataclass
+class WriteContext:
+    """What an executor needs to write file groups for one instant (pickled to the workers)."""
+
+    gw: FileSystemGateway
+    instant_time: str
+    storage_schema: pa.Schema  # meta columns + data columns, in file order
+    merge_spec: MergeSpec
+    operation: str
+    existing: dict[tuple[str, str], ExistingFile] = field(default_factory=dict)
+    max_file_size: int = 125829120
+    fail_point: str | None = None  # test hook: raise at a named point inside the task
+
+    def check_fail_point(self, name: str) -> None:
+        """Raise a simulated crash when the test hook names this point."""
+        if self.fail_point == name:
+            raise WriteError(f"simulated failure at {name!r}")
+
+
+def _stats_row(**values: Any) -> pa.Table:
+    return pa.Table.from_pylist([values], schema=STATS_SCHEMA)
+
+
+def _fill_meta(
+    ctx: WriteContext, table: pa.Table, changed: pa.Array, file_name: str, task_id: int
+) -> pa.Table:
+    """Stamp the meta columns of changed rows; untouched rows keep their commit time and seqno."""
+    n = table.num_rows
+    instant = pa.scalar(ctx.instant_time, pa.string())
+    commit_time = pc.if_else(changed, instant, table[COMMIT_TIME_COL])
+    seq_numbers = pa.array(
+        [f"{ctx.instant_time}_{task_id}_{i}" for i in range(n)], pa.string()
+    )
+    seqno = pc.if_else(changed, seq_numbers, table[COMMIT_SEQNO_COL])
+    names = pa.array([file_name] * n, pa.string())
+    for col, arr in (
+        (COMMIT_TIME_COL, commit_time),
+        (COMMIT_SEQNO_COL, seqno),
+        (FILE_NAME_COL, names),
+    ):
+        table = table.set_column(table.schema.get_field_index(col), col, arr)
+    return table
+
+
+def _conform(ctx: WriteContext, table: pa.Table) -> pa.Table:
+    """Order and type the columns exactly as the table's storage schema says."""
+    cols = [table[f.name].cast(f.type) for f in ctx.storage_schema]
+    return pa.Table.from_arrays(cols, schema=ctx.storage_schema)
+
+
+def write_file_group(
+    ctx: WriteContext,
+    partition_path: str,
+    file_id: str,
+    incoming: pa.Table,
+    write_token: str,
+    task_id: int,
+) -> pa.Table:
+    """Merge ``incoming`` into the file group's current base file and write the new version.
+
+    ``incoming`` carries the data columns plus ``_hoodie_record_key``,
+    ``_hoodie_partition_path``, ``_hl_seq`` and ``_hl_delete``. The new base file is
+    written even when every record was deleted (an empty file), because the
+    latest slice must stop showing the deleted rows.
+    """
+    existing = ctx.existing.get((partition_path, file_id))
+    incoming = incoming.drop_columns([c for c in (FILE_ID_COL,) if c in incoming.column_names])
+    for col in META_COLUMNS:
+        if col not in incoming.column_names:
+            incoming = incoming.append_column(col, pa.nulls(incoming.num_rows, pa.string()))
+    if ctx.operation in ("insert", "bulk_insert"):
+        # Inserts keep duplicates of a key as Hudi's insert does; upserts, deletes and
+        # overwrites combine records by key first.
+        records = incoming.filter(pc.invert(incoming[DELETE_COL]))
+        base = read_base_file(ctx.gw, existing.rel_path) if existing else None
+        data = records.drop_columns([SEQ_COL, DELETE_COL])
+        data = data.append_column(CHANGED_COL, pa.array([True] * data.num_rows))
+        if base is not None:
+            base = base.append_column(CHANGED_COL, pa.array([False] * base.num_rows))
+            data = pa.concat_tables([_conform_with_flag(ctx, base), _conform_with_flag(ctx, data)])
+        else:
+            data = _conform_with_flag(ctx, data)
+        inserts, updates, deletes = records.num_rows, 0, 0
+    else:
+        combined = precombine(ctx.merge_spec, incoming)
+        base = read_base_file(ctx.gw, existing.rel_path) if existing else None
+        outcome = merge_file_group(ctx.merge_spec, base, combined)
+        data = _conform_with_flag(ctx, outcome.table)
+        inserts, updates, deletes = outcome.inserts, outcome.updates, outcome.deletes
+    ctx.check_fail_point("before_file_write")
+    file_name = BaseFileName(file_id, write_token, ctx.instant_time).render()
+    rel_path = f"{partition_path}/{file_name}" if partition_path else file_name
+    changed = data[CHANGED_COL].combine_chunks() if data.num_rows else pa.array([], pa.bool_())
+    table = _fill_meta(ctx, data.drop_columns([CHANGED_COL]), changed, file_name, task_id)
+    size = write_base_file(ctx.gw, rel_path, _conform(ctx, table))
+    ctx.check_fail_point("after_file_write")
+    return _stats_row(
+        partition_path=partition_path,
+        file_id=file_id,
+        path=rel_path,
+        prev_commit=existing.instant_time if existing else "null",
+        num_writes=table.num_rows,
+        num_inserts=inserts,
+        num_updates=updates,
+        num_deletes=deletes,
+        file_size=size,
+    )
+
+
+def _conform_with_flag(ctx: WriteContext, table: pa.Table) -> pa.Table:
+    """Conform to the storage schema, keeping the ``_hl_changed`` flag column last."""
+    flag = table[CHANGED_COL]
+    return _conform(ctx, table).append_column(CHANGED_COL, flag)
+
+
+def bulk_write_partition_stream(
+    ctx: WriteContext,
+    batches: Any,
+    write_token_for: Any,
+    task_id: int,
+    new_file_id: Any,
+) -> list[pa.Table]:
+    """Write a stream of keyed batches sorted by partition path into new file groups.
+
+    Rolls over to a new file group when the partition path changes or the
+    current file reaches ``ctx.max_file_size``. Used by ``bulk_insert``, which
+    skips the index. Returns one stats row per file written.
+    """
+    stats: list[pa.Table] = []
+    writer: BaseFileWriter | None = None
+    current: tuple[str, str, str] | None = None  # (partition, file_id, rel_path)
+    rows = 0
+
+    def close() -> None:
+        nonlocal writer, current, rows
+        if writer is None or current is None:
+            return
+        size, num_rows, _min_key, _max_key = writer.close()
+        stats.append(
+            _stats_row(
+                partition_path=current[0],
+                file_id=current[1],
+                path=current[2],
+                prev_commit="null",
+                num_writes=num_rows,
+                num_inserts=num_rows,
+                num_updates=0,
+                num_deletes=0,
+                file_size=size,
+            )
+        )
+        writer, current, rows = None, None, 0
+
+    seq = 0
+    for batch in batches:
+        if batch.num_rows == 0:
+            continue
+        table = pa.Table.from_batches([batch])
+        parts = table[PARTITION_PATH_COL]
+        # Split the (sorted) batch into runs of one partition path.
+        boundaries = [0]
+        values = parts.to_pylist()
+        for i in range(1, len(values)):
+            if values[i] != values[i - 1]:
+                boundaries.append(i)
+        boundaries.append(len(values))
+        for start, stop in zip(boundaries, boundaries[1:], strict=False):
+            run = table.slice(start, stop - start)
+            partition = values[start]
+            if current is None or current[0] != partition or writer is None or (
+                writer.bytes_written >= ctx.max_file_size
+            ):
+                close()
+                fid = new_file_id()
+                name = BaseFileName(fid, write_token_for(), ctx.instant_time).render()
+                rel = f"{partition}/{name}" if partition else name
+                writer = BaseFileWriter(ctx.gw, rel, ctx.storage_schema)
+                current = (partition, fid, rel)
+            assert writer is not None and current is not None
+            n = run.num_rows
+            for col in META_COLUMNS:
+                if col not in run.column_names:
+                    run = run.append_column(col, pa.nulls(n, pa.string()))
+            run = run.set_column(
+                run.schema.get_field_index(COMMIT_TIME_COL),
+                COMMIT_TIME_COL,
+                pa.array([ctx.instant_time] * n, pa.string()),
+            )
+            run = run.set_column(
+                run.schema.get_field_index(COMMIT_SEQNO_COL),
+                COMMIT_SEQNO_COL,
+                pa.array([f"{ctx.instant_time}_{task_id}_{seq + i}" for i in range(n)], pa.string()),
+            )
+            seq += n
+            run = run.set_column(
+                run.schema.get_field_index(FILE_NAME_COL),
+                FILE_NAME_COL,
+                pa.array([current[2].rsplit("/", 1)[-1]] * n, pa.string()),
+            )
+            writer.write(_conform(ctx, run))
+            rows += n
+    ctx.check_fail_point("before_file_write")
+    close()
+    ctx.check_fail_point("after_file_write")
+    return stats
+
+
+__all__ = [
+    "RECORD_KEY_COL",
+    "STATS_SCHEMA",
+    "ExistingFile",
+    "WriteContext",
+    "bulk_write_partition_stream",
+    "write_file_group",
+]

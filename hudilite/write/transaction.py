@@ -1,0 +1,187 @@
+"""A write as a transaction: requested → inflight → completed, or rolled back.
+
+Used as a context manager. Entering it rolls back writes that died earlier,
+reserves a fresh instant time (requested file) and starts the heartbeat;
+:meth:`WriteTransaction.commit` checks for conflicting commits under the table
+lock and completes the instant; leaving the block with an exception (or
+without committing) rolls the instant back, so a failed write never leaves
+visible files behind.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from types import TracebackType
+
+from hudilite.config import TableConfig
+from hudilite.errors import ConflictError, TimelineError
+from hudilite.storage.fs import FileSystemGateway
+from hudilite.timeline.heartbeat import Heartbeat
+from hudilite.timeline.instant import Instant
+from hudilite.timeline.metadata import CommitMetadata
+from hudilite.timeline.timeline import Timeline, TimelineWriter
+from hudilite.write.rollback import RollbackResult, rollback_failed_writes, rollback_pending_instant
+
+LOCK_FILE = ".hoodie/.hudilite.lock"
+
+
+@contextmanager
+def table_lock(gw: FileSystemGateway, *, timeout_s: float = 120.0, stale_s: float = 300.0) -> Iterator[None]:
+    """Hold the table's commit lock (an exclusively created file) for a short critical section.
+
+    A lock file older than ``stale_s`` is taken to belong to a dead process and
+    is broken. Only the commit step (conflict check + completing the instant)
+    runs under the lock; data files are written without it.
+    """
+    deadline = time.monotonic() + timeout_s
+    while not gw.create_exclusive(LOCK_FILE, str(time.time()).encode()):
+        try:
+            age_s = time.time() - gw.mtime_ms(LOCK_FILE) / 1000.0
+        except FileNotFoundError:
+            continue
+        if age_s > stale_s:
+            gw.delete_file(LOCK_FILE)
+            continue
+        if time.monotonic() > deadline:
+            raise ConflictError(f"timed out waiting for the table lock {gw.abs_path(LOCK_FILE)}")
+        time.sleep(0.05)
+    try:
+        yield
+    finally:
+        try:
+            gw.delete_file(LOCK_FILE)
+        except FileNotFoundError:
+            pass
+
+
+class WriteTransaction:
+    """One write instant from reservation to commit or rollback."""
+
+    def __init__(
+        self,
+        gw: FileSystemGateway,
+        config: TableConfig,
+        action: str,
+        *,
+        heartbeat_interval_ms: int = 60000,
+        tolerable_misses: int = 2,
+    ) -> None:
+        self.gw = gw
+        self.config = config
+        self.action = action
+        self.heartbeat_interval_ms = heartbeat_interval_ms
+        self.tolerable_misses = tolerable_misses
+        self.writer = TimelineWriter(gw, config)
+        self.instant: Instant | None = None
+        self.completed: Instant | None = None
+        self.rolled_back: list[RollbackResult] = []
+        self._heartbeat: Heartbeat | None = None
+        self._completed_at_start: set[str] = set()
+
+    @property
+    def instant_time(self) -> str:
+        """The requested time of this write (valid inside the ``with`` block)."""
+        if self.instant is None:
+            raise TimelineError("the transaction has not started")
+        return self.instant.requested_time
+
+    def __enter__(self) -> WriteTransaction:
+        self.rolled_back = rollback_failed_writes(
+            self.gw,
+            self.config,
+            heartbeat_interval_ms=self.heartbeat_interval_ms,
+            tolerable_misses=self.tolerable_misses,
+        )
+        timeline = Timeline.load(self.gw, self.config)
+        self._completed_at_start = {i.requested_time for i in timeline.completed()}
+        time_ = self.writer.new_instant_time()
+        # Start the heartbeat before the requested file exists, so no other
+        # writer can mistake this fresh instant for a dead one.
+        self._heartbeat = Heartbeat(self.gw, time_, self.heartbeat_interval_ms)
+        self._heartbeat.__enter__()
+        self.instant = self.writer.create_requested(self.action, time_)
+        if self.instant.requested_time != time_:
+            # The reservation moved to a later time (collision): beat for that one instead.
+            fresh = Heartbeat(self.gw, self.instant.requested_time, self.heartbeat_interval_ms)
+            fresh.__enter__()
+            self._heartbeat.__exit__(None, None, None)
+            self._heartbeat = fresh
+        return self
+
+    def start_inflight(self, content: bytes = b"") -> None:
+        """Move to inflight, recording the planned work (partitions, file groups)."""
+        assert self.instant is not None
+        self.instant = self.writer.transition_inflight(self.instant, content)
+
+    def conflicts(self, metadata: CommitMetadata) -> list[str]:
+        """Instants completed since this write started that touched the same file groups."""
+        mine = set(metadata.file_ids()) | {
+            (p, f) for p, fids in metadata.partition_to_replace_file_ids.items() for f in fids
+        }
+        timeline = Timeline.load(self.gw, self.config)
+        clashes = []
+        for other in timeline.commits():
+            if other.requested_time in self._completed_at_start:
+                continue
+            other_meta = timeline.commit_metadata(other)
+            theirs = set(other_meta.file_ids()) | {
+                (p, f) for p, fids in other_meta.partition_to_replace_file_ids.items() for f in fids
+            }
+            if mine & theirs:
+                clashes.append(other.requested_time)
+        return clashes
+
+    def commit(self, metadata: CommitMetadata) -> Instant:
+        """Complete the instant with ``metadata`` unless a concurrent commit conflicts."""
+        assert self.instant is not None
+        if not self.instant.is_inflight:
+            self.start_inflight()
+        with table_lock(self.gw):
+            clashes = self.conflicts(metadata)
+            if clashes:
+                raise ConflictError(
+                    f"write {self.instant_time} conflicts with commit(s) {', '.join(clashes)} "
+                    "that changed the same file groups; it was rolled back, retry it"
+                )
+            content = (
+                metadata.to_json_bytes()
+                if self.config.layout_version == 1
+                else metadata.to_avro_bytes()
+            )
+            self.completed = self.writer.complete(self.instant, content)
+        return self.completed
+
+    def rollback(self) -> RollbackResult | None:
+        """Undo this instant (files and instant files); a no-op once committed."""
+        if self.instant is None or self.completed is not None:
+            return None
+        timeline = Timeline.load(self.gw, self.config)
+        current = next(
+            (i for i in timeline.pending() if i.requested_time == self.instant.requested_time),
+            None,
+        )
+        if current is None:
+            return None
+        return rollback_pending_instant(self.gw, self.config, timeline, current)
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        try:
+            if self.completed is None:
+                self.rollback()
+        finally:
+            if self._heartbeat is not None:
+                self._heartbeat.__exit__(None, None, None)
+
+
+def touched_partitions(metadata: CommitMetadata) -> Iterable[str]:
+    """Partitions a commit wrote to or replaced files in."""
+    return sorted(
+        set(metadata.partition_to_write_stats) | set(metadata.partition_to_replace_file_ids)
+    )

@@ -1,0 +1,1 @@
+"""CALL procedures with Hudi's names (issue: CALL procedures)."""

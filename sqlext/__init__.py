@@ -1,0 +1,1 @@
+"""SQL front end over hudilite tables (issue: SQL extension and catalog)."""
