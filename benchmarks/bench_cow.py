@@ -94,8 +94,13 @@ def bench_hudilite(spark, tmp: str, n: int, load_path: str, batches: list[str]) 
     src = spark.read.parquet(load_path)
     schema = pq.read_schema(load_path)
     t = hudilite.Table.create(
-        spark, os.path.join(tmp, "hudi_trips"), schema, record_key="uuid",
-        ordering_field="ts", partition_by=["city"], table_version=6,
+        spark,
+        os.path.join(tmp, "hudi_trips"),
+        schema,
+        record_key="uuid",
+        ordering_field="ts",
+        partition_by=["city"],
+        table_version=6,
     )
     res.load_s = timed(lambda: t.write(src, operation="bulk_insert"))
     for path in batches:
@@ -113,9 +118,9 @@ def bench_delta(tmp: str, n: int, load_path: str, batches: list[str]) -> Result:
 
     res = Result("deltalake", n)
     path = os.path.join(tmp, "delta_trips")
-    data = pq.read_table(load_path)
-    res.load_s = timed(lambda: write_deltalake(path, data, partition_by=["city"]))
-    del data
+    res.load_s = timed(
+        lambda: write_deltalake(path, pq.read_table(load_path), partition_by=["city"])
+    )
     for b in batches:
         source = pq.read_table(b)
 
@@ -142,7 +147,11 @@ def report(results: list[tuple[Result, Result]]) -> str:
     for h, d in results:
         for step, hv, dv in (
             ("bulk load", h.load_s, d.load_s),
-            (f"COW upsert {UPSERT_ROWS:,}", statistics.median(h.upserts), statistics.median(d.upserts)),
+            (
+                f"COW upsert {UPSERT_ROWS:,}",
+                statistics.median(h.upserts),
+                statistics.median(d.upserts),
+            ),
             ("full scan", statistics.median(h.scans), statistics.median(d.scans)),
         ):
             lines.append(f"| {h.rows:,} | {step} | {hv:.2f} | {dv:.2f} | {hv / dv:.2f}x |")
@@ -165,7 +174,9 @@ def main(argv: list[str] | None = None) -> int:
         tmp = tempfile.mkdtemp(prefix=f"bench{n}_", dir=args.workdir)
         try:
             load_path = write_source(tmp, make_rows(0, n, seed=n), "load")
-            batches = [write_source(tmp, upsert_batch(n, r), f"upsert{r}") for r in range(args.repeats)]
+            batches = [
+                write_source(tmp, upsert_batch(n, r), f"upsert{r}") for r in range(args.repeats)
+            ]
             print(f"[{n:,} rows] hudilite ...", file=sys.stderr, flush=True)
             h = bench_hudilite(spark, tmp, n, load_path, batches)
             print(f"[{n:,} rows] deltalake ...", file=sys.stderr, flush=True)

@@ -29,7 +29,7 @@ def demo(warehouse: str, table_version: str, debug: bool) -> None:
     from hudilite.errors import HudiliteError
 
     try:
-        run_demo(warehouse, table_version=int(table_version), echo=click.echo)
+        run_demo(warehouse, table_version=6 if table_version == "6" else 8, echo=click.echo)
     except HudiliteError as exc:
         if debug:
             raise

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import shutil
+from typing import Literal
 
 import pyarrow as pa
 
@@ -40,7 +41,7 @@ def _rows(rows: list[tuple]) -> pa.Table:
     return pa.Table.from_pylist([dict(zip(SCHEMA.names, r, strict=True)) for r in rows], SCHEMA)
 
 
-def run_demo(warehouse: str, *, table_version: int = 6, echo=print) -> None:
+def run_demo(warehouse: str, *, table_version: Literal[6, 8] = 6, echo=print) -> None:
     """Create ``<warehouse>/trips`` afresh and walk through the main operations."""
     import hudilite
 
@@ -50,8 +51,14 @@ def run_demo(warehouse: str, *, table_version: int = 6, echo=print) -> None:
         shutil.rmtree(path)
     os.makedirs(warehouse, exist_ok=True)
     t = hudilite.Table.create(
-        spark, path, SCHEMA, record_key="uuid", ordering_field="ts", partition_by=["city"],
-        table_type="cow", table_version=table_version,
+        spark,
+        path,
+        SCHEMA,
+        record_key="uuid",
+        ordering_field="ts",
+        partition_by=["city"],
+        table_type="cow",
+        table_version=table_version,
     )
     echo(f"created {t.path} (Hudi table version {table_version}, copy-on-write)")
     r1 = t.write(_rows(FIRST), operation="upsert")
@@ -66,9 +73,14 @@ def run_demo(warehouse: str, *, table_version: int = 6, echo=print) -> None:
     echo(f"time travel to the first commit ({r1.instant_time}):")
     t.read(as_of=r1.instant_time).select(*cols).orderBy("uuid").show(truncate=False)
     echo(f"incremental changes after {r1.instant_time}:")
-    t.read(query_type="incremental", start=r1.instant_time).select(*cols).orderBy("uuid").show(truncate=False)
+    t.read(query_type="incremental", start=r1.instant_time).select(*cols).orderBy("uuid").show(
+        truncate=False
+    )
     echo("only city = 'chennai' (partition pruned):")
     t.read(where="city = 'chennai'").select(*cols).orderBy("uuid").show(truncate=False)
     echo("timeline:")
     for i in t.timeline():
-        echo(f"  {i.requested_time} {i.action:<14} {i.state.name:<10} completed {i.completion_time or '-'}")
+        echo(
+            f"  {i.requested_time} {i.action:<14} {i.state.name:<10} "
+            f"completed {i.completion_time or '-'}"
+        )

@@ -36,10 +36,14 @@ def _to_arrow_schema(schema: pa.Schema | StructType) -> pa.Schema:
         return arrow_schema(schema)
     if isinstance(schema, pa.Schema):
         return schema
-    raise SchemaError(f"schema must be a pyarrow.Schema or a Spark StructType, got {type(schema).__name__}")
+    raise SchemaError(
+        f"schema must be a pyarrow.Schema or a Spark StructType, got {type(schema).__name__}"
+    )
 
 
-def _keygen_type(record_key: Sequence[str], partition_by: Sequence[str], requested: str | None) -> str:
+def _keygen_type(
+    record_key: Sequence[str], partition_by: Sequence[str], requested: str | None
+) -> str:
     if requested:
         return requested.upper()
     if not partition_by:
@@ -81,7 +85,9 @@ class Table:
             raise TableExistsError(f"a Hudi table already exists at {gw.abs_path('')}")
         if table_version not in (6, 8):
             raise ConfigError(f"table_version must be 6 or 8, got {table_version!r}")
-        kind = {"cow": "COPY_ON_WRITE", "mor": "MERGE_ON_READ"}.get(str(table_type).lower(), str(table_type).upper())
+        kind = {"cow": "COPY_ON_WRITE", "mor": "MERGE_ON_READ"}.get(
+            str(table_type).lower(), str(table_type).upper()
+        )
         if kind not in ("COPY_ON_WRITE", "MERGE_ON_READ"):
             raise ConfigError(f"table_type must be 'cow' or 'mor', got {table_type!r}")
         raw_opts = {k: str(v) for k, v in (options or {}).items()}
@@ -92,10 +98,17 @@ class Table:
         names = {f.name for f in data_schema}
         if not keys:
             raise SchemaError("record_key must name at least one column")
-        for role, fields in (("record key", keys), ("partition", list(partition_by)), ("ordering", [ordering_field] if ordering_field else [])):
+        for role, fields in (
+            ("record key", keys),
+            ("partition", list(partition_by)),
+            ("ordering", [ordering_field] if ordering_field else []),
+        ):
             for f in fields:
                 if f not in names:
-                    raise SchemaError(f"{role} field {f!r} is not a column of the schema ({', '.join(sorted(names))})")
+                    raise SchemaError(
+                        f"{role} field {f!r} is not a column of the schema "
+                        f"({', '.join(sorted(names))})"
+                    )
         table_name = name or gw.abs_path("").rstrip("/").rsplit("/", 1)[-1]
         avro = arrow_to_avro_schema(data_schema, f"{table_name}_record", f"hoodie.{table_name}")
         config = cfg.TableConfig.new(
@@ -113,7 +126,13 @@ class Table:
             database=database,
             extra=raw_opts,
         )
-        for d in (".hoodie", config.timeline_dir, ".hoodie/.aux", ".hoodie/.temp", ".hoodie/.schema"):
+        for d in (
+            ".hoodie",
+            config.timeline_dir,
+            ".hoodie/.aux",
+            ".hoodie/.temp",
+            ".hoodie/.schema",
+        ):
             gw.mkdirs(d)
         if config.layout_version == 2:
             gw.mkdirs(".hoodie/timeline/history")
@@ -168,7 +187,9 @@ class Table:
         from hudilite.spark.convert import to_dataframe
 
         df = to_dataframe(self.spark, data)
-        return run_write(self.state(), df, operation, {k: str(v) for k, v in (options or {}).items()})
+        return run_write(
+            self.state(), df, operation, {k: str(v) for k, v in (options or {}).items()}
+        )
 
     # ---------------------------------------------------------------- reads
     def read(
@@ -198,15 +219,20 @@ class Table:
             if start is not None or end is not None:
                 raise ConfigError("start/end apply to query_type='incremental' only")
             plan = plan_snapshot(
-                state.view, as_of=as_of, partitions=partitions, read_optimized=query_type == "read_optimized"
+                state.view,
+                as_of=as_of,
+                partitions=partitions,
+                read_optimized=query_type == "read_optimized",
             )
         else:
-            raise ConfigError(f"unknown query_type {query_type!r}; use snapshot, read_optimized or incremental")
+            raise ConfigError(
+                f"unknown query_type {query_type!r}; use snapshot, read_optimized or incremental"
+            )
         df = read_plan(self.spark, state, plan)
         return df.filter(F.expr(where)) if where else df
 
     def to_arrow(self, **kwargs: Any) -> pa.Table:
-        """Read like :meth:`read` and return a pyarrow Table (collects to the driver: small tables only)."""
+        """Read like :meth:`read` into a pyarrow Table (collects to the driver: small tables)."""
         return self.read(**kwargs).toArrow()
 
     def _prune(self, state: TableState, where: str) -> list[str] | None:
@@ -223,7 +249,12 @@ class Table:
         )
         frame = frame.select(
             "_hl_partition",
-            *[F.col(f"`{f}`").cast(spark_schema(pa.schema([pa.field(f, types[f])]))[0].dataType).alias(f) for f in fields],
+            *[
+                F.col(f"`{f}`")
+                .cast(spark_schema(pa.schema([pa.field(f, types[f])]))[0].dataType)
+                .alias(f)
+                for f in fields
+            ],
         )
         try:
             return [r[0] for r in frame.filter(F.expr(where)).select("_hl_partition").collect()]

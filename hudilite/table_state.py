@@ -64,7 +64,7 @@ class TableState:
 
     @cached_property
     def data_schema(self) -> pa.Schema:
-        """The data columns (no meta columns), from the latest commit's schema or the create schema."""
+        """The data columns: the latest commit's schema, else the create schema."""
         avro = None
         for instant in reversed(self.timeline.commits()):
             meta = self.timeline.commit_metadata(instant)
@@ -75,7 +75,13 @@ class TableState:
         if not avro:
             raise TableNotFoundError(f"table at {self.gw.abs_path('')} has no schema")
         schema = avro_to_arrow_schema(avro)
-        return pa.schema([f for f in schema if not f.name.startswith("_hoodie_") or f.name == "_hoodie_is_deleted"])
+        return pa.schema(
+            [
+                f
+                for f in schema
+                if not f.name.startswith("_hoodie_") or f.name == "_hoodie_is_deleted"
+            ]
+        )
 
     @property
     def storage_schema(self) -> pa.Schema:

@@ -1,4 +1,4 @@
-"""Shared test fixtures: the real Hudi tables in ../shared, and (for `spark` tests) one SparkSession."""
+"""Shared test fixtures: the real Hudi tables in ../shared, one SparkSession for Spark tests."""
 
 from __future__ import annotations
 

@@ -40,7 +40,11 @@ def hudi_rs_read(path: str, **opts: str) -> pa.Table:
 
 def _norm(v: Any) -> Any:
     if isinstance(v, dt.datetime):
-        return v.replace(tzinfo=None) if v.tzinfo is None else v.astimezone(dt.UTC).replace(tzinfo=None)
+        return (
+            v.replace(tzinfo=None)
+            if v.tzinfo is None
+            else v.astimezone(dt.UTC).replace(tzinfo=None)
+        )
     if isinstance(v, float):
         return round(v, 9)
     if isinstance(v, decimal.Decimal):

@@ -53,7 +53,9 @@ def bucket_id(record_key: str, num_buckets: int, index_fields: Sequence[str] = (
     return (h & 0x7FFFFFFF) % num_buckets
 
 
-def bucket_ids(keys: pa.Array | pa.ChunkedArray, num_buckets: int, index_fields: Sequence[str] = ()) -> pa.Array:
+def bucket_ids(
+    keys: pa.Array | pa.ChunkedArray, num_buckets: int, index_fields: Sequence[str] = ()
+) -> pa.Array:
     """Buckets of a column of record keys (int32)."""
     cache: dict[str, int] = {}
     out = []

@@ -50,7 +50,9 @@ def spark_session(
         .config("spark.sql.execution.arrow.maxRecordsPerBatch", "65536")
         .config("spark.sql.adaptive.enabled", "true")
         .config("spark.sql.sources.partitionOverwriteMode", "dynamic")
-        .config("spark.driver.memory", driver_memory or os.environ.get("HUDILITE_DRIVER_MEMORY", "4g"))
+        .config(
+            "spark.driver.memory", driver_memory or os.environ.get("HUDILITE_DRIVER_MEMORY", "4g")
+        )
         .config("spark.sql.warehouse.dir", os.path.abspath("spark-warehouse"))
     )
     for key, value in (conf or {}).items():

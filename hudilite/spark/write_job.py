@@ -22,19 +22,18 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
 
 from hudilite import config as cfg
-from hudilite.index.bucket import bucket_ids, bucket_of_file_id, new_bucket_file_id
 from hudilite.errors import ConfigError, SchemaError, WriteError
+from hudilite.index.bucket import bucket_ids, bucket_of_file_id, new_bucket_file_id
 from hudilite.schema import (
     DELETE_COL,
     FILE_ID_COL,
     IS_DELETED_COL,
     PARTITION_PATH_COL,
     RECORD_KEY_COL,
-    SEQ_COL,
     arrow_to_avro_schema,
 )
-from hudilite.spark.task_errors import first_line, hudilite_error_from
 from hudilite.spark.convert import arrow_schema, conform_columns, spark_schema
+from hudilite.spark.task_errors import first_line, hudilite_error_from
 from hudilite.storage.layout import new_file_id, write_partition_metadata
 from hudilite.storage.parquet_io import read_key_range
 from hudilite.table_state import TableState
@@ -58,7 +57,14 @@ from hudilite.write.keying import SEQ_PARTITION_SHIFT, KeyingSpec, key_batch, ke
 from hudilite.write.result import WriteResult
 from hudilite.write.transaction import WriteTransaction
 
-OPERATIONS = ("upsert", "insert", "bulk_insert", "delete", "insert_overwrite", "insert_overwrite_table")
+OPERATIONS = (
+    "upsert",
+    "insert",
+    "bulk_insert",
+    "delete",
+    "insert_overwrite",
+    "insert_overwrite_table",
+)
 OPERATION_TYPES = {
     "upsert": "UPSERT",
     "insert": "INSERT",
@@ -106,17 +112,33 @@ def _input_frame(state: TableState, df: DataFrame, operation: str) -> DataFrame:
     """Check and cast the caller's columns to the table schema."""
     target = spark_schema(state.data_schema)
     if operation == "delete":
-        required = list(state.config.record_key_fields) + list(state.config.partition_fields)
-        return conform_columns(df, target, required=required)
+        # Only the key and partition columns matter: the delete operation removes the key
+        # whatever its ordering value (Hudi's natural-order delete).
+        keep = set(state.config.record_key_fields) | set(state.config.partition_fields)
+        frame = conform_columns(df, target, required=sorted(keep))
+        return frame.select(
+            *[
+                F.col(f"`{f.name}`")
+                if f.name in keep
+                else F.lit(None).cast(f.dataType).alias(f.name)
+                for f in target.fields
+            ]
+        )
     return conform_columns(df, target)
 
 
-def _latest_base_files(state: TableState, partitions: list[str]) -> dict[tuple[str, str], ExistingFile]:
+def _latest_base_files(
+    state: TableState, partitions: list[str]
+) -> dict[tuple[str, str], ExistingFile]:
     slices = state.view.latest_slices(partitions=partitions)
     out = {}
     for s in slices:
         if s.base_file is not None:
-            rel = f"{s.partition}/{s.base_file.name.render()}" if s.partition else s.base_file.name.render()
+            rel = (
+                f"{s.partition}/{s.base_file.name.render()}"
+                if s.partition
+                else s.base_file.name.render()
+            )
             out[(s.partition, s.file_id)] = ExistingFile(rel, s.base_file.name.instant_time)
     return out
 
@@ -137,7 +159,9 @@ def _candidate_files(
     items = list(existing.items())
     with ThreadPoolExecutor(max_workers=8) as pool:
         flags = list(pool.map(keep, items))
-    return [ef.rel_path for (item, flag) in zip(items, flags, strict=True) if flag for ef in [item[1]]]
+    return [
+        ef.rel_path for (item, flag) in zip(items, flags, strict=True) if flag for ef in [item[1]]
+    ]
 
 
 def _tag_locations(state: TableState, keyed: DataFrame, files: list[str]) -> DataFrame:
@@ -181,7 +205,7 @@ def _assign(keyed: DataFrame, buckets: list[InsertBucket]) -> DataFrame:
         [(b.partition_path, b.file_id, b.lo, b.hi) for b in buckets],
         "_b_pp string, _b_fid string, _b_lo double, _b_hi double",
     )
-    frac = (F.pmod(F.xxhash64(RECORD_KEY_COL), F.lit(_FRACTION_MOD)) / F.lit(float(_FRACTION_MOD)))
+    frac = F.pmod(F.xxhash64(RECORD_KEY_COL), F.lit(_FRACTION_MOD)) / F.lit(float(_FRACTION_MOD))
     inserts = keyed.filter(F.col(FILE_ID_COL).isNull()).withColumn("_b_frac", frac)
     joined = inserts.join(
         F.broadcast(table),
@@ -196,7 +220,9 @@ def _assign(keyed: DataFrame, buckets: list[InsertBucket]) -> DataFrame:
     return keyed.filter(F.col(FILE_ID_COL).isNotNull()).unionByName(assigned)
 
 
-def _small_files(state: TableState, partitions: list[str], limit: int) -> dict[str, list[SmallFile]]:
+def _small_files(
+    state: TableState, partitions: list[str], limit: int
+) -> dict[str, list[SmallFile]]:
     out: dict[str, list[SmallFile]] = {}
     if limit <= 0:
         return out
@@ -215,9 +241,7 @@ def _avg_record_size(state: TableState, default: int) -> int:
     for instant in reversed(state.timeline.commits()[-5:]):
         meta = state.timeline.commit_metadata(instant)
         stats = [s for ss in meta.partition_to_write_stats.values() for s in ss]
-        samples.append(
-            (sum(s.total_write_bytes for s in stats), sum(s.num_writes for s in stats))
-        )
+        samples.append((sum(s.total_write_bytes for s in stats), sum(s.num_writes for s in stats)))
     return average_record_size(samples, default)
 
 
@@ -260,7 +284,9 @@ def _bulk_write(ctx: WriteContext, keyed: DataFrame, plan: _Plan) -> list[dict[s
     return [r.asDict() for r in out.collect()]
 
 
-def run_write(state: TableState, data: DataFrame, operation: str, options: dict[str, str]) -> WriteResult:
+def run_write(
+    state: TableState, data: DataFrame, operation: str, options: dict[str, str]
+) -> WriteResult:
     """Write ``data`` into the table with ``operation`` and commit it; returns the metrics."""
     if operation not in OPERATIONS:
         raise ConfigError(
@@ -303,9 +329,15 @@ def _run(
     action: str,
     started: float,
 ) -> WriteResult:
-    rows = keyed.groupBy(PARTITION_PATH_COL).agg(
-        F.count(F.lit(1)).alias("n"), F.min(RECORD_KEY_COL).alias("lo"), F.max(RECORD_KEY_COL).alias("hi")
-    ).collect()
+    rows = (
+        keyed.groupBy(PARTITION_PATH_COL)
+        .agg(
+            F.count(F.lit(1)).alias("n"),
+            F.min(RECORD_KEY_COL).alias("lo"),
+            F.max(RECORD_KEY_COL).alias("hi"),
+        )
+        .collect()
+    )
     plan = _Plan(
         partitions={r[PARTITION_PATH_COL]: r["n"] for r in rows},
         key_ranges={r[PARTITION_PATH_COL]: (r["lo"], r["hi"]) for r in rows},
@@ -413,7 +445,9 @@ def _index_and_write(
         for b in buckets:
             if not b.is_new:
                 sf = next(s for s in smalls[b.partition_path] if s.file_id == b.file_id)
-                ctx.existing[(b.partition_path, b.file_id)] = ExistingFile(sf.rel_path, sf.instant_time)
+                ctx.existing[(b.partition_path, b.file_id)] = ExistingFile(
+                    sf.rel_path, sf.instant_time
+                )
         tagged = _assign(tagged, buckets)
     groups = len(ctx.existing) + sum(1 for b in buckets if b.is_new)
     if index_type == "BUCKET":
@@ -430,9 +464,7 @@ def _tag_buckets(
     fields = list(state.config.record_key_fields)
     rows = []
     for partition in plan.partitions:
-        known = {
-            bucket_of_file_id(fid): fid for (p, fid) in ctx.existing if p == partition
-        }
+        known = {bucket_of_file_id(fid): fid for (p, fid) in ctx.existing if p == partition}
         for b in range(num_buckets):
             rows.append((partition, b, known.get(b) or new_bucket_file_id(b)))
     table = keyed.sparkSession.createDataFrame(
@@ -442,11 +474,18 @@ def _tag_buckets(
 
     def bucketfn(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for batch in batches:
-            ids = bucket_ids(batch.column(batch.schema.get_field_index(RECORD_KEY_COL)), num_buckets, fields)
-            yield pa.RecordBatch.from_arrays([*batch.columns, ids], schema=batch.schema.append(pa.field("_hl_bucket", pa.int32())))
+            ids = bucket_ids(
+                batch.column(batch.schema.get_field_index(RECORD_KEY_COL)), num_buckets, fields
+            )
+            yield pa.RecordBatch.from_arrays(
+                [*batch.columns, ids],
+                schema=batch.schema.append(pa.field("_hl_bucket", pa.int32())),
+            )
 
     with_bucket = keyed.mapInArrow(bucketfn, out)
-    return with_bucket.join(F.broadcast(table), [PARTITION_PATH_COL, "_hl_bucket"]).drop("_hl_bucket")
+    return with_bucket.join(F.broadcast(table), [PARTITION_PATH_COL, "_hl_bucket"]).drop(
+        "_hl_bucket"
+    )
 
 
 def _inflight_content(state: TableState, partitions: list[str], operation: str) -> bytes:

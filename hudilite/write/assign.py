@@ -76,7 +76,9 @@ def assign_inserts(
                     break
                 if small.size_bytes >= settings.small_file_limit:
                     continue
-                room = (settings.max_file_size - small.size_bytes) // max(1, settings.avg_record_size)
+                room = (settings.max_file_size - small.size_bytes) // max(
+                    1, settings.avg_record_size
+                )
                 take = min(remaining, int(room))
                 if take > 0:
                     targets.append((small.file_id, take, False))

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -75,6 +76,12 @@ class WriteContext:
             raise WriteError(f"simulated failure at {name!r}")
 
 
+def seqnos(instant_time: str, task_id: int, start: int, n: int) -> pa.Array:
+    """``_hoodie_commit_seqno`` values ``<instant>_<task>_<n>`` for n in [start, start+n)."""
+    numbers = pc.cast(pa.array(np.arange(start, start + n, dtype=np.int64)), pa.string())
+    return pc.binary_join_element_wise(f"{instant_time}_{task_id}_", numbers, "")
+
+
 def _stats_row(**values: Any) -> pa.Table:
     return pa.Table.from_pylist([values], schema=STATS_SCHEMA)
 
@@ -86,11 +93,9 @@ def _fill_meta(
     n = table.num_rows
     instant = pa.scalar(ctx.instant_time, pa.string())
     commit_time = pc.if_else(changed, instant, table[COMMIT_TIME_COL])
-    seq_numbers = pa.array(
-        [f"{ctx.instant_time}_{task_id}_{i}" for i in range(n)], pa.string()
-    )
+    seq_numbers = pa.array([f"{ctx.instant_time}_{task_id}_{i}" for i in range(n)], pa.string())
     seqno = pc.if_else(changed, seq_numbers, table[COMMIT_SEQNO_COL])
-    names = pa.array([file_name] * n, pa.string())
+    names = pa.repeat(pa.scalar(file_name, pa.string()), n)
     for col, arr in (
         (COMMIT_TIME_COL, commit_time),
         (COMMIT_SEQNO_COL, seqno),
@@ -214,19 +219,17 @@ def bulk_write_partition_stream(
         if batch.num_rows == 0:
             continue
         table = pa.Table.from_batches([batch])
-        parts = table[PARTITION_PATH_COL]
-        # Split the (sorted) batch into runs of one partition path.
-        boundaries = [0]
-        values = parts.to_pylist()
-        for i in range(1, len(values)):
-            if values[i] != values[i - 1]:
-                boundaries.append(i)
-        boundaries.append(len(values))
-        for start, stop in zip(boundaries, boundaries[1:], strict=False):
+        # The stream is sorted by partition path: split the batch into runs of one path.
+        runs = pc.run_end_encode(table[PARTITION_PATH_COL].combine_chunks())
+        ends = runs.run_ends.to_pylist()
+        values = runs.values.to_pylist()
+        for start, stop, partition in zip([0, *ends[:-1]], ends, values, strict=True):
             run = table.slice(start, stop - start)
-            partition = values[start]
-            if current is None or current[0] != partition or writer is None or (
-                writer.bytes_written >= ctx.max_file_size
+            if (
+                current is None
+                or current[0] != partition
+                or writer is None
+                or (writer.bytes_written >= ctx.max_file_size)
             ):
                 close()
                 fid = new_file_id()
@@ -242,18 +245,18 @@ def bulk_write_partition_stream(
             run = run.set_column(
                 run.schema.get_field_index(COMMIT_TIME_COL),
                 COMMIT_TIME_COL,
-                pa.array([ctx.instant_time] * n, pa.string()),
+                pa.repeat(pa.scalar(ctx.instant_time, pa.string()), n),
             )
             run = run.set_column(
                 run.schema.get_field_index(COMMIT_SEQNO_COL),
                 COMMIT_SEQNO_COL,
-                pa.array([f"{ctx.instant_time}_{task_id}_{seq + i}" for i in range(n)], pa.string()),
+                seqnos(ctx.instant_time, task_id, seq, n),
             )
             seq += n
             run = run.set_column(
                 run.schema.get_field_index(FILE_NAME_COL),
                 FILE_NAME_COL,
-                pa.array([current[2].rsplit("/", 1)[-1]] * n, pa.string()),
+                pa.repeat(pa.scalar(current[2].rsplit("/", 1)[-1], pa.string()), n),
             )
             writer.write(_conform(ctx, run))
             rows += n

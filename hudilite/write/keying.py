@@ -34,7 +34,9 @@ class KeyingSpec:
     keygen: KeyGenSpec
     delete_all: bool = False  # the ``delete`` operation: every record is a delete
     delete_field: str = IS_DELETED_COL
-    delete_marker: str | None = None  # value of ``delete_field`` meaning deleted (None: boolean true)
+    delete_marker: str | None = (
+        None  # value of ``delete_field`` meaning deleted (None: boolean true)
+    )
 
 
 def keyed_schema(schema: pa.Schema) -> pa.Schema:
@@ -63,7 +65,7 @@ def delete_flags(spec: KeyingSpec, batch: pa.RecordBatch | pa.Table) -> pa.Array
 
 
 def key_batch(spec: KeyingSpec, batch: pa.RecordBatch, seq_start: int) -> pa.RecordBatch:
-    """Return ``batch`` with ``_hoodie_record_key``, ``_hoodie_partition_path``, ``_hl_seq``, ``_hl_delete``."""
+    """Return ``batch`` plus record key, partition path, ``_hl_seq`` and ``_hl_delete``."""
     n = batch.num_rows
     keys = record_keys(spec.keygen, batch)
     parts = partition_paths(spec.keygen, batch)

@@ -10,6 +10,7 @@ visible files behind.
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -28,7 +29,9 @@ LOCK_FILE = ".hoodie/.hudilite.lock"
 
 
 @contextmanager
-def table_lock(gw: FileSystemGateway, *, timeout_s: float = 120.0, stale_s: float = 300.0) -> Iterator[None]:
+def table_lock(
+    gw: FileSystemGateway, *, timeout_s: float = 120.0, stale_s: float = 300.0
+) -> Iterator[None]:
     """Hold the table's commit lock (an exclusively created file) for a short critical section.
 
     A lock file older than ``stale_s`` is taken to belong to a dead process and
@@ -50,10 +53,8 @@ def table_lock(gw: FileSystemGateway, *, timeout_s: float = 120.0, stale_s: floa
     try:
         yield
     finally:
-        try:
+        with contextlib.suppress(FileNotFoundError):
             gw.delete_file(LOCK_FILE)
-        except FileNotFoundError:
-            pass
 
 
 class WriteTransaction:

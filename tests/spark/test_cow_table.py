@@ -37,7 +37,9 @@ def version(request: pytest.FixtureRequest) -> int:
 
 
 def make(spark, tmp_path, version: int, **kw) -> hudilite.Table:
-    args = dict(record_key="uuid", ordering_field="ts", partition_by=["city"], table_version=version)
+    args = dict(
+        record_key="uuid", ordering_field="ts", partition_by=["city"], table_version=version
+    )
     args.update(kw)
     return hudilite.Table.create(spark, str(tmp_path / "trips"), SCHEMA, **args)
 
@@ -72,7 +74,7 @@ def test_upsert_delete_time_travel_incremental(spark, tmp_path, version):
     assert r1.files_written == 3 and r1.partitions == ("city=la", "city=nyc", "city=sf")
     after1 = oracle.rows(DATA)
 
-    # b: newer ts wins; c: older ts loses (event-time ordering); e: new key; in-batch duplicate of a.
+    # b: newer ts wins; c: older ts loses (event time); e: new key; a: in-batch duplicates.
     b2 = batch(
         ("b", 5, "r2-new", 21.0, "sf"),
         ("c", 0, "r3-stale", 31.0, "nyc"),
@@ -105,7 +107,9 @@ def test_upsert_delete_time_travel_incremental(spark, tmp_path, version):
     assert inc == [("a", "r1-v3"), ("b", "r2-new"), ("e", "r5")]
     assert_same_as_hudi_rs(t, start=start, end=end)
     assert spark_rows(t.read(query_type="incremental", start=start, end=end), ["uuid"]) == [
-        ("a",), ("b",), ("e",)
+        ("a",),
+        ("b",),
+        ("e",),
     ]
 
     # Commit times of untouched records are preserved across rewrites.
@@ -127,27 +131,60 @@ def test_upsert_delete_time_travel_incremental(spark, tmp_path, version):
 def test_nonpartitioned_complex_key(spark, tmp_path, version):
     t = make(spark, tmp_path, version, record_key=["uuid", "rider"], partition_by=[])
     assert t.config.keygen_type == "COMPLEX"
-    t.write(batch(("a", 1, "x", 1.0, "sf"), ("a", 1, "y", 2.0, "sf")))
-    t.write(batch(("a", 2, "x", 3.0, "la")))
+    oracle = DictOracle(["uuid", "rider"], "ts")
+    b1 = batch(("a", 1, "x", 1.0, "sf"), ("a", 1, "y", 2.0, "sf"), ("b", 1, "x", 5.0, "sf"))
+    r1 = t.write(b1)
+    oracle.upsert(records(b1))
+    b2 = batch(("a", 2, "x", 3.0, "la"), ("c", 1, "z", 4.0, "la"))
+    r2 = t.write(b2)
+    oracle.upsert(records(b2))
+    r3 = t.write(batch(("b", 0, "x", None, None)), operation="delete")
+    oracle.delete([("b", "x")])
+    assert (r3.num_deletes, r3.files_written) == (1, 1)
     got = spark_rows(t.read(), ["_hoodie_record_key", "_hoodie_partition_path", "fare"])
-    assert got == [("uuid:a,rider:x", "", 3.0), ("uuid:a,rider:y", "", 2.0)]
-    assert_same_as_hudi_rs(t)
+    assert got == [
+        ("uuid:a,rider:x", "", 3.0),
+        ("uuid:a,rider:y", "", 2.0),
+        ("uuid:c,rider:z", "", 4.0),
+    ]
+    assert_same_as_hudi_rs(t, oracle)
+    assert_same_as_hudi_rs(t, as_of=r1.instant_time)
+    assert_same_as_hudi_rs(t, as_of=r2.instant_time)
+    start = r1.completion_time or r1.instant_time
+    assert_same_as_hudi_rs(t, start=start, end=r3.completion_time or r3.instant_time)
 
 
 def test_is_deleted_marker_and_insert_operations(spark, tmp_path, version):
     schema = SCHEMA.append(pa.field("_hoodie_is_deleted", pa.bool_()))
     t = hudilite.Table.create(
-        spark, str(tmp_path / "t"), schema, record_key="uuid", ordering_field="ts",
-        partition_by=["city"], table_version=version,
+        spark,
+        str(tmp_path / "t"),
+        schema,
+        record_key="uuid",
+        ordering_field="ts",
+        partition_by=["city"],
+        table_version=version,
     )
     rows_ = [
-        {"uuid": "a", "ts": 1, "rider": "r", "fare": 1.0, "city": "sf", "_hoodie_is_deleted": False},
-        {"uuid": "b", "ts": 1, "rider": "r", "fare": 1.0, "city": "sf", "_hoodie_is_deleted": False},
+        {
+            "uuid": "a",
+            "ts": 1,
+            "rider": "r",
+            "fare": 1.0,
+            "city": "sf",
+            "_hoodie_is_deleted": False,
+        },
+        {
+            "uuid": "b",
+            "ts": 1,
+            "rider": "r",
+            "fare": 1.0,
+            "city": "sf",
+            "_hoodie_is_deleted": False,
+        },
     ]
     t.write(pa.Table.from_pylist(rows_, schema), operation="bulk_insert")
-    r = t.write(
-        pa.Table.from_pylist([{**rows_[0], "ts": 2, "_hoodie_is_deleted": True}], schema)
-    )
+    r = t.write(pa.Table.from_pylist([{**rows_[0], "ts": 2, "_hoodie_is_deleted": True}], schema))
     assert r.num_deletes == 1
     assert spark_rows(t.read(), ["uuid"]) == [("b",)]
     # insert keeps duplicates of a key (Hudi's insert skips the index)
@@ -178,7 +215,9 @@ def test_small_file_packing_and_file_size_limit(spark, tmp_path, version):
     fids = {p.split("/")[-1].split("_")[0] for p in r.file_paths}
     first = t.timeline()[0].requested_time
     assert len(fids) == 1
-    assert spark_rows(t.read(as_of=first), ["uuid"]) == [(f"k{i}",) for i in sorted(range(10), key=str)]
+    assert spark_rows(t.read(as_of=first), ["uuid"]) == [
+        (f"k{i}",) for i in sorted(range(10), key=str)
+    ]
     assert len(spark_rows(t.read(), ["uuid"])) == 20
     # A tiny max file size and no packing spreads 20 new inserts over several file groups,
     # sized by the average record size of the earlier commits (bytes / records written).
@@ -187,8 +226,10 @@ def test_small_file_packing_and_file_size_limit(spark, tmp_path, version):
     per_record = last.total_bytes_written // last.total_records_written
     r2 = t.write(
         batch(*[(f"m{i:02d}", 1, "r", 1.0, "sf") for i in range(20)]),
-        options={"hoodie.parquet.max.file.size": str(per_record * 5),
-                 "hoodie.parquet.small.file.limit": "0"},
+        options={
+            "hoodie.parquet.max.file.size": str(per_record * 5),
+            "hoodie.parquet.small.file.limit": "0",
+        },
     )
     assert r2.files_written == 4
     assert r2.num_inserts == 20
@@ -196,11 +237,18 @@ def test_small_file_packing_and_file_size_limit(spark, tmp_path, version):
 
 
 def test_bucket_index(spark, tmp_path, version):
-    t = make(spark, tmp_path, version, options={"hoodie.index.type": "BUCKET", "hoodie.bucket.index.num.buckets": "2"})
+    t = make(
+        spark,
+        tmp_path,
+        version,
+        options={"hoodie.index.type": "BUCKET", "hoodie.bucket.index.num.buckets": "2"},
+    )
     t.write(batch(*[(f"k{i}", 1, "r", float(i), "sf") for i in range(20)]))
     r = t.write(batch(("k3", 2, "new", 0.5, "sf"), ("k99", 1, "r", 9.0, "sf")))
     assert (r.num_updates, r.num_inserts) == (1, 1)
-    fids = {p.split("/")[-1].split("_")[0] for p in t.read().toArrow()["_hoodie_file_name"].to_pylist()}
+    fids = {
+        p.split("/")[-1].split("_")[0] for p in t.read().toArrow()["_hoodie_file_name"].to_pylist()
+    }
     assert {f[:8] for f in fids} <= {"00000000", "00000001"}
     assert_same_as_hudi_rs(t)
 
@@ -223,8 +271,12 @@ def test_bad_input_names_the_column_and_leaves_table_unchanged(spark, tmp_path, 
         t.write(pa.table({"uuid": ["b"], "ts": [1], "rider": ["r"], "city": ["sf"]}))
     with pytest.raises(SchemaError, match=r"column\(s\) 'tip' are not in the table schema"):
         t.write(batch(("b", 1, "r", 1.0, "sf")).append_column("tip", pa.array([1.0])))
-    with pytest.raises(SchemaError, match="column 'ts' has type string but the table stores bigint"):
-        t.write(pa.table({"uuid": ["b"], "ts": ["x"], "rider": ["r"], "fare": [1.0], "city": ["sf"]}))
+    with pytest.raises(
+        SchemaError, match="column 'ts' has type string but the table stores bigint"
+    ):
+        t.write(
+            pa.table({"uuid": ["b"], "ts": ["x"], "rider": ["r"], "fare": [1.0], "city": ["sf"]})
+        )
     with pytest.raises(hudilite.KeyGenerationError, match="uuid"):
         t.write(batch((None, 1, "r", 1.0, "sf")))
     assert [i.requested_time for i in t.timeline() if i.action == "commit"] == [
@@ -243,3 +295,50 @@ def test_create_and_load_errors(spark, tmp_path):
         hudilite.Table.create(spark, str(tmp_path / "x"), SCHEMA, record_key="id")
     with pytest.raises(hudilite.ConfigError, match="unknown write operation 'merge'"):
         hudilite.Table.load(spark, str(tmp_path / "trips")).write(batch(), operation="merge")  # type: ignore[arg-type]
+
+
+def test_timestamp_keygen_url_encoding_and_spark_schema(spark, tmp_path, version):
+    from pyspark.sql.types import LongType, StringType, StructField, StructType
+
+    schema = StructType(
+        [
+            StructField("id", StringType()),
+            StructField("event_ms", LongType()),
+            StructField("region", StringType()),
+        ]
+    )
+    t = hudilite.Table.create(
+        spark,
+        str(tmp_path / "ts"),
+        schema,
+        record_key="id",
+        partition_by=["event_ms"],
+        table_version=version,
+        options={
+            "hoodie.datasource.write.keygenerator.type": "TIMESTAMP",
+            "hoodie.keygen.timebased.timestamp.type": "EPOCHMILLISECONDS",
+            "hoodie.keygen.timebased.output.dateformat": "yyyy/MM/dd",
+        },
+    )
+    df = spark.createDataFrame([("a", 1700000000000, "eu"), ("b", 1700100000000, "us")], schema)
+    t.write(df)
+    got = spark_rows(t.read(), ["id", "_hoodie_partition_path"])
+    assert got == [("a", "event_ms=2023/11/14"), ("b", "event_ms=2023/11/16")]
+    assert rows(hudi_rs_read(t.path), ["id", "_hoodie_partition_path"]) == got
+
+    enc = hudilite.Table.create(
+        spark,
+        str(tmp_path / "enc"),
+        schema,
+        record_key="id",
+        partition_by=["region"],
+        table_version=version,
+        options={
+            "hoodie.datasource.write.partitionpath.urlencode": "true",
+            "hoodie.datasource.write.hive_style_partitioning": "false",
+        },
+    )
+    enc.write(spark.createDataFrame([("a", 1, "eu/west"), ("b", 2, "us:1")], schema))
+    got = spark_rows(enc.read(), ["id", "region", "_hoodie_partition_path"])
+    assert got == [("a", "eu/west", "eu%2Fwest"), ("b", "us:1", "us%3A1")]
+    assert rows(hudi_rs_read(enc.path), ["id", "region", "_hoodie_partition_path"]) == got

@@ -15,7 +15,9 @@ from tests.helpers import hudi_rs_read, rows, spark_rows
 
 pytestmark = pytest.mark.spark
 
-SCHEMA = pa.schema([("id", pa.string()), ("ts", pa.int64()), ("v", pa.string()), ("p", pa.string())])
+SCHEMA = pa.schema(
+    [("id", pa.string()), ("ts", pa.int64()), ("v", pa.string()), ("p", pa.string())]
+)
 COLS = ["id", "ts", "v", "p"]
 
 
@@ -26,8 +28,13 @@ def batch(*recs: tuple) -> pa.Table:
 @pytest.fixture(params=[6, 8], ids=["v6", "v8"])
 def table(request, spark, tmp_path) -> hudilite.Table:
     t = hudilite.Table.create(
-        spark, str(tmp_path / "t"), SCHEMA, record_key="id", ordering_field="ts",
-        partition_by=["p"], table_version=request.param,
+        spark,
+        str(tmp_path / "t"),
+        SCHEMA,
+        record_key="id",
+        ordering_field="ts",
+        partition_by=["p"],
+        table_version=request.param,
     )
     t.write(batch(("a", 1, "x", "p1"), ("b", 1, "x", "p2")))
     return t
@@ -39,7 +46,9 @@ def data_files(t: hudilite.Table) -> set[str]:
     out = set()
     for root, dirs, files in os.walk(t.path):
         dirs[:] = [d for d in dirs if d != ".hoodie"]
-        out |= {os.path.relpath(os.path.join(root, f), t.path) for f in files if f.endswith(".parquet")}
+        out |= {
+            os.path.relpath(os.path.join(root, f), t.path) for f in files if f.endswith(".parquet")
+        }
     return out
 
 
