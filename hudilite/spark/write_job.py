@@ -11,7 +11,6 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,6 +23,7 @@ from pyspark.sql.types import StructType
 from hudilite import config as cfg
 from hudilite.errors import ConfigError, SchemaError, WriteError
 from hudilite.index.bucket import bucket_ids, bucket_of_file_id, new_bucket_file_id
+from hudilite.index.simple import candidate_files
 from hudilite.schema import (
     DELETE_COL,
     FILE_ID_COL,
@@ -147,21 +147,11 @@ def _candidate_files(
     state: TableState, existing: dict[tuple[str, str], ExistingFile], plan: _Plan
 ) -> list[str]:
     """Base files that may hold incoming keys: footer min/max ranges overlap the batch's."""
-
-    def keep(item: tuple[tuple[str, str], ExistingFile]) -> bool:
-        (partition, _), ef = item
-        lo_hi = plan.key_ranges.get(partition)
-        if lo_hi is None:
-            return False
-        rng = read_key_range(state.gw, ef.rel_path)
-        return rng is None or not (rng[1] < lo_hi[0] or rng[0] > lo_hi[1])
-
-    items = list(existing.items())
-    with ThreadPoolExecutor(max_workers=8) as pool:
-        flags = list(pool.map(keep, items))
-    return [
-        ef.rel_path for (item, flag) in zip(items, flags, strict=True) if flag for ef in [item[1]]
-    ]
+    return candidate_files(
+        [(partition, ef.rel_path) for (partition, _), ef in existing.items()],
+        plan.key_ranges,
+        lambda rel: read_key_range(state.gw, rel),
+    )
 
 
 def _tag_locations(state: TableState, keyed: DataFrame, files: list[str]) -> DataFrame:
@@ -405,24 +395,22 @@ def _index_and_write(
         raise ConfigError(f"unsupported {cfg.INDEX_TYPE.name}={index_type!r}; use SIMPLE or BUCKET")
     uses_index = operation in ("upsert", "delete")
     buckets: list[InsertBucket] = []
+    cached: list[DataFrame] = []
     if index_type == "BUCKET":
         tagged = _tag_buckets(state, ctx, keyed, plan, int(opts.get(cfg.BUCKET_NUM)))
         if operation == "delete":
-            tagged = tagged.filter(
-                F.struct(PARTITION_PATH_COL, FILE_ID_COL).isin(
-                    *[F.struct(F.lit(p), F.lit(f)) for (p, f) in ctx.existing]
-                )
-                if ctx.existing
-                else F.lit(False)
-            )
+            # A delete only touches buckets that exist (file ids are unique UUIDs).
+            tagged = tagged.filter(F.col(FILE_ID_COL).isin(sorted(f for _, f in ctx.existing)))
     else:
         if uses_index:
             files = _candidate_files(state, ctx.existing, plan)
             tagged = _tag_locations(state, keyed, files)
         else:
             tagged = keyed.withColumn(FILE_ID_COL, F.lit(None).cast("string"))
-        # Deletes of keys the table does not hold have nothing to do.
-        tagged = tagged.filter(F.col(FILE_ID_COL).isNotNull() | ~F.col(DELETE_COL))
+        # Deletes of keys the table does not hold have nothing to do. Persisted because the
+        # insert counts and the write both need the located records: one index scan, not two.
+        tagged = tagged.filter(F.col(FILE_ID_COL).isNotNull() | ~F.col(DELETE_COL)).persist()
+        cached.append(tagged)
         if operation == "delete":
             tagged = tagged.filter(F.col(FILE_ID_COL).isNotNull())
             insert_counts: dict[str, int] = {}
@@ -452,7 +440,11 @@ def _index_and_write(
     groups = len(ctx.existing) + sum(1 for b in buckets if b.is_new)
     if index_type == "BUCKET":
         groups = len(plan.partitions) * int(opts.get(cfg.BUCKET_NUM))
-    return _write_groups(ctx, tagged, max(groups, 1))
+    try:
+        return _write_groups(ctx, tagged, max(groups, 1))
+    finally:
+        for frame in cached:
+            frame.unpersist()
 
 
 def _tag_buckets(

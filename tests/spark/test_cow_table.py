@@ -251,6 +251,12 @@ def test_bucket_index(spark, tmp_path, version):
     }
     assert {f[:8] for f in fids} <= {"00000000", "00000001"}
     assert_same_as_hudi_rs(t)
+    d = t.write(
+        batch(("k3", 0, None, None, "sf"), ("nope", 0, None, None, "sf")), operation="delete"
+    )
+    assert (d.num_deletes, d.files_written) == (1, 1)
+    assert len(spark_rows(t.read(), ["uuid"])) == 20
+    assert_same_as_hudi_rs(t)
 
 
 def test_partition_pruning_where(spark, tmp_path, version):
