@@ -83,7 +83,8 @@ class Result:
 
 def write_source(tmp: str, table: pa.Table, name: str) -> str:
     path = os.path.join(tmp, f"{name}.parquet")
-    pq.write_table(table, path)
+    # Row groups of 128k rows let Spark split the input across its cores.
+    pq.write_table(table, path, row_group_size=128 * 1024)
     return path
 
 

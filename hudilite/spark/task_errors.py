@@ -23,6 +23,8 @@ def hudilite_error_from(exc: BaseException) -> errors.HudiliteError | None:
     if not matches:
         return None
     name, message = matches[-1]
+    # Spark appends the SQL state to messages of raise_error(): not part of ours.
+    message = re.sub(r"\s*SQLSTATE: \w+\s*$", "", message)
     cls = getattr(errors, name, None)
     if not (isinstance(cls, type) and issubclass(cls, errors.HudiliteError)):
         return None

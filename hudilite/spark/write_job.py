@@ -8,6 +8,7 @@ the index, ``applyInArrow`` per file group for the merge and write).
 
 from __future__ import annotations
 
+import logging
 import math
 import time
 from collections.abc import Iterator
@@ -30,9 +31,11 @@ from hudilite.schema import (
     IS_DELETED_COL,
     PARTITION_PATH_COL,
     RECORD_KEY_COL,
+    SEQ_COL,
     arrow_to_avro_schema,
 )
 from hudilite.spark.convert import arrow_schema, conform_columns, spark_schema
+from hudilite.spark.keying import native_key_columns
 from hudilite.spark.task_errors import first_line, hudilite_error_from
 from hudilite.storage.layout import new_file_id, write_partition_metadata
 from hudilite.storage.parquet_io import read_key_range
@@ -73,8 +76,26 @@ OPERATION_TYPES = {
     "insert_overwrite": "INSERT_OVERWRITE",
     "insert_overwrite_table": "INSERT_OVERWRITE_TABLE",
 }
-FAIL_POINT_KEY = "hudilite.internal.fail.point"  # test hook, see WriteContext.check_fail_point
+# Test hook: raise at a named point of the write (see WriteContext.check_fail_point).
+FAIL_POINT_KEY = "hudilite.internal.fail.point"
+NATIVE_KEYS_KEY = "hudilite.keygen.native"  # "false" forces the Arrow key generator
+log = logging.getLogger("hudilite.write")
 _FRACTION_MOD = 1_000_003  # prime modulus turning a key hash into a fraction of [0, 1)
+
+
+class PhaseTimer:
+    """Wall-clock seconds per phase of a write, reported in ``WriteResult.extra['phases']``."""
+
+    def __init__(self) -> None:
+        self.phases: dict[str, float] = {}
+        self._last = time.monotonic()
+
+    def mark(self, name: str) -> None:
+        """Close the phase that ran since the previous mark."""
+        now = time.monotonic()
+        self.phases[name] = round(self.phases.get(name, 0.0) + now - self._last, 3)
+        log.debug("write phase %s: %.3fs", name, now - self._last)
+        self._last = now
 
 
 @dataclass
@@ -94,8 +115,34 @@ def _write_token() -> tuple[str, int]:
     return f"{pid}-{ctx.stageId()}-{ctx.taskAttemptId()}", pid
 
 
-def _keyed(df: DataFrame, spec: KeyingSpec) -> DataFrame:
-    """Add record key, partition path, write order and delete flag in executors."""
+def _keyed(df: DataFrame, spec: KeyingSpec, *, native: bool = True) -> DataFrame:
+    """Add record key, partition path, write order and delete flag.
+
+    As JVM expressions when they render keys exactly as the Arrow key generator
+    does (see :mod:`hudilite.spark.keying`), else in Python workers.
+    """
+    columns = native_key_columns(spec.keygen, df) if native else None
+    if columns is not None:
+        key, path = columns
+        if spec.delete_all:
+            deleted = F.lit(True)
+        elif spec.delete_field in df.columns:
+            marker = F.col(f"`{spec.delete_field}`")
+            deleted = (
+                F.coalesce(marker.cast("boolean"), F.lit(False))
+                if spec.delete_marker is None
+                else F.coalesce(marker.cast("string") == F.lit(spec.delete_marker), F.lit(False))
+            )
+        else:
+            deleted = F.lit(False)
+        return df.select(
+            *[F.col(f"`{c}`") for c in df.columns],
+            key.alias(RECORD_KEY_COL),
+            path.alias(PARTITION_PATH_COL),
+            # partition id << 33 | row number: the same total write order as the Arrow path.
+            F.monotonically_increasing_id().alias(SEQ_COL),
+            deleted.alias(DELETE_COL),
+        )
     out = spark_schema(keyed_schema(arrow_schema(df.schema)))
 
     def keyfn(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
@@ -296,8 +343,13 @@ def run_write(
         delete_field=opts.get(cfg.DELETE_FIELD) or IS_DELETED_COL,
         delete_marker=opts.get(cfg.DELETE_MARKER),
     )
-    keyed = _keyed(df, keyspec).persist()
+    keyed = _keyed(df, keyspec, native=opts.raw.get(NATIVE_KEYS_KEY, "true") != "false")
     try:
+        if operation != "bulk_insert":
+            # Upserts read the keyed batch several times (plan, index, write); bulk inserts
+            # read it twice and are large, so re-reading the source beats caching it.
+            # (Inside the try: Spark may evaluate key checks on local data right here.)
+            keyed = keyed.persist()
         return _run(state, keyed, operation, opts, action, started)
     except Exception as exc:
         # Errors raised inside executors arrive wrapped by Spark: surface ours as themselves.
@@ -319,6 +371,7 @@ def _run(
     action: str,
     started: float,
 ) -> WriteResult:
+    timer = PhaseTimer()
     rows = (
         keyed.groupBy(PARTITION_PATH_COL)
         .agg(
@@ -332,6 +385,7 @@ def _run(
         partitions={r[PARTITION_PATH_COL]: r["n"] for r in rows},
         key_ranges={r[PARTITION_PATH_COL]: (r["lo"], r["hi"]) for r in rows},
     )
+    timer.mark("key")
     overwrite = operation.startswith("insert_overwrite")
     max_file_size = int(opts.get(cfg.MAX_FILE_SIZE))
     with WriteTransaction(
@@ -362,13 +416,16 @@ def _run(
         for p in touched:
             write_partition_metadata(state.gw, p, txn.instant_time, p.count("/") + 1 if p else 0)
         txn.start_inflight(_inflight_content(state, touched, operation))
+        timer.mark("start")
         if operation == "bulk_insert":
             stats = _bulk_write(ctx, keyed, plan) if plan.partitions else []
+            timer.mark("write")
         else:
-            stats = _index_and_write(state, ctx, keyed, plan, operation, opts)
+            stats = _index_and_write(state, ctx, keyed, plan, operation, opts, timer)
         ctx.check_fail_point("before_commit")
         metadata = _commit_metadata(state, stats, operation, replaced)
         completed = txn.commit(metadata)
+        timer.mark("commit")
     return WriteResult.from_stats(
         instant_time=completed.requested_time,
         completion_time=completed.completion_time,
@@ -377,6 +434,7 @@ def _run(
         replaced_file_groups=sum(len(v) for v in replaced.values()),
         rolled_back=tuple(r.rolled_back_instant for r in txn.rolled_back),
         duration_s=time.monotonic() - started,
+        extra={"phases": timer.phases},
     )
 
 
@@ -387,6 +445,7 @@ def _index_and_write(
     plan: _Plan,
     operation: str,
     opts: cfg.Options,
+    timer: PhaseTimer,
 ) -> list[dict[str, Any]]:
     if not plan.partitions:
         return []
@@ -422,6 +481,7 @@ def _index_and_write(
                 .collect()
             )
             insert_counts = {r[PARTITION_PATH_COL]: r["count"] for r in counts}
+        timer.mark("index")
         overwrite = operation.startswith("insert_overwrite")
         settings = PackingSettings(
             small_file_limit=0 if overwrite else int(opts.get(cfg.SMALL_FILE_LIMIT)),
@@ -440,8 +500,11 @@ def _index_and_write(
     groups = len(ctx.existing) + sum(1 for b in buckets if b.is_new)
     if index_type == "BUCKET":
         groups = len(plan.partitions) * int(opts.get(cfg.BUCKET_NUM))
+    timer.mark("assign")
     try:
-        return _write_groups(ctx, tagged, max(groups, 1))
+        stats = _write_groups(ctx, tagged, max(groups, 1))
+        timer.mark("write")
+        return stats
     finally:
         for frame in cached:
             frame.unpersist()

@@ -24,7 +24,7 @@ from hudilite.schema import (
 
 # Bits reserved for the row number inside one input partition; the Spark
 # partition id goes above them so write order is total across partitions.
-SEQ_PARTITION_SHIFT = 36
+SEQ_PARTITION_SHIFT = 33  # as Spark's monotonically_increasing_id
 
 
 @dataclass(frozen=True)

@@ -44,6 +44,7 @@ class WriteResult:
         replaced_file_groups: int = 0,
         rolled_back: tuple[str, ...] = (),
         duration_s: float = 0.0,
+        extra: Mapping[str, Any] | None = None,
     ) -> WriteResult:
         """Sum the per-file stats rows of a write."""
         return cls(
@@ -61,6 +62,7 @@ class WriteResult:
             rolled_back=rolled_back,
             completion_time=completion_time,
             duration_s=duration_s,
+            extra=dict(extra or {}),
         )
 
     def __str__(self) -> str:

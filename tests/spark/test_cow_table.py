@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pyarrow as pa
 import pytest
+from pyspark.sql import functions as F
 
 import hudilite
 from hudilite.errors import SchemaError, TableExistsError, TableNotFoundError
@@ -348,3 +349,27 @@ def test_timestamp_keygen_url_encoding_and_spark_schema(spark, tmp_path, version
     got = spark_rows(enc.read(), ["id", "region", "_hoodie_partition_path"])
     assert got == [("a", "eu/west", "eu%2Fwest"), ("b", "us:1", "us%3A1")]
     assert rows(hudi_rs_read(enc.path), ["id", "region", "_hoodie_partition_path"]) == got
+
+
+def test_native_keys_equal_arrow_keys(spark):
+    """The JVM key expressions and the Arrow key generator render identical keys and paths."""
+    from hudilite.keygen import KeyGenSpec
+    from hudilite.spark.write_job import _keyed
+    from hudilite.write.keying import KeyingSpec
+
+    df = spark.createDataFrame(
+        [("a", 1, True, "x", None), ("b", -7, False, "", "2024-01-02"), ("c", 3, None, None, None)],
+        "s string, i int, b boolean, p string, d string",
+    ).withColumn("d", F.col("d").cast("date"))
+    specs = [
+        KeyGenSpec("SIMPLE", ("s",), ("p",), hive_style=True),
+        KeyGenSpec("COMPLEX", ("s", "i", "b"), ("p", "d")),
+        KeyGenSpec("COMPLEX", ("s",), ()),
+        KeyGenSpec("NON_PARTITION", ("i",), ()),
+    ]
+    cols = ["s", "_hoodie_record_key", "_hoodie_partition_path"]
+    for spec in specs:
+        native = _keyed(df, KeyingSpec(spec), native=True)
+        assert "MapInArrow" not in native._jdf.queryExecution().toString()
+        arrow = _keyed(df, KeyingSpec(spec), native=False)
+        assert spark_rows(native, cols) == spark_rows(arrow, cols), spec
