@@ -15,6 +15,7 @@ from pyspark.sql.types import StructType
 from hudilite import config as cfg
 from hudilite.errors import ConfigError, SchemaError, TableExistsError
 from hudilite.keygen import partition_values
+from hudilite.read.arrow_reader import read_plan_arrow
 from hudilite.read.planner import ScanPlan, plan_incremental, plan_snapshot
 from hudilite.schema import arrow_to_avro_schema, to_storage_schema
 from hudilite.spark.convert import arrow_schema, spark_schema
@@ -210,30 +211,53 @@ class Table:
         """
         state = self.state()
         partitions = self._prune(state, where) if where else None
-        plan: ScanPlan
+        plan = self._plan(state, query_type, as_of, start, end, partitions)
+        df = read_plan(self.spark, state, plan)
+        return df.filter(F.expr(where)) if where else df
+
+    def to_arrow(
+        self,
+        *,
+        query_type: QueryType = "snapshot",
+        as_of: str | None = None,
+        start: str | None = None,
+        end: str | None = None,
+        columns: list[str] | None = None,
+    ) -> pa.Table:
+        """Read like :meth:`read`, into a pyarrow Table in this process, without Spark.
+
+        The live files are read with ``pyarrow.dataset`` (multi-threaded); meant for
+        data that fits in memory, like ``deltalake``'s ``to_pyarrow_table``.
+        """
+        state = self.state()
+        plan = self._plan(state, query_type, as_of, start, end, None)
+        return read_plan_arrow(state.gw, plan, state.storage_schema, columns=columns)
+
+    def _plan(
+        self,
+        state: TableState,
+        query_type: str,
+        as_of: str | None,
+        start: str | None,
+        end: str | None,
+        partitions: list[str] | None,
+    ) -> ScanPlan:
         if query_type == "incremental":
             if start is None:
                 raise ConfigError("an incremental read needs start=<instant time>")
-            plan = plan_incremental(state.timeline, state.view, start, end)
-        elif query_type in ("snapshot", "read_optimized"):
+            return plan_incremental(state.timeline, state.view, start, end)
+        if query_type in ("snapshot", "read_optimized"):
             if start is not None or end is not None:
                 raise ConfigError("start/end apply to query_type='incremental' only")
-            plan = plan_snapshot(
+            return plan_snapshot(
                 state.view,
                 as_of=as_of,
                 partitions=partitions,
                 read_optimized=query_type == "read_optimized",
             )
-        else:
-            raise ConfigError(
-                f"unknown query_type {query_type!r}; use snapshot, read_optimized or incremental"
-            )
-        df = read_plan(self.spark, state, plan)
-        return df.filter(F.expr(where)) if where else df
-
-    def to_arrow(self, **kwargs: Any) -> pa.Table:
-        """Read like :meth:`read` into a pyarrow Table (collects to the driver: small tables)."""
-        return self.read(**kwargs).toArrow()
+        raise ConfigError(
+            f"unknown query_type {query_type!r}; use snapshot, read_optimized or incremental"
+        )
 
     def _prune(self, state: TableState, where: str) -> list[str] | None:
         """Partitions whose values satisfy ``where``, or None when it names other columns."""

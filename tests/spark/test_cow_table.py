@@ -107,6 +107,14 @@ def test_upsert_delete_time_travel_incremental(spark, tmp_path, version):
     inc = spark_rows(t.read(query_type="incremental", start=start), ["uuid", "rider"])
     assert inc == [("a", "r1-v3"), ("b", "r2-new"), ("e", "r5")]
     assert_same_as_hudi_rs(t, start=start, end=end)
+    # The Arrow reader (no Spark) returns the same rows.
+    assert rows(t.to_arrow(), DATA) == oracle.rows(DATA)
+    assert rows(t.to_arrow(as_of=r1.instant_time), DATA) == after1
+    assert rows(t.to_arrow(query_type="incremental", start=start), ["uuid"]) == [
+        ("a",),
+        ("b",),
+        ("e",),
+    ]
     assert spark_rows(t.read(query_type="incremental", start=start, end=end), ["uuid"]) == [
         ("a",),
         ("b",),
