@@ -1,34 +1,70 @@
-"""Which record wins: the merge mode of a table and how it is configured.
+"""Which record wins: the merge rules of a table and how they are configured.
 
-Hudi has spelled the same two semantics three ways over its versions, and
-hudilite has to honour all of them when it writes into an existing table:
+A :class:`MergeSpec` holds everything :mod:`hudilite.merge.merger` needs to combine
+two versions of a record:
+
+``mode`` and ``ordering_field``
+    ``COMMIT_TIME_ORDERING`` (the later write wins) or ``EVENT_TIME_ORDERING``
+    (the greater ordering value wins, null lowest, ties to the later write).
+``partial_update``
+    The winner's null fields take the loser's values (Hudi's
+    ``PartialUpdateAvroPayload`` / ``OverwriteNonDefaultsWithLatestAvroPayload``).
+``sequence_groups``
+    Column groups with their own ordering column (like Paimon's
+    ``fields.<seq>.sequence-group``), each updated independently.
+``delete_field`` / ``delete_marker``
+    Which data column marks a record as a delete (:meth:`MergeSpec.mark_deletes`).
+``changelog``
+    The table keeps every change (``_hoodie_operation``, Flink's changelog mode);
+    writers then use :func:`hudilite.merge.changelog_rows` instead of collapsing.
+
+Configuration (:meth:`MergeSpec.from_config`; write options win over the table's
+``hoodie.properties``):
 
 * v8+ ``hoodie.record.merge.mode`` = ``COMMIT_TIME_ORDERING`` | ``EVENT_TIME_ORDERING``;
 * v6 payload classes (``hoodie.compaction.payload.class`` in the table,
-  ``hoodie.datasource.write.payload.class`` as a write option):
-  ``OverwriteWithLatestAvroPayload`` is commit time, ``DefaultHoodieRecordPayload``
-  and ``EventTimeAvroPayload`` are event time;
-* nothing configured: event time when an ordering (precombine) field is set,
-  else commit time (Hudi 1.x's default; :class:`~hudilite.config.TableConfig`
-  already resolves v6 tables without a payload to commit time, as Hudi 0.x did).
+  ``hoodie.datasource.write.payload.class`` as a write option), see :data:`PAYLOADS`:
 
-Payloads with other semantics (``PartialUpdateAvroPayload``,
-``OverwriteNonDefaultsWithLatestAvroPayload``, the CDC payloads, ...) are refused
-rather than approximated: merging them as plain event time would silently lose
-column values. They are the extension point: add a mode constant here, map the
-payload in :data:`PAYLOAD_MODES`, and give the mode its branch in
-:mod:`hudilite.merge.merger` (partial update = event time plus "null fields of
-the winner take the loser's value", a per-column ``pc.if_else`` after the pick).
+  ==========================================  ======================  ==============
+  payload                                     mode                    partial update
+  ==========================================  ======================  ==============
+  ``OverwriteWithLatestAvroPayload``          COMMIT_TIME_ORDERING    no
+  ``DefaultHoodieRecordPayload``              EVENT_TIME_ORDERING     no
+  ``EventTimeAvroPayload``                    EVENT_TIME_ORDERING     no
+  ``PartialUpdateAvroPayload``                EVENT_TIME_ORDERING     yes
+  ``OverwriteNonDefaultsWithLatestAvroPayload`` COMMIT_TIME_ORDERING  yes
+  ==========================================  ======================  ==============
+
+  (the same mapping as Hudi 1.1's payload deprecation, RFC-97); other payloads are
+  refused rather than approximated;
+* nothing configured: event time when an ordering (precombine) field is set, else
+  commit time (Hudi 1.x's default; :class:`~hudilite.config.TableConfig` already
+  resolves v6 tables without a payload to commit time, as Hudi 0.x did);
+* partial update, in this order: the hudilite option :data:`PARTIAL_UPDATE`
+  (``hoodie.datasource.write.partial.update=true|false``), then Hudi 1.1's
+  :data:`PARTIAL_UPDATE_MODE` (``hoodie.table.partial.update.mode``: ``NONE`` or
+  ``IGNORE_DEFAULTS``; hudilite's columns all default to null, so "ignore defaults"
+  is "a null keeps the stored value"; ``KEEP_VALUES`` and ``FILL_UNAVAILABLE`` are
+  refused), then the payload class;
+* sequence groups: :data:`SEQUENCE_GROUPS` (``hoodie.hudilite.sequence.groups``),
+  syntax in :func:`parse_sequence_groups`;
+* deletes: ``hoodie.payload.delete.field`` (default ``_hoodie_is_deleted``) and
+  ``hoodie.payload.delete.marker`` (default: the field's boolean truth);
+* changelog: ``hoodie.allow.operation.metadata.field`` / ``changelog.enabled``.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from hudilite.config import ConfigKey, parse_bool
 from hudilite.errors import ConfigError
+from hudilite.schema import IS_DELETED_COL
 
 if TYPE_CHECKING:
+    import pyarrow as pa
+
     from hudilite.config import Options, TableConfig
 
 COMMIT_TIME_ORDERING = "COMMIT_TIME_ORDERING"
@@ -41,39 +77,145 @@ _MODE_ALIASES = {
     "EVENT_TIME": EVENT_TIME_ORDERING,
 }
 
-#: Payload class (simple name) -> mode, for the payloads whose semantics are a mode.
-PAYLOAD_MODES: dict[str, str] = {
-    "OverwriteWithLatestAvroPayload": COMMIT_TIME_ORDERING,
-    "DefaultHoodieRecordPayload": EVENT_TIME_ORDERING,
-    "EventTimeAvroPayload": EVENT_TIME_ORDERING,
+#: Payload class (simple name) -> (mode, partial update).
+PAYLOADS: dict[str, tuple[str, bool]] = {
+    "OverwriteWithLatestAvroPayload": (COMMIT_TIME_ORDERING, False),
+    "DefaultHoodieRecordPayload": (EVENT_TIME_ORDERING, False),
+    "EventTimeAvroPayload": (EVENT_TIME_ORDERING, False),
+    "PartialUpdateAvroPayload": (EVENT_TIME_ORDERING, True),
+    "OverwriteNonDefaultsWithLatestAvroPayload": (COMMIT_TIME_ORDERING, True),
 }
+#: Payload class (simple name) -> mode (kept for callers of the older API).
+PAYLOAD_MODES: dict[str, str] = {name: mode for name, (mode, _) in PAYLOADS.items()}
+
+# --- options this module reads (besides hudilite.config's) ----------------------------------
+
+#: hudilite option: partial update with either mode (null incoming fields keep stored values).
+PARTIAL_UPDATE = ConfigKey(
+    "hoodie.datasource.write.partial.update",
+    False,
+    "Partial update: a null field of the winning record keeps the other version's value.",
+    aliases=("hoodie.hudilite.partial.update", "partial.update"),
+    parse=parse_bool,
+)
+#: Hudi 1.1's table property; ``NONE`` or ``IGNORE_DEFAULTS`` are supported.
+PARTIAL_UPDATE_MODE = ConfigKey(
+    "hoodie.table.partial.update.mode",
+    None,
+    "Hudi 1.1 partial update mode (NONE | IGNORE_DEFAULTS).",
+    aliases=("hoodie.write.partial.update.mode",),
+    parse=lambda v: v.strip().upper(),
+)
+#: hudilite option: ``"<ordering col>:<col>,<col>;<ordering col>:<col>"``.
+SEQUENCE_GROUPS = ConfigKey(
+    "hoodie.hudilite.sequence.groups",
+    (),
+    "Column groups updated by their own ordering column: 'ts_a:name,email;ts_b:age'.",
+    aliases=("sequence.groups",),
+    parse=lambda v: parse_sequence_groups(v),
+)
+
+
+def payload_semantics(payload_class: str) -> tuple[str, bool]:
+    """``(mode, partial_update)`` of a Hudi payload class; :class:`ConfigError` if unsupported."""
+    simple = payload_class.strip().rsplit(".", 1)[-1]
+    try:
+        return PAYLOADS[simple]
+    except KeyError:
+        raise ConfigError(
+            f"payload class {payload_class!r} is not supported by hudilite "
+            f"(supported: {', '.join(sorted(PAYLOADS))})"
+        ) from None
 
 
 def mode_for_payload(payload_class: str) -> str:
     """The merge mode of a Hudi payload class; :class:`ConfigError` if it has none."""
-    simple = payload_class.strip().rsplit(".", 1)[-1]
-    try:
-        return PAYLOAD_MODES[simple]
-    except KeyError:
-        raise ConfigError(
-            f"payload class {payload_class!r} is not supported by hudilite "
-            f"(supported: {', '.join(sorted(PAYLOAD_MODES))})"
-        ) from None
+    return payload_semantics(payload_class)[0]
+
+
+# --- sequence groups ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SequenceGroup:
+    """Columns updated together, by the record whose ``ordering_field`` is greatest.
+
+    ``ordering_field`` belongs to the group (it is updated with the columns, as
+    Paimon's sequence field is). See :mod:`hudilite.merge.merger` for the rule.
+    """
+
+    columns: tuple[str, ...]
+    ordering_field: str
+
+    def __post_init__(self) -> None:
+        columns = (self.columns,) if isinstance(self.columns, str) else tuple(self.columns)
+        columns = tuple(c.strip() for c in columns)
+        ordering = str(self.ordering_field).strip()
+        if not ordering:
+            raise ConfigError("a sequence group needs an ordering field")
+        if not columns or not all(columns):
+            raise ConfigError(f"sequence group of {ordering!r} needs at least one column")
+        if len(set(columns)) != len(columns):
+            raise ConfigError(f"sequence group of {ordering!r} repeats a column: {columns}")
+        object.__setattr__(self, "columns", columns)
+        object.__setattr__(self, "ordering_field", ordering)
+
+    @property
+    def all_columns(self) -> tuple[str, ...]:
+        """The ordering field, then the columns (without repeating the ordering field)."""
+        return (self.ordering_field, *(c for c in self.columns if c != self.ordering_field))
+
+
+def parse_sequence_groups(text: str) -> tuple[SequenceGroup, ...]:
+    """Parse ``"ts_a:name,email;ts_b:age"`` into sequence groups.
+
+    Groups are separated by ``;``; each is ``<ordering column>:<column>[,<column>...]``.
+    Whitespace around names is ignored, and so are empty groups (a trailing ``;``).
+    A column may belong to one group only (:class:`MergeSpec` checks).
+    """
+    groups: list[SequenceGroup] = []
+    for part in str(text).split(";"):
+        if not part.strip():
+            continue
+        ordering, sep, columns = part.partition(":")
+        if not sep:
+            raise ConfigError(
+                f"invalid sequence group {part.strip()!r}: expected '<ordering col>:<col>,<col>'"
+            )
+        groups.append(
+            SequenceGroup(tuple(c for c in columns.split(",") if c.strip()), ordering)
+        )
+    return tuple(groups)
+
+
+def format_sequence_groups(groups: tuple[SequenceGroup, ...]) -> str:
+    """The option text of ``groups`` (inverse of :func:`parse_sequence_groups`)."""
+    return ";".join(f"{g.ordering_field}:{','.join(g.columns)}" for g in groups)
+
+
+# --- the spec -------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
 class MergeSpec:
-    """How two versions of a record combine.
+    """How two versions of a record combine (the rules are in :mod:`hudilite.merge.merger`).
 
     ``mode`` is ``COMMIT_TIME_ORDERING`` (the later write wins) or
     ``EVENT_TIME_ORDERING`` (the greater ``ordering_field`` value wins, null
-    lowest, ties to the later write; see :mod:`hudilite.merge.merger`). Event
-    time without an ordering field behaves as commit time, as Hudi's
-    ``DefaultHoodieRecordPayload`` does when no ordering field is configured.
+    lowest, ties to the later write). Event time without an ordering field
+    behaves as commit time, as Hudi's ``DefaultHoodieRecordPayload`` does when no
+    ordering field is configured. ``sequence_groups`` may be given as option text
+    (``"ts_a:name;ts_b:age"``). ``delete_marker`` None means "the delete field is
+    true"; a string is compared with the field's text.
     """
 
     mode: str = COMMIT_TIME_ORDERING
     ordering_field: str | None = None
+    partial_update: bool = False
+    sequence_groups: tuple[SequenceGroup, ...] = ()
+    delete_field: str = IS_DELETED_COL
+    delete_marker: str | None = None
+    changelog: bool = False
 
     def __post_init__(self) -> None:
         mode = str(self.mode).strip().upper()
@@ -86,22 +228,77 @@ class MergeSpec:
         object.__setattr__(self, "mode", mode)
         if self.ordering_field is not None and not self.ordering_field.strip():
             object.__setattr__(self, "ordering_field", None)
+        object.__setattr__(self, "partial_update", bool(self.partial_update))
+        object.__setattr__(self, "changelog", bool(self.changelog))
+        groups: Any = self.sequence_groups
+        if isinstance(groups, str):
+            groups = parse_sequence_groups(groups)
+        groups = tuple(groups or ())
+        if not all(isinstance(g, SequenceGroup) for g in groups):
+            raise ConfigError(f"sequence_groups must be SequenceGroup values, got {groups!r}")
+        seen: dict[str, str] = {}
+        for group in groups:
+            for col in group.all_columns:
+                if col in seen:
+                    raise ConfigError(
+                        f"column {col!r} is in two sequence groups "
+                        f"({seen[col]!r} and {group.ordering_field!r})"
+                    )
+                seen[col] = group.ordering_field
+        if self.ordering_field is not None and self.ordering_field in seen:
+            raise ConfigError(
+                f"the ordering field {self.ordering_field!r} cannot be in a sequence group"
+            )
+        object.__setattr__(self, "sequence_groups", groups)
+        if not self.delete_field or not str(self.delete_field).strip():
+            object.__setattr__(self, "delete_field", IS_DELETED_COL)
 
     @property
     def event_time(self) -> bool:
         """True when records are compared by their ordering value."""
         return self.mode == EVENT_TIME_ORDERING and self.ordering_field is not None
 
+    @property
+    def simple(self) -> bool:
+        """True when the whole record wins or loses (no partial update, no groups)."""
+        return not self.partial_update and not self.sequence_groups
+
+    @property
+    def grouped_columns(self) -> frozenset[str]:
+        """Every column that belongs to a sequence group (ordering fields included)."""
+        return frozenset(c for g in self.sequence_groups for c in g.all_columns)
+
+    def mark_deletes(self, table: pa.Table) -> pa.Table:
+        """``table`` with ``_hl_delete`` set where the delete field holds the marker.
+
+        Existing ``_hl_delete`` flags are kept (OR-ed); see
+        :func:`hudilite.merge.apply_delete_markers`.
+        """
+        from hudilite.merge.merger import apply_delete_markers
+
+        marker: Any = True if self.delete_marker is None else self.delete_marker
+        return apply_delete_markers(table, self.delete_field, marker)
+
     @classmethod
     def from_config(cls, config: TableConfig, options: Options | None = None) -> MergeSpec:
         """The merge spec of a write: the write ``options`` over the table's config.
 
-        An explicit ``hoodie.record.merge.mode`` option wins, then a payload class
-        option, then the table (its payload class is checked too, so a table
+        Mode: an explicit ``hoodie.record.merge.mode`` option wins, then a payload
+        class option, then the table (its payload class is checked too, so a table
         created with an unsupported payload is refused rather than mis-merged).
-        Several ordering fields (Hudi 1.1) are not supported yet.
+        Partial update: :data:`PARTIAL_UPDATE`, then :data:`PARTIAL_UPDATE_MODE`,
+        then the payload class (option, else table). The other keys are looked up
+        in the options, then in the table's properties. Several ordering fields
+        (Hudi 1.1) are not supported yet.
         """
-        from hudilite.config import MERGE_MODE, ORDERING_FIELDS, PAYLOAD_CLASS
+        from hudilite.config import (
+            CHANGELOG_ENABLED,
+            DELETE_FIELD,
+            DELETE_MARKER,
+            MERGE_MODE,
+            ORDERING_FIELDS,
+            PAYLOAD_CLASS,
+        )
 
         ordering: tuple[str, ...] = tuple(config.ordering_fields)
         if options is not None and options.is_set(ORDERING_FIELDS):
@@ -110,29 +307,105 @@ class MergeSpec:
             raise ConfigError(
                 f"several ordering fields {list(ordering)} are not supported; use one"
             )
-        field = ordering[0] if ordering else None
+        ordering_field = ordering[0] if ordering else None
 
         option_payload = options.get(PAYLOAD_CLASS) if options is not None else None
-        if options is not None and options.is_set(MERGE_MODE):
+        explicit_mode = options is not None and options.is_set(MERGE_MODE)
+        table_payload: tuple[str, bool] | None = None
+        if config.payload_class and not (explicit_mode and not _known(config.payload_class)):
+            # An unsupported table payload is refused, unless the write names its mode.
+            table_payload = payload_semantics(config.payload_class)
+        payload = payload_semantics(option_payload) if option_payload else table_payload
+        if explicit_mode:
+            assert options is not None
             mode = options.get(MERGE_MODE)
-        elif option_payload:
-            mode = mode_for_payload(option_payload)
+        elif option_payload and payload is not None:
+            mode = payload[0]
+        elif config.merge_mode not in MODES and table_payload is not None:
+            mode = table_payload[0]  # v8 tables record payload merging as CUSTOM
         else:
-            if config.payload_class:
-                mode_for_payload(config.payload_class)  # refuse unsupported payloads
-            mode = config.merge_mode or (EVENT_TIME_ORDERING if field else COMMIT_TIME_ORDERING)
+            mode = config.merge_mode or (
+                EVENT_TIME_ORDERING if ordering_field else COMMIT_TIME_ORDERING
+            )
         if mode not in MODES:
             raise ConfigError(
                 f"merge mode {mode!r} (payload {config.payload_class!r}) is not supported"
             )
-        return cls(mode, field)
+
+        partial_text = _lookup(PARTIAL_UPDATE, options, config)
+        partial_mode = _lookup(PARTIAL_UPDATE_MODE, options, config)
+        if partial_text is not None:
+            partial = _parse(PARTIAL_UPDATE, partial_text)
+        elif partial_mode is not None and partial_mode.strip():
+            partial = _partial_from_mode(partial_mode)
+        else:
+            partial = payload[1] if payload is not None else False
+
+        groups_text = _lookup(SEQUENCE_GROUPS, options, config)
+        groups = parse_sequence_groups(groups_text) if groups_text else ()
+
+        changelog_text = _lookup(CHANGELOG_ENABLED, options, config)
+        return cls(
+            mode,
+            ordering_field,
+            partial_update=partial,
+            sequence_groups=groups,
+            delete_field=_lookup(DELETE_FIELD, options, config) or IS_DELETED_COL,
+            delete_marker=_lookup(DELETE_MARKER, options, config),
+            changelog=_parse(CHANGELOG_ENABLED, changelog_text) if changelog_text else False,
+        )
+
+
+def _known(payload_class: str) -> bool:
+    return payload_class.strip().rsplit(".", 1)[-1] in PAYLOADS
+
+
+def _lookup(key: ConfigKey, options: Options | None, config: TableConfig) -> str | None:
+    """The raw value of ``key``: from the options, else from the table's properties."""
+    if options is not None:
+        value = options.get_raw(key)
+        if value is not None:
+            return value
+    props = {k.lower(): v for k, v in (config.props or {}).items()}
+    for name in key.all_names():
+        value = props.get(name.lower())
+        if value is not None:
+            return value
+    return None
+
+
+def _parse(key: ConfigKey, value: str) -> Any:
+    try:
+        return key.parse(value)
+    except (ValueError, TypeError) as exc:
+        raise ConfigError(f"invalid value {value!r} for option {key.name!r}: {exc}") from None
+
+
+def _partial_from_mode(value: str) -> bool:
+    mode = value.strip().upper()
+    if mode == "NONE":
+        return False
+    if mode == "IGNORE_DEFAULTS":
+        return True
+    raise ConfigError(
+        f"unsupported value {value!r} for option {PARTIAL_UPDATE_MODE.name!r} "
+        "(hudilite supports NONE and IGNORE_DEFAULTS)"
+    )
 
 
 __all__ = [
     "COMMIT_TIME_ORDERING",
     "EVENT_TIME_ORDERING",
     "MODES",
+    "PARTIAL_UPDATE",
+    "PARTIAL_UPDATE_MODE",
+    "PAYLOADS",
     "PAYLOAD_MODES",
+    "SEQUENCE_GROUPS",
     "MergeSpec",
+    "SequenceGroup",
+    "format_sequence_groups",
     "mode_for_payload",
+    "parse_sequence_groups",
+    "payload_semantics",
 ]

@@ -8,6 +8,7 @@ the index, ``applyInArrow`` per file group for the merge and write).
 
 from __future__ import annotations
 
+import json
 import logging
 import math
 import time
@@ -52,6 +53,7 @@ from hudilite.write.assign import (
 from hudilite.write.file_group_writer import (
     STATS_SCHEMA,
     ExistingFile,
+    LogTarget,
     WriteContext,
     bulk_write_partition_stream,
     write_file_group,
@@ -174,11 +176,13 @@ def _input_frame(state: TableState, df: DataFrame, operation: str) -> DataFrame:
     return conform_columns(df, target)
 
 
-def _latest_base_files(
+def _latest_slices(
     state: TableState, partitions: list[str]
-) -> dict[tuple[str, str], ExistingFile]:
+) -> tuple[dict[tuple[str, str], ExistingFile], dict[tuple[str, str], LogTarget]]:
+    """Latest base files of the touched partitions and, for merge-on-read, where logs go."""
     slices = state.view.latest_slices(partitions=partitions)
     out = {}
+    logs: dict[tuple[str, str], LogTarget] = {}
     for s in slices:
         if s.base_file is not None:
             rel = (
@@ -187,6 +191,14 @@ def _latest_base_files(
                 else s.base_file.name.render()
             )
             out[(s.partition, s.file_id)] = ExistingFile(rel, s.base_file.name.instant_time)
+        if state.config.is_mor:
+            versions = [lf.version for lf in s.log_files if lf.instant_time == s.base_instant]
+            logs[(s.partition, s.file_id)] = LogTarget(
+                base_instant=s.base_instant,
+                base_file_name=s.base_file.name.render() if s.base_file else None,
+                next_version=max(versions, default=0) + 1,
+            )
+    return out, logs
     return out
 
 
@@ -334,8 +346,6 @@ def run_write(
     mor = state.config.is_mor
     overwrite = operation.startswith("insert_overwrite")
     action = REPLACE_COMMIT if overwrite else (DELTA_COMMIT if mor else COMMIT)
-    if mor:
-        raise WriteError("writing merge-on-read tables is not supported yet")
     df = _input_frame(state, data, operation)
     keyspec = KeyingSpec(
         keygen=state.keygen(opts),
@@ -397,7 +407,8 @@ def _run(
     ) as txn:
         state = TableState.load(state.gw)  # after rolling back failed writes
         touched = sorted(plan.partitions)
-        existing = _latest_base_files(state, touched) if not overwrite else {}
+        existing, log_targets = _latest_slices(state, touched) if not overwrite else ({}, {})
+        storage_schema = state.storage_schema
         ctx = WriteContext(
             gw=state.gw,
             instant_time=txn.instant_time,
@@ -407,6 +418,15 @@ def _run(
             existing=existing,
             max_file_size=max_file_size,
             fail_point=opts.raw.get(FAIL_POINT_KEY),
+            log_targets=log_targets,
+            table_version=state.config.table_version,
+            log_schema_json=json.dumps(
+                arrow_to_avro_schema(
+                    storage_schema, f"{state.config.name}_record", f"hoodie.{state.config.name}"
+                ),
+                separators=(",", ":"),
+            ),
+            log_block_format=str(opts.get(cfg.LOG_BLOCK_FORMAT) or "avro").lower(),
         )
         replaced: dict[str, list[str]] = {}
         if overwrite:
@@ -496,6 +516,9 @@ def _index_and_write(
                 ctx.existing[(b.partition_path, b.file_id)] = ExistingFile(
                     sf.rel_path, sf.instant_time
                 )
+                # A small base file taking inserts is rewritten (it has no logs), as Hudi's
+                # merge-on-read writer does when its index cannot find keys in logs.
+                ctx.log_targets.pop((b.partition_path, b.file_id), None)
         tagged = _assign(tagged, buckets)
     groups = len(ctx.existing) + sum(1 for b in buckets if b.is_new)
     if index_type == "BUCKET":
@@ -552,6 +575,21 @@ def _inflight_content(state: TableState, partitions: list[str], operation: str) 
     return meta.to_json_bytes() if state.config.layout_version == 1 else meta.to_avro_bytes()
 
 
+def _log_stat_fields(s: dict[str, Any]) -> dict[str, Any]:
+    """The extra write-stat fields of a merge-on-read log write (none for base files)."""
+    if s.get("log_version") is None:
+        return {}
+    name = s["path"].rsplit("/", 1)[-1]
+    return {
+        "base_file": s.get("base_file") or "",
+        "log_files": [name],
+        "log_version": s["log_version"],
+        "log_offset": 0,
+        "total_log_records": s["num_writes"] + s["num_deletes"],
+        "total_log_blocks": int(s["num_writes"] > 0) + int(s["num_deletes"] > 0),
+    }
+
+
 def _commit_metadata(
     state: TableState,
     stats: list[dict[str, Any]],
@@ -572,6 +610,7 @@ def _commit_metadata(
                 total_write_bytes=s["file_size"],
                 partition_path=s["partition_path"],
                 file_size_in_bytes=s["file_size"],
+                **_log_stat_fields(s),
             )
         )
     if not by_partition and not state.config.partition_fields:
@@ -579,8 +618,6 @@ def _commit_metadata(
     schema = arrow_to_avro_schema(
         state.data_schema, f"{state.config.name}_record", f"hoodie.{state.config.name}"
     )
-    import json
-
     return CommitMetadata(
         partition_to_write_stats=by_partition,
         operation_type=OPERATION_TYPES[operation],

@@ -30,6 +30,7 @@ from hudilite.schema import (
 from hudilite.storage.fs import FileSystemGateway
 from hudilite.storage.layout import BaseFileName
 from hudilite.storage.parquet_io import BaseFileWriter, read_base_file, write_base_file
+from hudilite.write.markers import create_marker
 
 # Columns of the stats row every file-group task returns (one row per file written).
 STATS_SCHEMA = pa.schema(
@@ -43,6 +44,9 @@ STATS_SCHEMA = pa.schema(
         ("num_updates", pa.int64()),
         ("num_deletes", pa.int64()),
         ("file_size", pa.int64()),
+        # Merge-on-read log writes: the slice's base file name and the log version written.
+        ("base_file", pa.string()),
+        ("log_version", pa.int64()),
     ]
 )
 
@@ -57,6 +61,15 @@ class ExistingFile:
     instant_time: str
 
 
+@dataclass(frozen=True)
+class LogTarget:
+    """Where a merge-on-read write appends a file group's changes: a new log file of its slice."""
+
+    base_instant: str  # the slice's base instant (names v6 log files)
+    base_file_name: str | None  # the slice's base file, if it has one
+    next_version: int  # log version to write (v6: after the slice's existing logs)
+
+
 @dataclass
 class WriteContext:
     """What an executor needs to write file groups for one instant (pickled to the workers)."""
@@ -69,6 +82,11 @@ class WriteContext:
     existing: dict[tuple[str, str], ExistingFile] = field(default_factory=dict)
     max_file_size: int = 125829120
     fail_point: str | None = None  # test hook: raise at a named point inside the task
+    # Merge-on-read: file groups whose changes go to a new log file, and how to write it.
+    log_targets: dict[tuple[str, str], LogTarget] = field(default_factory=dict)
+    table_version: int = 6
+    log_schema_json: str = ""  # Avro schema (meta + data columns) of log data blocks
+    log_block_format: str = "avro"  # or "parquet"
 
     def check_fail_point(self, name: str) -> None:
         """Raise a simulated crash when the test hook names this point."""
@@ -83,6 +101,8 @@ def seqnos(instant_time: str, task_id: int, start: int, n: int) -> pa.Array:
 
 
 def _stats_row(**values: Any) -> pa.Table:
+    values.setdefault("base_file", None)
+    values.setdefault("log_version", None)
     return pa.Table.from_pylist([values], schema=STATS_SCHEMA)
 
 
@@ -126,6 +146,10 @@ def write_file_group(
     written even when every record was deleted (an empty file), because the
     latest slice must stop showing the deleted rows.
     """
+    if (partition_path, file_id) in ctx.log_targets:
+        from hudilite.write.log_writer import append_log_file
+
+        return append_log_file(ctx, partition_path, file_id, incoming, write_token, task_id)
     existing = ctx.existing.get((partition_path, file_id))
     incoming = incoming.drop_columns([c for c in (FILE_ID_COL,) if c in incoming.column_names])
     for col in META_COLUMNS:
@@ -155,6 +179,7 @@ def write_file_group(
     rel_path = f"{partition_path}/{file_name}" if partition_path else file_name
     changed = data[CHANGED_COL].combine_chunks() if data.num_rows else pa.array([], pa.bool_())
     table = _fill_meta(ctx, data.drop_columns([CHANGED_COL]), changed, file_name, task_id)
+    create_marker(ctx.gw, ctx.instant_time, rel_path, "MERGE" if existing else "CREATE")
     size = write_base_file(ctx.gw, rel_path, _conform(ctx, table))
     ctx.check_fail_point("after_file_write")
     return _stats_row(
@@ -235,6 +260,7 @@ def bulk_write_partition_stream(
                 fid = new_file_id()
                 name = BaseFileName(fid, write_token_for(), ctx.instant_time).render()
                 rel = f"{partition}/{name}" if partition else name
+                create_marker(ctx.gw, ctx.instant_time, rel, "CREATE")
                 writer = BaseFileWriter(ctx.gw, rel, ctx.storage_schema)
                 current = (partition, fid, rel)
             assert writer is not None and current is not None

@@ -20,6 +20,7 @@ from hudilite.timeline.heartbeat import is_expired
 from hudilite.timeline.instant import COMMIT, DELTA_COMMIT, REPLACE_COMMIT, ROLLBACK, Instant
 from hudilite.timeline.metadata import write_avro_record
 from hudilite.timeline.timeline import Timeline, TimelineWriter
+from hudilite.write.markers import delete_markers, marked_files
 
 WRITE_ACTIONS = (COMMIT, DELTA_COMMIT, REPLACE_COMMIT)
 ROLLBACK_VERSION = 1
@@ -48,7 +49,11 @@ def rollback_pending_instant(
     """
     writer = TimelineWriter(gw, config)
     view = FileSystemView(gw, config, timeline)
-    files = sorted(view.files_of_instant(instant.requested_time))
+    # Marked files first: version-6 log names carry their slice's base instant, not ours.
+    files = sorted(
+        set(view.files_of_instant(instant.requested_time))
+        | {p for p in marked_files(gw, instant.requested_time) if gw.exists(p)}
+    )
     by_partition: dict[str, list[str]] = {}
     for rel in files:
         partition = rel.rsplit("/", 1)[0] if "/" in rel else ""
@@ -98,6 +103,7 @@ def rollback_pending_instant(
     }
     writer.complete(inflight, write_avro_record("HoodieRollbackMetadata", meta))
     writer.delete_instant_files(instant)
+    delete_markers(gw, instant.requested_time)
     return RollbackResult(requested.requested_time, instant.requested_time, deleted)
 
 

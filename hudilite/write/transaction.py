@@ -23,6 +23,7 @@ from hudilite.timeline.heartbeat import Heartbeat
 from hudilite.timeline.instant import Instant
 from hudilite.timeline.metadata import CommitMetadata
 from hudilite.timeline.timeline import Timeline, TimelineWriter
+from hudilite.write.markers import delete_markers
 from hudilite.write.rollback import RollbackResult, rollback_failed_writes, rollback_pending_instant
 
 LOCK_FILE = ".hoodie/.hudilite.lock"
@@ -152,6 +153,7 @@ class WriteTransaction:
                 else metadata.to_avro_bytes()
             )
             self.completed = self.writer.complete(self.instant, content)
+        delete_markers(self.gw, self.instant.requested_time)
         return self.completed
 
     def rollback(self) -> RollbackResult | None:

@@ -1,0 +1,131 @@
+"""Merge-on-read writes of one file group: its changes become a new log file.
+
+Run inside executors like the copy-on-write merge. The incoming records of
+the file group are precombined (the same merge function), then written as one
+data block (Avro or Parquet) with the surviving records and one delete block
+with the deleted keys. Nothing is merged with stored data here: readers and
+compaction do that with the same rules.
+
+hudilite never appends to an existing log file; it writes the next log version
+instead (Hudi does the same on object stores). A failed write's log file is
+therefore a whole file that rollback can simply delete.
+"""
+
+from __future__ import annotations
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from hudilite.merge import precombine
+from hudilite.schema import (
+    COMMIT_SEQNO_COL,
+    COMMIT_TIME_COL,
+    DELETE_COL,
+    FILE_ID_COL,
+    FILE_NAME_COL,
+    META_COLUMNS,
+    PARTITION_PATH_COL,
+    RECORD_KEY_COL,
+    SEQ_COL,
+)
+from hudilite.storage.layout import LogFileName
+from hudilite.storage.log_format import (
+    DeleteKey,
+    avro_data_block,
+    delete_block,
+    parquet_data_block,
+    write_log_file,
+)
+from hudilite.write.file_group_writer import LogTarget, WriteContext, _stats_row, seqnos
+from hudilite.write.markers import create_marker
+
+
+def log_file_name(
+    ctx: WriteContext, target: LogTarget, file_id: str, write_token: str
+) -> LogFileName:
+    """The log file a write creates: v6 names the slice's base instant, v8 the write's own."""
+    if ctx.table_version >= 8:
+        return LogFileName(file_id, ctx.instant_time, 1, write_token)
+    return LogFileName(file_id, target.base_instant, target.next_version, write_token)
+
+
+def append_log_file(
+    ctx: WriteContext,
+    partition_path: str,
+    file_id: str,
+    incoming: pa.Table,
+    write_token: str,
+    task_id: int,
+) -> pa.Table:
+    """Write the file group's precombined changes as a new log file; returns its stats row."""
+    target = ctx.log_targets[(partition_path, file_id)]
+    incoming = incoming.drop_columns([c for c in (FILE_ID_COL,) if c in incoming.column_names])
+    for col in META_COLUMNS:
+        if col not in incoming.column_names:
+            incoming = incoming.append_column(col, pa.nulls(incoming.num_rows, pa.string()))
+    combined = precombine(ctx.merge_spec, incoming)
+    deleted = pc.fill_null(combined[DELETE_COL], False)
+    upserts = combined.filter(pc.invert(deleted))
+    deletes = combined.filter(deleted)
+    name = log_file_name(ctx, target, file_id, write_token)
+    rendered = name.render()
+    rel_path = f"{partition_path}/{rendered}" if partition_path else rendered
+
+    blocks = []
+    if upserts.num_rows:
+        n = upserts.num_rows
+        stamped = upserts.drop_columns([SEQ_COL, DELETE_COL])
+        for col, arr in (
+            (COMMIT_TIME_COL, pa.repeat(pa.scalar(ctx.instant_time, pa.string()), n)),
+            (COMMIT_SEQNO_COL, seqnos(ctx.instant_time, task_id, 0, n)),
+            # Hudi's log records name their file group, not a file.
+            (FILE_NAME_COL, pa.repeat(pa.scalar(file_id, pa.string()), n)),
+        ):
+            stamped = stamped.set_column(stamped.schema.get_field_index(col), col, arr)
+        records = pa.Table.from_arrays(
+            [stamped[f.name].cast(f.type) for f in ctx.storage_schema], schema=ctx.storage_schema
+        )
+        make = parquet_data_block if ctx.log_block_format == "parquet" else avro_data_block
+        blocks.append(make(records, ctx.log_schema_json, ctx.instant_time))
+    if deletes.num_rows:
+        ordering = ctx.merge_spec.ordering_field
+        ordering_type = (
+            ctx.storage_schema.field(ordering).type
+            if ordering and ordering in ctx.storage_schema.names
+            else None
+        )
+        values = (
+            deletes[ordering].to_pylist()
+            if ordering and ordering in deletes.column_names
+            else [None] * deletes.num_rows
+        )
+        keys = [
+            DeleteKey(k, p, v)
+            for k, p, v in zip(
+                deletes[RECORD_KEY_COL].to_pylist(),
+                deletes[PARTITION_PATH_COL].to_pylist(),
+                values,
+                strict=True,
+            )
+        ]
+        blocks.append(
+            delete_block(keys, ctx.instant_time, ctx.log_schema_json, ordering_type=ordering_type)
+        )
+    ctx.check_fail_point("before_file_write")
+    if blocks:
+        create_marker(ctx.gw, ctx.instant_time, rel_path, "APPEND")
+    size = write_log_file(ctx.gw, rel_path, blocks) if blocks else 0
+    ctx.check_fail_point("after_file_write")
+    return _stats_row(
+        partition_path=partition_path,
+        file_id=file_id,
+        path=rel_path,
+        prev_commit=target.base_instant,
+        num_writes=upserts.num_rows,
+        num_inserts=0,
+        num_updates=upserts.num_rows,
+        num_deletes=deletes.num_rows,
+        file_size=size,
+        base_file=target.base_file_name or "",
+        log_version=name.version,
+    )

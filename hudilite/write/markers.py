@@ -1,0 +1,51 @@
+"""Marker files: which data files a write created, for rollback.
+
+Before a task creates a data file it drops an empty marker
+``.hoodie/.temp/<instant>/<partition>/<file name>.marker.<IO type>`` (Hudi's
+direct-marker layout: CREATE for a new base file, MERGE for a rewritten one,
+APPEND for a log file). A rollback deletes exactly the marked files, which
+matters for version-6 log files: their names carry the slice's base instant,
+not the instant that wrote them. Markers are deleted once the instant
+completes or is rolled back.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from hudilite.storage.fs import FileSystemGateway
+
+TEMP_DIR = ".hoodie/.temp"
+IOType = Literal["CREATE", "MERGE", "APPEND"]
+_SUFFIX = ".marker."
+
+
+def marker_dir(instant_time: str) -> str:
+    """The folder holding one instant's markers."""
+    return f"{TEMP_DIR}/{instant_time}"
+
+
+def create_marker(gw: FileSystemGateway, instant_time: str, rel_path: str, io_type: IOType) -> None:
+    """Record that ``rel_path`` is about to be written by ``instant_time``."""
+    gw.write_bytes(f"{marker_dir(instant_time)}/{rel_path}{_SUFFIX}{io_type}", b"")
+
+
+def marked_files(gw: FileSystemGateway, instant_time: str) -> list[str]:
+    """Table-relative paths of the data files an instant's markers name."""
+    root = marker_dir(instant_time)
+    if not gw.exists(root):
+        return []
+    out = []
+    for entry in gw.list_recursive(root):
+        if entry.is_dir or _SUFFIX not in entry.name:
+            continue
+        rel = entry.path[len(root) + 1 :]
+        out.append(rel[: rel.rindex(_SUFFIX)])
+    return sorted(out)
+
+
+def delete_markers(gw: FileSystemGateway, instant_time: str) -> None:
+    """Remove an instant's markers (after it completed or was rolled back)."""
+    root = marker_dir(instant_time)
+    if gw.exists(root):
+        gw.delete_dir(root)
