@@ -1,12 +1,15 @@
 """The one merge function: which version of each record survives, over Arrow tables.
 
 Used for de-duplicating a batch (:func:`precombine`), merging a batch into a COW
-base file (:func:`merge_file_group`), and later compaction and MOR snapshot
-reads, so the four places agree exactly (``docs/hudi-format.md`` §7).
+base file (:func:`merge_file_group`), emitting a changelog (:func:`changelog_rows`),
+and later compaction and MOR snapshot reads, so all places agree exactly
+(``docs/hudi-format.md`` §7).
 
 Records are Arrow tables with ``_hoodie_record_key`` plus two internal columns:
-``_hl_seq`` (int64 write order; larger = later) and ``_hl_delete`` (bool). The
-rule for an older record ``a`` and a newer record ``b`` of the same key:
+``_hl_seq`` (int64 write order; larger = later) and ``_hl_delete`` (bool; see
+:meth:`MergeSpec.mark_deletes` for delete markers). The rule for an older record
+``a`` and a newer record ``b`` of the same key ("``b`` wins" decides the record as
+a whole; partial update and sequence groups then refine single columns):
 
 * COMMIT_TIME_ORDERING: ``b`` wins.
 * EVENT_TIME_ORDERING: ``b`` wins unless ``a``'s ordering value is greater. A
@@ -18,13 +21,56 @@ rule for an older record ``a`` and a newer record ``b`` of the same key:
   ``_hoodie_is_deleted`` row carries its ordering value), except a delete whose
   ordering value is null: that is Hudi's "natural order" delete (the DELETE
   operation, delete blocks with no ordering value) and beats every older record
-  regardless of event time.
-* When the winner is a delete, the key is gone.
+  regardless of event time. When the winner is a delete, the key is gone; a
+  delete that loses changes nothing.
+* Partial update (``spec.partial_update``; Hudi's ``PartialUpdateAvroPayload``
+  with event time, ``OverwriteNonDefaultsWithLatestAvroPayload`` with commit
+  time): the result is the winner with each null field taken from the loser --
+  when ``b`` wins, ``b``'s nulls keep ``a``'s values; when ``a`` wins (event
+  time), ``a``'s nulls are filled from ``b``. That is exactly
+  ``PartialUpdateAvroPayload.mergeOldRecord``/``mergeRecords``: the winner's
+  non-null fields, else the loser's. The result keeps the winner's ordering value
+  and meta columns. Deliberate differences from the Java payloads: a delete
+  follows the delete rule above (``PartialUpdateAvroPayload`` lets any newer
+  delete win and never lets an older delete win); a delete -- winning or losing --
+  never supplies field values; and ``OverwriteNonDefaultsWithLatestAvroPayload``
+  merges partially inside a batch too (its Java ``preCombine`` keeps only the
+  latest record). Meta columns (``_hoodie_*``) and internal columns are never
+  filled.
+* Sequence groups (``spec.sequence_groups``, beyond Hudi, like Paimon's
+  ``fields.<seq>.sequence-group``): the columns of a group, its ordering column
+  included, are replaced as a unit -- nulls included -- by ``b``'s when ``b`` is
+  not a delete, ``b``'s group ordering value is not null, and ``a``'s is not
+  greater (null lowest; a tie goes to ``b``). This is independent of who wins
+  the record, so a record that loses under event time can still update a group;
+  a record whose group ordering value is null never touches that group (a new
+  key starts with the group all null). Columns in no group follow the record
+  rule (with partial update if set). Deletes are whole-record: a winning delete
+  removes every group, a record must beat a delete to bring the key back.
 
-Inside one batch the rule is applied as a fold in ``_hl_seq`` order; vectorised,
-that is "drop the records before the key's last natural-order delete, then take
-the greatest ``(ordering, seq)``". Against a base file the precombined winner of
-the batch is compared with the stored row, as Hudi's merge handle does.
+A batch is reduced with :func:`precombine`: the rule is applied as a fold in
+``_hl_seq`` order, giving one record per key. :func:`merge_file_group` then
+combines that record with the stored row (as Hudi's merge handle combines the
+precombined payload with the stored record). Where batch boundaries show:
+
+* Deletes (plain modes too, as in Hudi): inside a batch a delete keeps its
+  ordering value and beats the older-ordered records that follow it, while the
+  stored table keeps no tombstone (a later batch re-inserts the key); and a
+  natural-order delete followed by another record of its key in the same batch
+  is absorbed by that record, which is then compared with the stored row.
+  Without deletes, commit and event time are associative.
+* Partial update (like Hudi's payload) is order sensitive: the merged row keeps
+  one ordering value, the winner's, so a value that came from an older record is
+  protected by the winner's ordering value; a batch reduced first can give a
+  different row than the same records applied one at a time.
+* Sequence groups without deletes are associative (each group is a maximum),
+  which is why they, not partial update, are the tool for several writers of
+  one row that arrive out of order.
+
+Vectorisation: the fold is computed with cumulative maxima over the records
+sorted by (key, write order) -- composite integers ``segment * R + rank`` make a
+running maximum restart at every key, natural delete or winning delete -- so no
+Python code runs per record or per key.
 """
 
 from __future__ import annotations
@@ -36,18 +82,27 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from hudilite.errors import KeyGenerationError, SchemaError
-from hudilite.merge.spec import MergeSpec
+from hudilite.merge.spec import MergeSpec, SequenceGroup
 from hudilite.schema import (
     CHANGED_COL,
     DELETE_COL,
     FILE_ID_COL,
     IS_DELETED_COL,
     META_COLUMNS,
+    OPERATION_COL,
     RECORD_KEY_COL,
     SEQ_COL,
 )
 
 _INTERNAL = (SEQ_COL, DELETE_COL, FILE_ID_COL, CHANGED_COL)
+#: Columns a partial update or a sequence group never takes from another record.
+_NOT_DATA = frozenset((*META_COLUMNS, OPERATION_COL, *_INTERNAL))
+
+#: ``_hoodie_operation`` values (Hudi's ``HoodieOperation``).
+OP_INSERT = "I"
+OP_UPDATE_BEFORE = "-U"
+OP_UPDATE_AFTER = "U"
+OP_DELETE = "D"
 
 
 @dataclass(frozen=True)
@@ -56,10 +111,14 @@ class MergeOutcome:
 
     ``table``: the new content (meta + data columns + ``_hl_changed``); rows of
     the base file that were not replaced come first in base order, with their
-    meta columns untouched and ``_hl_changed`` False; replaced rows stay at
-    their base position; inserts follow in incoming order. Rows from incoming
+    meta columns untouched and ``_hl_changed`` False; then the updated rows and
+    the inserts, in incoming order (plain modes: filtering the untouched rows is
+    far cheaper than gathering every row into its old position). Rows from incoming
     have ``_hl_changed`` True and carry the meta values incoming had (null from
-    a writer: it stamps commit time, seqno and file name afterwards).
+    a writer: it stamps commit time, seqno and file name afterwards). A stored
+    row that stays the record-level winner but takes values from the incoming
+    record (partial update, sequence groups) keeps its meta columns and has
+    ``_hl_changed`` True, so the writer stamps it as an update.
     Counts are per base row (``updates``, ``deletes``, ``unchanged_rows``) and
     per incoming record (``inserts``).
     """
@@ -84,6 +143,7 @@ def apply_delete_markers(
     An existing ``_hl_delete`` is kept (OR-ed), so a DELETE operation's flags
     survive. A missing ``delete_field`` marks nothing. A string marker is
     compared with the value's text, as Hudi's ``hoodie.payload.delete.marker``.
+    :meth:`MergeSpec.mark_deletes` applies a spec's field and marker.
     """
     flags = _deletes(table)
     if delete_field in table.column_names:
@@ -96,15 +156,21 @@ def apply_delete_markers(
 
 
 def precombine(spec: MergeSpec, incoming: pa.Table) -> pa.Table:
-    """One row per ``_hoodie_record_key``: the batch's winner under ``spec``.
+    """One row per ``_hoodie_record_key``: the batch's records folded under ``spec``.
 
     Rows come back sorted by key (with all columns, internal ones included). A
     missing ``_hl_seq`` means row order; a missing ``_hl_delete``, no deletes.
-    Ties in ``_hl_seq`` fall back to row order (the sort is stable).
+    Ties in ``_hl_seq`` fall back to row order (the sort is stable). Without
+    partial update or sequence groups the row is the batch's winner as it was
+    written; with them, the winner's row with the columns the fold took from
+    other records. A key whose fold ends in a delete comes back as that delete
+    record, unchanged.
     """
     n = incoming.num_rows
     if n == 0:
         return incoming
+    if not spec.simple:
+        return _precombine_fold(spec, incoming)
     keys = _keys(incoming)
     seq = _seq(incoming)
     columns: dict[str, Any] = {"k": keys, "s": seq, "i": _arange(n)}
@@ -141,8 +207,10 @@ def merge_file_group(spec: MergeSpec, base: pa.Table | None, incoming: pa.Table)
     it should be :func:`precombine`'s output (duplicates are precombined here).
     Base rows are the older writes: an incoming record replaces a base row
     unless event time says the base row's ordering value is greater; a winning
-    delete removes the row; a delete of an unknown key is ignored. Duplicate keys
-    in ``base`` (left by ``insert``) are each merged with the incoming record.
+    delete removes the row; a delete of an unknown key is ignored. With partial
+    update or sequence groups single columns of a base row can change even when
+    the row wins (module docstring). Duplicate keys in ``base`` (left by
+    ``insert``) are each merged with the incoming record.
     Columns are unified by name (Arrow's permissive promotion, e.g. int32+int64);
     a column in only one side is null in the other's rows.
     """
@@ -159,6 +227,319 @@ def merge_file_group(spec: MergeSpec, base: pa.Table | None, incoming: pa.Table)
     base_keys = _keys(base)
     # For every base row: the position of its key among the incoming records (or null).
     match = pc.index_in(base_keys, value_set=inc_keys)
+    incoming_wins = _incoming_wins(spec, base, incoming, match, inc_delete)
+    deleted = pc.and_(incoming_wins, pc.fill_null(inc_delete.take(match), False))
+    new_keys = pc.and_(pc.invert(pc.is_in(inc_keys, value_set=base_keys)), pc.invert(inc_delete))
+    inserted = _as_array(pc.add(pc.indices_nonzero(new_keys), nb)).cast(pa.int64())
+    if not spec.simple:
+        return _merge_columns(spec, base, incoming, match, incoming_wins, deleted, inserted)
+    # Untouched base rows are filtered (a near-memcpy), not gathered with ``take``, which
+    # costs five times more on a large base file; the winning incoming rows follow them.
+    unchanged = base.filter(pc.invert(incoming_wins))
+    updated = _as_array(match.filter(pc.and_(incoming_wins, pc.invert(deleted)))).cast(pa.int64())
+    new_rows = _as_array(pc.subtract(inserted, pa.scalar(nb, pa.int64())))
+    winners = incoming.take(pa.concat_arrays([updated, new_rows]))
+    rows = _combine([unchanged, winners])
+    flags = pa.concat_arrays(
+        [pa.repeat(False, unchanged.num_rows), pa.repeat(True, winners.num_rows)]
+    )
+    rows = rows.append_column(CHANGED_COL, flags)
+    n_deleted = pc.sum(deleted).as_py() or 0
+    n_updated = (pc.sum(incoming_wins).as_py() or 0) - n_deleted
+    return MergeOutcome(
+        rows,
+        inserts=len(inserted),
+        updates=n_updated,
+        deletes=n_deleted,
+        unchanged_rows=nb - n_updated - n_deleted,
+    )
+
+
+def changelog_rows(spec: MergeSpec, base: pa.Table | None, incoming: pa.Table) -> pa.Table:
+    """Every change ``incoming`` makes to ``base``, instead of the collapsed result.
+
+    For changelog mode (``changelog.enabled``): the records of ``incoming`` are
+    applied one at a time, in ``_hl_seq`` order, to the state of their key (the
+    base row, or nothing), with the same rule as :func:`precombine` -- no
+    batch-level collapsing -- and each change of the state is emitted:
+
+    * ``I`` (after image) when a key that did not exist (or was deleted) comes alive;
+    * ``-U`` (before image) then ``U`` (after image) when a live key's record
+      wins, or -- partial update, sequence groups -- takes any value from it;
+    * ``D`` (before image: the row that is gone) when a delete wins over a live key.
+
+    Records that change nothing (an older record that loses and fills nothing, a
+    delete of an unknown key, a record that loses to a delete) emit nothing. The
+    result has the meta columns, ``_hoodie_operation`` after them (where Hudi
+    puts it), the data columns, and ``_hl_seq`` (the write order of the record
+    that caused the change). Rows are grouped by key (sorted by key; each base
+    row of a duplicated key is its own state), in the order the changes
+    happened, ``-U`` before its ``U``. Images carry the meta columns of the
+    record that won the record-level comparison (null for incoming records; a
+    writer stamps the after images).
+
+    Without partial update and sequence groups the last image of each key is
+    what ``merge_file_group(spec, base, precombine(spec, incoming))`` produces
+    for it, except where a natural-order delete of a stored key is followed by
+    another record of the key in the same batch: the changelog deletes the
+    stored row and inserts the record, the collapsed merge compares the record
+    with the stored row. With partial update or sequence groups the images are
+    the record-at-a-time result (see the module docstring).
+    """
+    if spec.event_time and incoming.num_rows:
+        _ordering(incoming, spec.ordering_field, required=True)
+    has_base = base is not None and base.num_rows > 0
+    parts = [base, incoming] if has_base else [incoming]
+    combined = _combine([p for p in parts if p is not None])
+    nb = base.num_rows if has_base and base is not None else 0
+    ni = incoming.num_rows
+    inc_keys = _keys(incoming)
+    inc_ref = pa.table({"k": inc_keys, "i": _arange(ni)})
+    if nb and base is not None:
+        base_keys = _keys(base)
+        base_ref = pa.table({"k": base_keys, "b": _arange(nb)})
+        pairs = inc_ref.join(base_ref, "k", join_type="left outer")
+    else:
+        base_keys = pa.array([], pa.string())
+        pairs = inc_ref.append_column("b", pa.nulls(ni, pa.int64()))
+    pair_inc = _as_array(pairs["i"])
+    m = len(pair_inc)
+    stream = pa.table(
+        {
+            "k": pa.concat_arrays([base_keys, _as_array(pairs["k"]).cast(pa.string())]),
+            "b": pa.concat_arrays(
+                [_arange(nb), _as_array(pc.fill_null(pairs["b"], -1)).cast(pa.int64())]
+            ),
+            "o": pa.concat_arrays(
+                [pa.repeat(0, nb).cast(pa.int8()), pa.repeat(1, m).cast(pa.int8())]
+            ),
+            "s": pa.concat_arrays(
+                [pa.repeat(-1, nb).cast(pa.int64()), _seq(incoming).take(pair_inc)]
+            ),
+            "src": pa.concat_arrays([_arange(nb), _as_array(pc.add(pair_inc, nb))]),
+            "d": pa.concat_arrays([pa.repeat(False, nb), _deletes(incoming).take(pair_inc)]),
+        }
+    )
+    stream = stream.take(
+        pc.sort_indices(stream, sort_keys=[(c, "ascending") for c in ("k", "b", "o", "s", "src")])
+    )
+    records = combined.take(stream["src"])
+    records = records.append_column(SEQ_COL, stream["s"]).append_column(DELETE_COL, stream["d"])
+    first = _run_starts(_as_array(stream["k"]), _as_array(stream["b"]))
+    fold = _fold(spec, records, first, stored=_as_array(pc.equal(stream["o"], 0)))
+
+    n = records.num_rows
+    is_incoming = pc.equal(stream["o"], 1)
+    live = fold.live
+    before_live = pc.and_(pc.invert(first), _shift(live))
+    updated = _all(is_incoming, before_live, live, fold.touched)
+    inserted = _all(is_incoming, pc.invert(before_live), live)
+    deleted = _all(is_incoming, before_live, pc.invert(live))
+    pos = _arange(n)
+    before = pc.or_(updated, deleted)
+    after = pc.or_(updated, inserted)
+    emitted = pa.table(
+        {
+            "cause": pa.concat_arrays([pos.filter(before), pos.filter(after)]),
+            "after": pa.concat_arrays(
+                [pa.repeat(False, _count(before)), pa.repeat(True, _count(after))]
+            ),
+            "image": pa.concat_arrays(
+                [_as_array(pc.subtract(pos.filter(before), 1)), pos.filter(after)]
+            ),
+            "op": pa.concat_arrays(
+                [
+                    _as_array(pc.if_else(updated.filter(before), OP_UPDATE_BEFORE, OP_DELETE)),
+                    _as_array(pc.if_else(updated.filter(after), OP_UPDATE_AFTER, OP_INSERT)),
+                ]
+            ),
+        }
+    )
+    # By the causing record, the before image first.
+    emitted = emitted.take(
+        pc.sort_indices(emitted, sort_keys=[("cause", "ascending"), ("after", "ascending")])
+    )
+    images = fold.images(_as_array(emitted["image"])).drop_columns([SEQ_COL, DELETE_COL])
+    data = [c for c in images.column_names if c not in META_COLUMNS and c != OPERATION_COL]
+    return pa.Table.from_arrays(
+        [
+            *(images[c] for c in META_COLUMNS),
+            _as_array(emitted["op"]).cast(pa.string()),
+            *(images[c] for c in data),
+            _as_array(records[SEQ_COL]).take(emitted["cause"]),
+        ],
+        names=[*META_COLUMNS, OPERATION_COL, *data, SEQ_COL],
+    )
+
+
+# --- the fold ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Fold:
+    """The state of every key after each record, records in fold order.
+
+    ``winner``: position of the record that won the record-level comparison so
+    far (its row gives the meta and internal columns, and the columns that are
+    not in ``sources``); ``live``: the key exists (the winner is not a delete);
+    ``sources``: per column whose value may come from another record, the
+    position holding its current value (null: the value is null); ``touched``:
+    the record changed the state (it won, or supplied a column).
+    """
+
+    table: pa.Table
+    winner: pa.Array
+    live: pa.Array
+    sources: dict[str, pa.Array]
+    touched: pa.Array
+
+    def images(self, positions: pa.Array) -> pa.Table:
+        """The state rows after the records at ``positions``."""
+        rows = self.table.take(self.winner.take(positions))
+        for name, src in self.sources.items():
+            column = _as_array(self.table[name]).take(src.take(positions))
+            rows = rows.set_column(rows.schema.get_field_index(name), name, column)
+        return rows
+
+
+def _fold(
+    spec: MergeSpec, table: pa.Table, first: pa.Array, stored: pa.Array | None = None
+) -> _Fold:
+    """Apply the merge rule record by record; ``table`` is sorted by (key, write order).
+
+    ``first`` marks the first record of every key; ``stored`` the rows that are a
+    key's stored state rather than a record (a base row: taken as it is, so its
+    groups keep their values even where their ordering value is null). The record-level winner is a
+    running maximum of the ordering rank that restarts at every key and every
+    natural-order delete (``segment * R + rank`` compared with its cumulative
+    maximum; ties go to the later record). A winning delete starts a new
+    "epoch": values from before it are gone, and records that lose to it are
+    discarded. Partial-update and group values are then chosen inside the
+    current epoch with more cumulative maxima (see :func:`_partial_source`,
+    :func:`_group_source`).
+    """
+    n = table.num_rows
+    pos = _arange(n)
+    deletes = _deletes(table)
+    if spec.event_time:
+        order = _ordering(table, spec.ordering_field, required=True)
+        rank = _rank(order, spec.ordering_field)
+        reset = pc.or_(first, pc.and_(deletes, pc.is_null(order)))
+    else:
+        rank = _zeros(n)
+        reset = first
+    is_max = _running_max(_cumcount(reset), rank)
+    winner = _cummax(pc.if_else(is_max, pos, -1))
+    live = pc.invert(deletes.take(winner))
+    epoch_flag = pc.or_(first, pc.and_(is_max, deletes))
+    epoch = _cumcount(epoch_flag)
+    epoch_start = _cummax(pc.if_else(epoch_flag, pos, 0))
+    # Records whose values count: live records arriving at a live state (or winning).
+    part = pc.and_(pc.invert(deletes), live)
+    sources: dict[str, pa.Array] = {}
+    grouped = spec.grouped_columns
+    if spec.partial_update:
+        for name in table.column_names:
+            if name not in _NOT_DATA and name not in grouped:
+                sources[name] = _partial_source(table[name], part, is_max, epoch, epoch_start)
+    for group in spec.sequence_groups:
+        src = _group_source(table, group, part, epoch, epoch_start, stored)
+        for name in group.all_columns:
+            if name in table.column_names:
+                sources[name] = src
+    touched = is_max
+    for src in sources.values():
+        touched = pc.or_(touched, pc.fill_null(pc.equal(src, pos), False))
+    # A deleted key shows its delete record as it was written.
+    sources = {name: pc.if_else(live, src, winner) for name, src in sources.items()}
+    return _Fold(table, winner, live, sources, _as_array(touched))
+
+
+def _partial_source(
+    column: pa.ChunkedArray | pa.Array,
+    part: pa.Array,
+    is_max: pa.Array,
+    epoch: pa.Array,
+    epoch_start: pa.Array,
+) -> pa.Array:
+    """Where a partially updated column's value comes from after each record.
+
+    Folding "winner's value, else loser's" record by record: a winning record
+    with a value overrides; a losing one only fills a null. So the value is the
+    last winning record's with a value in the epoch, else the first record's
+    with a value in the epoch (the first record of an epoch is a winner; a value
+    a loser filled in is kept until a winner overrides it).
+    """
+    n = len(part)
+    pos = _arange(n)
+    valid = pc.and_(part, pc.is_valid(column))
+    last_winner = _cummax(pc.if_else(pc.and_(valid, is_max), pos, -1))
+    # First valid position of the epoch so far: a running max of n - position.
+    big = n + 1
+    offset = pc.multiply(epoch, big)
+    distance = pc.subtract(n, pc.if_else(valid, pos, n))
+    first_valid = pc.subtract(n, pc.subtract(_cummax(pc.add(offset, distance)), offset))
+    src = pc.if_else(
+        pc.greater_equal(last_winner, epoch_start),
+        last_winner,
+        pc.if_else(pc.less(first_valid, n), first_valid, pa.scalar(None, pa.int64())),
+    )
+    return _as_array(src)
+
+
+def _group_source(
+    table: pa.Table,
+    group: SequenceGroup,
+    part: pa.Array,
+    epoch: pa.Array,
+    epoch_start: pa.Array,
+    stored: pa.Array | None,
+) -> pa.Array:
+    """Where a sequence group's columns come from after each record.
+
+    The last record of the epoch with a group ordering value not below every
+    earlier one (a running maximum; ties to the later record); null if no
+    record of the epoch had a group ordering value. A ``stored`` row counts
+    even with a null ordering value (it ranks lowest).
+    """
+    n = len(part)
+    if group.ordering_field in table.column_names:
+        order = _as_array(table[group.ordering_field])
+    else:
+        order = pa.nulls(n, pa.int64())
+    has_order = pc.is_valid(order)
+    if stored is not None:
+        has_order = pc.or_(has_order, stored)
+    valid = pc.and_(part, has_order)
+    rank = pc.if_else(valid, _rank(order, group.ordering_field), 0)
+    marks = pc.and_(valid, _running_max(epoch, rank))
+    src = _cummax(pc.if_else(marks, _arange(n), -1))
+    return _as_array(
+        pc.if_else(pc.greater_equal(src, epoch_start), src, pa.scalar(None, pa.int64()))
+    )
+
+
+def _precombine_fold(spec: MergeSpec, incoming: pa.Table) -> pa.Table:
+    n = incoming.num_rows
+    narrow = pa.table({"k": _keys(incoming), "s": _seq(incoming), "i": _arange(n)})
+    order = pc.sort_indices(narrow, sort_keys=[(c, "ascending") for c in ("k", "s", "i")])
+    records = incoming.take(order)
+    keys = _as_array(narrow["k"]).take(order)
+    fold = _fold(spec, records, _run_starts(keys))
+    return fold.images(pc.indices_nonzero(_last_of_runs(keys)))
+
+
+# --- merging into a base file ---------------------------------------------------------------
+
+
+def _incoming_wins(
+    spec: MergeSpec,
+    base: pa.Table,
+    incoming: pa.Table,
+    match: pa.Array,
+    inc_delete: pa.Array,
+) -> pa.Array:
+    """Per base row: does the incoming record of its key win the record-level comparison?"""
     matched = pc.is_valid(match)
     incoming_wins = matched
     if spec.event_time:
@@ -170,17 +551,76 @@ def merge_file_group(spec: MergeSpec, base: pa.Table | None, incoming: pa.Table)
         incoming_wins = pc.and_(
             matched, pc.or_(pc.fill_null(natural, False), pc.invert(base_greater))
         )
-    incoming_wins = pc.fill_null(incoming_wins, False)
-    deleted = pc.and_(incoming_wins, pc.fill_null(inc_delete.take(match), False))
+    return _as_array(pc.fill_null(incoming_wins, False))
+
+
+def _merge_columns(
+    spec: MergeSpec,
+    base: pa.Table,
+    incoming: pa.Table,
+    match: pa.Array,
+    incoming_wins: pa.Array,
+    deleted: pa.Array,
+    inserted: pa.Array,
+) -> MergeOutcome:
+    """:func:`merge_file_group` with partial update or sequence groups: column by column."""
+    nb = base.num_rows
+    combined = _combine([base, incoming])
     base_pos = _arange(nb)
-    replaced_pos = pc.add(match.cast(pa.int64()), nb)
-    kept = pc.if_else(incoming_wins, replaced_pos, base_pos).filter(pc.invert(deleted))
-    new_keys = pc.and_(pc.invert(pc.is_in(inc_keys, value_set=base_keys)), pc.invert(inc_delete))
-    inserted = pc.add(pc.indices_nonzero(new_keys), nb)
-    take = pa.concat_arrays([_as_array(kept), _as_array(inserted).cast(pa.int64())])
-    rows = _output([base, incoming], take, changed_from=nb)
-    n_deleted = pc.sum(deleted).as_py() or 0
-    n_updated = (pc.sum(incoming_wins).as_py() or 0) - n_deleted
+    inc_pos = _as_array(pc.add(match.cast(pa.int64()), nb))
+    inc_live = pc.fill_null(pc.invert(_deletes(incoming).take(match)), False)
+    row_src = _as_array(pc.if_else(incoming_wins, inc_pos, base_pos))
+    changed = incoming_wins
+    sources: dict[str, pa.Array] = {}
+    grouped = spec.grouped_columns
+    if spec.partial_update:
+        no_pos = pa.scalar(None, pa.int64())
+        loser = pc.if_else(incoming_wins, base_pos, pc.if_else(inc_live, inc_pos, no_pos))
+        for name in combined.column_names:
+            if name in _NOT_DATA or name in grouped:
+                continue
+            column = _as_array(combined[name])
+            fill = pc.and_(
+                pc.is_null(column.take(row_src)),
+                pc.fill_null(pc.is_valid(column.take(loser)), False),
+            )
+            fill = pc.fill_null(pc.and_(fill, pc.is_valid(loser)), False)
+            sources[name] = _as_array(pc.if_else(fill, loser, row_src))
+            changed = pc.or_(changed, fill)
+    for group in spec.sequence_groups:
+        if group.ordering_field in combined.column_names:
+            order = _as_array(combined[group.ordering_field])
+            inc_order = order.take(inc_pos)
+            takes = _all(
+                inc_live,
+                pc.is_valid(inc_order),
+                pc.invert(_greater_nulls_lowest(order.slice(0, nb), inc_order)),
+            )
+            takes = pc.fill_null(takes, False)
+        else:
+            takes = pa.repeat(False, nb)
+        src = _as_array(pc.if_else(takes, inc_pos, base_pos))
+        for name in group.all_columns:
+            if name in combined.column_names:
+                sources[name] = src
+        changed = pc.or_(changed, takes)
+    keep = pc.invert(deleted)
+
+    def rows_of(src: pa.Array) -> pa.Array:
+        return pa.concat_arrays([_as_array(src.filter(keep)), inserted])
+
+    take = rows_of(row_src)
+    arrays = [
+        _as_array(combined[name]).take(rows_of(sources[name]) if name in sources else take)
+        for name in combined.column_names
+    ]
+    rows = pa.Table.from_arrays(arrays, schema=combined.schema)
+    flags = pa.concat_arrays(
+        [_as_array(pc.and_(changed, keep)).filter(keep), pa.repeat(True, len(inserted))]
+    )
+    rows = rows.append_column(CHANGED_COL, flags)
+    n_deleted = _count(deleted)
+    n_updated = _count(pc.and_(changed, keep))
     return MergeOutcome(
         rows,
         inserts=len(inserted),
@@ -193,11 +633,8 @@ def merge_file_group(spec: MergeSpec, base: pa.Table | None, incoming: pa.Table)
 # --- helpers -------------------------------------------------------------------------------
 
 
-def _output(parts: list[pa.Table], take: pa.Array, changed_from: int) -> pa.Table:
-    """Rows ``take`` of the concatenated ``parts``, meta columns first, ``_hl_changed`` last.
-
-    Indices ``>= changed_from`` address rows of the last part (the incoming records).
-    """
+def _combine(parts: list[pa.Table]) -> pa.Table:
+    """``parts`` concatenated by column name, meta columns first, internal columns dropped."""
     cleaned = []
     for part in parts:
         part = part.drop_columns([c for c in _INTERNAL if c in part.column_names])
@@ -210,7 +647,15 @@ def _output(parts: list[pa.Table], take: pa.Array, changed_from: int) -> pa.Tabl
     except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
         raise SchemaError(f"incoming records do not fit the base file's columns: {exc}") from exc
     rest = [c for c in combined.column_names if c not in META_COLUMNS]
-    rows = combined.select([*META_COLUMNS, *rest]).take(take)
+    return combined.select([*META_COLUMNS, *rest])
+
+
+def _output(parts: list[pa.Table], take: pa.Array, changed_from: int) -> pa.Table:
+    """Rows ``take`` of the concatenated ``parts``, meta columns first, ``_hl_changed`` last.
+
+    Indices ``>= changed_from`` address rows of the last part (the incoming records).
+    """
+    rows = _combine(parts).take(take)
     changed = pc.greater_equal(take, changed_from) if len(take) else pa.array([], pa.bool_())
     return rows.append_column(CHANGED_COL, _as_array(changed))
 
@@ -230,13 +675,13 @@ def _keys(table: pa.Table) -> pa.Array:
 def _seq(table: pa.Table) -> pa.Array:
     if SEQ_COL not in table.column_names:
         return _arange(table.num_rows)
-    return pc.fill_null(_as_array(table[SEQ_COL]).cast(pa.int64()), -1)
+    return _as_array(pc.fill_null(_as_array(table[SEQ_COL]).cast(pa.int64()), -1))
 
 
 def _deletes(table: pa.Table) -> pa.Array:
     if DELETE_COL not in table.column_names:
         return pa.repeat(False, table.num_rows)
-    return pc.fill_null(_as_array(table[DELETE_COL]).cast(pa.bool_()), False)
+    return _as_array(pc.fill_null(_as_array(table[DELETE_COL]).cast(pa.bool_()), False))
 
 
 def _ordering(table: pa.Table, field: str | None, required: bool) -> pa.Array:
@@ -246,6 +691,33 @@ def _ordering(table: pa.Table, field: str | None, required: bool) -> pa.Array:
         raise SchemaError(f"ordering field {field!r} is not in the records")
     # A base file written before the ordering field existed: every stored value is null.
     return pa.nulls(table.num_rows)
+
+
+def _rank(values: pa.Array, name: str | None) -> pa.Array:
+    """Dense int64 rank of ``values``: null 0, then ascending from 1, NaN greatest."""
+    values = _as_array(values)
+    if pa.types.is_null(values.type) or len(values) == 0:
+        return _zeros(len(values))
+    try:
+        # The default null placement (at the end) also puts NaN above every number.
+        rank = pc.rank(values, sort_keys="ascending", tiebreaker="dense")
+    except (pa.ArrowNotImplementedError, pa.ArrowTypeError) as exc:
+        raise SchemaError(f"ordering field {name!r} is not comparable: {exc}") from exc
+    return _as_array(pc.if_else(pc.is_valid(values), rank.cast(pa.int64()), 0))
+
+
+def _running_max(segment: pa.Array, rank: pa.Array) -> pa.Array:
+    """Mask of records whose ``rank`` is >= every earlier rank of the same segment.
+
+    ``segment`` is non-decreasing; ``segment * R + rank`` orders every record of
+    a later segment above every record of an earlier one, so one cumulative
+    maximum over the whole array restarts at each segment.
+    """
+    if len(rank) == 0:
+        return pa.array([], pa.bool_())
+    width = (pc.max(rank).as_py() or 0) + 1
+    composite = pc.add(pc.multiply(segment, width), rank)
+    return _as_array(pc.equal(composite, _cummax(composite)))
 
 
 def _after_last_natural_delete(
@@ -302,6 +774,50 @@ def _last_of_runs(sorted_keys: pa.Array | pa.ChunkedArray) -> pa.Array:
     return pa.concat_arrays([_as_array(differs), pa.array([True])])
 
 
+def _run_starts(*columns: pa.Array) -> pa.Array:
+    """Mask of the first element of every run of equal rows over sorted ``columns``."""
+    n = len(columns[0])
+    if n == 0:
+        return pa.array([], pa.bool_())
+    differs: Any = pa.repeat(False, n - 1)
+    for column in columns:
+        column = _as_array(column)
+        differs = pc.or_(differs, pc.not_equal(column.slice(1), column.slice(0, n - 1)))
+    return pa.concat_arrays([pa.array([True]), _as_array(differs)])
+
+
+def _shift(mask: pa.Array) -> pa.Array:
+    """``mask`` moved one place later (False first)."""
+    mask = _as_array(mask)
+    if len(mask) == 0:
+        return mask
+    return pa.concat_arrays([pa.array([False]), mask.slice(0, len(mask) - 1)])
+
+
+def _all(*masks: Any) -> pa.Array:
+    out = masks[0]
+    for mask in masks[1:]:
+        out = pc.and_(out, mask)
+    return _as_array(out)
+
+
+def _count(mask: Any) -> int:
+    return int(pc.sum(mask).as_py() or 0)
+
+
+def _cummax(values: Any) -> pa.Array:
+    return _as_array(pc.cumulative_max(values))
+
+
+def _cumcount(flags: pa.Array) -> pa.Array:
+    """0-based number of the run each element belongs to (runs start where ``flags``)."""
+    return _as_array(pc.subtract(pc.cumulative_sum(flags.cast(pa.int64())), 1))
+
+
+def _zeros(n: int) -> pa.Array:
+    return pa.repeat(pa.scalar(0, pa.int64()), n)
+
+
 def _arange(n: int) -> pa.Array:
     """0..n-1 as int64, built in Arrow (``pa.array(range(n))`` walks Python ints)."""
     if n == 0:
@@ -321,4 +837,14 @@ def _as_array(arr: pa.Array | pa.ChunkedArray) -> pa.Array:
     return arr
 
 
-__all__ = ["MergeOutcome", "apply_delete_markers", "merge_file_group", "precombine"]
+__all__ = [
+    "OP_DELETE",
+    "OP_INSERT",
+    "OP_UPDATE_AFTER",
+    "OP_UPDATE_BEFORE",
+    "MergeOutcome",
+    "apply_delete_markers",
+    "changelog_rows",
+    "merge_file_group",
+    "precombine",
+]

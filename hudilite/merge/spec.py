@@ -182,9 +182,7 @@ def parse_sequence_groups(text: str) -> tuple[SequenceGroup, ...]:
             raise ConfigError(
                 f"invalid sequence group {part.strip()!r}: expected '<ordering col>:<col>,<col>'"
             )
-        groups.append(
-            SequenceGroup(tuple(c for c in columns.split(",") if c.strip()), ordering)
-        )
+        groups.append(SequenceGroup(tuple(c for c in columns.split(",") if c.strip()), ordering))
     return tuple(groups)
 
 
@@ -204,9 +202,9 @@ class MergeSpec:
     ``EVENT_TIME_ORDERING`` (the greater ``ordering_field`` value wins, null
     lowest, ties to the later write). Event time without an ordering field
     behaves as commit time, as Hudi's ``DefaultHoodieRecordPayload`` does when no
-    ordering field is configured. ``sequence_groups`` may be given as option text
-    (``"ts_a:name;ts_b:age"``). ``delete_marker`` None means "the delete field is
-    true"; a string is compared with the field's text.
+    ordering field is configured. ``sequence_groups``: see
+    :func:`parse_sequence_groups` for the option text. ``delete_marker`` None
+    means "the delete field is true"; a string is compared with the field's text.
     """
 
     mode: str = COMMIT_TIME_ORDERING

@@ -78,6 +78,7 @@ def _read_merged(
             schema=schema,
             is_instant_visible=plan.is_instant_visible,
             as_of=plan.as_of,
+            commit_times=plan.commit_times,
         )
 
     slices = plan.merge_slices

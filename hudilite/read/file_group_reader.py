@@ -25,7 +25,9 @@ log record scanner does (``docs/hudi-format.md`` §5-7):
    ordering value in the ordering column; a "natural order" delete (no ordering value, or
    the ``IntWrapper(0)`` Hudi writes for SQL deletes) has a null ordering value and so
    always wins, while an event-time delete loses to a stored record with a greater
-   ordering value. Data records whose ``_hoodie_is_deleted`` is true are deletes too.
+   ordering value. Data records carrying the spec's delete marker
+   (:meth:`MergeSpec.mark_deletes`, ``_hoodie_is_deleted = true`` by default) are deletes
+   too. Partial updates and sequence groups are the merge module's business as well.
 
 Log records carry their own meta columns (``_hoodie_commit_time`` of the delta commit,
 ``_hoodie_file_name`` = the file id, ...): the output keeps them as they are, like Hudi.
@@ -42,17 +44,18 @@ from __future__ import annotations
 
 import base64
 import pickle
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from hudilite.errors import CorruptFileError, SchemaError
 from hudilite.filegroup.slices import FileSlice, LogFile
-from hudilite.merge import MergeSpec, apply_delete_markers, merge_file_group
+from hudilite.merge import MergeSpec, merge_file_group
 from hudilite.schema import (
+    COMMIT_TIME_COL,
     DELETE_COL,
-    IS_DELETED_COL,
     PARTITION_PATH_COL,
     RECORD_KEY_COL,
     SEQ_COL,
@@ -80,6 +83,7 @@ def read_file_slice(
     schema: pa.Schema,
     is_instant_visible: Callable[[str], bool],
     as_of: str | None = None,
+    commit_times: Collection[str] | None = None,
 ) -> pa.Table:
     """The rows of ``slice`` as a snapshot read sees them: base file merged with the logs.
 
@@ -88,6 +92,13 @@ def read_file_slice(
     ``is_instant_visible(instant)`` says whether a data/delete block written by
     ``instant`` belongs to the read (``ScanPlan.is_instant_visible``); ``as_of`` is the
     read instant (blocks newer than it are skipped), None for the latest.
+
+    ``commit_times`` (incremental reads, ``ScanPlan.commit_times``) restricts the merge to
+    the commits of the range: only base rows whose ``_hoodie_commit_time`` is in it and
+    only log blocks written by them take part, as in Hudi's and hudi-rs's incremental
+    merge-on-read reads. (So a log record that loses to a stored record written before the
+    range is still returned: the stored record is not part of the read.) The caller still
+    filters the output rows by commit time.
     Raises :class:`CorruptFileError` for an unreadable base file and :class:`SchemaError`
     when records cannot be cast to ``schema``.
     """
@@ -96,9 +107,14 @@ def read_file_slice(
     if file_slice.base_file is not None:
         stored = read_base_file(gw, file_slice.base_file.path)
         base = conform(stored, schema, where=file_slice.base_file.path)
-    blocks = scan_log_blocks(
-        gw, file_slice.log_files, is_instant_visible=is_instant_visible, as_of=as_of
-    )
+    visible = is_instant_visible
+    if commit_times is not None:
+        in_range = frozenset(commit_times)
+        if base is not None:
+            times = pa.array(sorted(in_range), pa.string())
+            base = base.filter(pc.is_in(base[COMMIT_TIME_COL], value_set=times))
+        visible = _restricted(is_instant_visible, in_range)
+    blocks = scan_log_blocks(gw, file_slice.log_files, is_instant_visible=visible, as_of=as_of)
     incoming = log_records(blocks, merge_spec=merge_spec, schema=schema)
     if incoming is None:
         return base if base is not None else schema.empty_table()
@@ -146,7 +162,7 @@ def log_records(
     """The records of ``blocks`` as one table for the merge, or None when there are none.
 
     Columns: ``schema``'s plus ``_hl_seq`` (increasing in block order, then row order) and
-    ``_hl_delete`` (delete blocks, ``_hoodie_is_deleted`` rows).
+    ``_hl_delete`` (delete blocks, and data records with the spec's delete marker).
     """
     parts: list[pa.Table] = []
     seq = 0
@@ -154,7 +170,7 @@ def log_records(
         if block.block_type == BlockType.DELETE:
             part = _delete_rows(block_deletes(block), merge_spec, schema)
         else:
-            part = apply_delete_markers(block_records(block), IS_DELETED_COL, True)
+            part = merge_spec.mark_deletes(block_records(block))
         if part.num_rows == 0:
             continue
         part = _with_seq(part, seq)
@@ -166,12 +182,20 @@ def log_records(
     return pa.concat_tables(parts) if len(parts) > 1 else parts[0]
 
 
+def _restricted(visible: Callable[[str], bool], instants: frozenset[str]) -> Callable[[str], bool]:
+    def check(instant: str) -> bool:
+        return instant in instants and visible(instant)
+
+    return check
+
+
 def _describe(file_slice: FileSlice) -> str:
     return f"file group {file_slice.file_id} in partition {file_slice.partition!r}"
 
 
 def _with_seq(table: pa.Table, start: int) -> pa.Table:
-    seq = pa.array(range(start, start + table.num_rows), pa.int64())
+    ones = pa.repeat(pa.scalar(1, pa.int64()), table.num_rows)
+    seq = pc.add(pc.cumulative_sum(ones), start - 1)  # start, start + 1, ... built in Arrow
     if SEQ_COL in table.column_names:
         return table.set_column(table.column_names.index(SEQ_COL), SEQ_COL, seq)
     return table.append_column(SEQ_COL, seq)
@@ -231,7 +255,8 @@ def conform(
 ) -> pa.Table:
     """``table`` with exactly ``schema``'s columns (missing ones null, types cast), plus the
     ``keep`` columns it has. Struct fields are matched by name at every depth, so records
-    written before a nested field existed read as null there.
+    written before a nested field existed read as null there. Raises
+    :class:`SchemaError` naming the column (and ``where``) when a cast fails.
     """
     n = table.num_rows
     arrays: list[pa.Array | pa.ChunkedArray] = []
@@ -244,12 +269,16 @@ def conform(
         else:
             column = pa.nulls(n, field.type)
         arrays.append(column)
-        fields.append(field.with_nullable(True))
+        # A non-nullable field that receives nulls (an older record without the column)
+        # is relaxed rather than failing the read.
+        fields.append(
+            field if field.nullable or not column.null_count else field.with_nullable(True)
+        )
     for name in keep:
         if name in table.column_names:
             arrays.append(table[name])
             fields.append(pa.field(name, table.schema.field(name).type))
-    return pa.Table.from_arrays(arrays, schema=pa.schema(fields))
+    return pa.Table.from_arrays(arrays, schema=pa.schema(fields, metadata=schema.metadata))
 
 
 def _cast_chunked(

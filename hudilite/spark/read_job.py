@@ -101,6 +101,7 @@ def _merged(
                     schema=storage,
                     is_instant_visible=visibility.is_instant_visible,
                     as_of=visibility.as_of,
+                    commit_times=visibility.commit_times,
                 )
                 yield from cast_to_schema(table, target).to_batches()
 

@@ -16,31 +16,36 @@ the data, whose trailing length disagrees, or that is not followed by the next m
 the end) is a CORRUPT block - typically the torn tail of a crashed append - and decoding
 resumes at the next ``#HUDI#``. Readers skip CORRUPT blocks. hudilite never appends: each
 write creates a new log file (the next version), as Hudi does on object stores.
+
+PARQUET_DATA content is a bare Parquet file (handled here); the Avro-encoded contents of
+AVRO_DATA and DELETE blocks live in :mod:`hudilite.storage.log_blocks`.
 """
 
 from __future__ import annotations
 
+import json
 import struct
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import IntEnum
 from typing import Any, cast
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 
 from hudilite.errors import CorruptFileError, HudiliteError
+from hudilite.schema import cast_to_schema
 from hudilite.storage.fs import FileSystemGateway
 from hudilite.storage.log_blocks import (
     DeleteKey,
-    canonical_schema_json,
+    arrow_schema_of,
     decode_avro_records,
     decode_deletes,
-    decode_parquet_records,
     encode_avro_records,
     encode_deletes,
-    encode_parquet_records,
     is_natural_order,
 )
+from hudilite.storage.parquet_io import WRITE_OPTIONS
 
 MAGIC = b"#HUDI#"
 #: The only log format version Hudi has written since 0.5 (0 was headerless).
@@ -270,6 +275,44 @@ def _header_key(ordinal: int) -> HeaderKey | int:
         return ordinal
 
 
+# --- Parquet content and the SCHEMA header ------------------------------------------------------
+
+
+def canonical_schema_json(avro_schema: str | dict[str, Any]) -> str:
+    """The SCHEMA header text: a JSON string as given, a dict as compact JSON (as Hudi writes)."""
+    if isinstance(avro_schema, str):
+        return avro_schema
+    return json.dumps(avro_schema, separators=(",", ":"))
+
+
+def encode_parquet_records(records: pa.Table, avro_schema_json: str) -> bytes:
+    """PARQUET_DATA content: ``records`` (cast to the schema's Arrow types) as a Parquet file."""
+    table = cast_to_schema(records, arrow_schema_of(avro_schema_json))
+    sink = pa.BufferOutputStream()
+    pq.write_table(table, sink, **WRITE_OPTIONS)
+    return bytes(sink.getvalue())
+
+
+def decode_parquet_records(content: bytes, avro_schema_json: str | None) -> pa.Table:
+    """The rows of PARQUET_DATA content, in the schema's Arrow types when one is given.
+
+    Columns of the schema the file lacks come back as nulls; columns the schema lacks are
+    dropped (the SCHEMA header is authoritative, as for Hudi's reader).
+    """
+    try:
+        table = pq.read_table(pa.BufferReader(content))
+    except (pa.ArrowInvalid, OSError) as exc:
+        raise CorruptFileError(f"parquet data block: unreadable Parquet content ({exc})") from exc
+    if avro_schema_json is None:
+        return table
+    schema = arrow_schema_of(avro_schema_json)
+    columns = [
+        table[f.name] if f.name in table.column_names else pa.nulls(table.num_rows, f.type)
+        for f in schema
+    ]
+    return cast_to_schema(pa.Table.from_arrays(columns, names=schema.names), schema)
+
+
 # --- builders -------------------------------------------------------------------------------
 
 
@@ -312,15 +355,46 @@ def delete_block(
     """A DELETE block of ``keys`` written by ``instant_time``.
 
     Hudi puts the table's record schema in the SCHEMA header of delete blocks too (readers
-    ignore it); pass it to match. ``ordering_type`` (the Arrow type of the ordering field)
-    picks the Avro wrapper of the ordering values; see
-    :func:`hudilite.storage.log_blocks.encode_deletes`. None values are written as
-    ``IntWrapper(0)``, Hudi's natural-order marker.
+    ignore it); pass it to match. ``ordering_type``, the Arrow type of the ordering field,
+    picks the Avro wrapper of ordering values as Java does (see :func:`ordering_wrapper`)
+    for keys without an explicit ``wrapper``; without it the wrapper follows the Python
+    value. None values are written as ``IntWrapper(0)``, Hudi's natural-order marker.
     """
+    if ordering_type is not None:
+        wrapper = ordering_wrapper(ordering_type)
+        keys = [k if k.wrapper else replace(k, wrapper=wrapper) for k in keys]
     header = {HeaderKey.INSTANT_TIME: instant_time}
     if avro_schema_json is not None:
         header[HeaderKey.SCHEMA] = canonical_schema_json(avro_schema_json)
-    return LogBlock(BlockType.DELETE, header, encode_deletes(keys, ordering_type))
+    return LogBlock(BlockType.DELETE, header, encode_deletes(keys))
+
+
+def ordering_wrapper(t: pa.DataType) -> str:
+    """The wrapper Hudi's Java writer uses for an ordering field of Arrow type ``t``.
+
+    Java wraps the value Avro hands over: a date as LocalDate (DateWrapper), a decimal as
+    BigDecimal, and a timestamp as its raw epoch-micros long (LongWrapper), because
+    ``consistent.logical.timestamp.enabled`` is off by default.
+    """
+    if pa.types.is_boolean(t):
+        return "BooleanWrapper"
+    if pa.types.is_timestamp(t) or t in (pa.int64(), pa.uint32(), pa.uint64()):
+        return "LongWrapper"
+    if pa.types.is_integer(t):
+        return "IntWrapper"
+    if pa.types.is_floating(t):
+        return "DoubleWrapper" if t == pa.float64() else "FloatWrapper"
+    if pa.types.is_string(t) or pa.types.is_large_string(t):
+        return "StringWrapper"
+    if pa.types.is_binary(t) or pa.types.is_large_binary(t):
+        return "BytesWrapper"
+    if pa.types.is_date(t):
+        return "DateWrapper"
+    if pa.types.is_decimal(t):
+        return "DecimalWrapper"
+    if pa.types.is_time(t):
+        return "TimeMicrosWrapper"
+    raise ValueError(f"no Hudi ordering value wrapper for Arrow type {t}")
 
 
 def rollback_block(instant_time: str, target_instant_time: str) -> LogBlock:
@@ -405,6 +479,7 @@ __all__ = [
     "delete_block",
     "header_keys_for",
     "is_natural_order",
+    "ordering_wrapper",
     "parquet_data_block",
     "read_log_file",
     "rollback_block",

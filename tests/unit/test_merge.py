@@ -15,11 +15,17 @@ from hudilite.merge import (
     EVENT_TIME_ORDERING,
     MergeOutcome,
     MergeSpec,
+    SequenceGroup,
     apply_delete_markers,
+    changelog_rows,
+    format_sequence_groups,
     merge_file_group,
+    mode_for_payload,
+    parse_sequence_groups,
+    payload_semantics,
     precombine,
 )
-from hudilite.schema import CHANGED_COL, DELETE_COL, META_COLUMNS, SEQ_COL
+from hudilite.schema import CHANGED_COL, DELETE_COL, META_COLUMNS, OPERATION_COL, SEQ_COL
 
 EVENT = MergeSpec(EVENT_TIME_ORDERING, "ts")
 COMMIT = MergeSpec(COMMIT_TIME_ORDERING, "ts")
@@ -112,18 +118,19 @@ def test_spec_from_options_overrides_and_refusals() -> None:
     )
     assert MergeSpec.from_config(v8, payload).mode == COMMIT_TIME_ORDERING
     assert MergeSpec.from_config(v8, Options({"preCombineField": "ts2"})).ordering_field == "ts2"
-    with pytest.raises(ConfigError, match="PartialUpdateAvroPayload"):
+    # Payloads without a hudilite equivalent are refused rather than approximated.
+    with pytest.raises(ConfigError, match="AWSDmsAvroPayload"):
         MergeSpec.from_config(
-            v8, Options({"payloadClass": "org.apache.hudi.common.model.PartialUpdateAvroPayload"})
+            v8, Options({"payloadClass": "org.apache.hudi.common.model.AWSDmsAvroPayload"})
         )
-    partial = TableConfig.new(
+    dms = TableConfig.new(
         "t",
         record_key_fields=("id",),
         ordering_fields=("ts",),
-        payload_class="org.apache.hudi.common.model.PartialUpdateAvroPayload",
+        payload_class="org.apache.hudi.common.model.AWSDmsAvroPayload",
     )
     with pytest.raises(ConfigError, match="not supported"):
-        MergeSpec.from_config(partial)
+        MergeSpec.from_config(dms)
     with pytest.raises(ConfigError, match="several ordering fields"):
         MergeSpec.from_config(v8, Options({"preCombineField": "a,b"}))
     custom = TableConfig.new(
@@ -246,10 +253,11 @@ def test_merge_event_time_base_wins_only_when_greater() -> None:
     )
     out = merge_file_group(EVENT, stored, precombine(EVENT, new))
     # a: base greater -> kept; b: tie -> incoming; c: stored null loses; d: incoming null loses.
-    assert picked(out.table) == [("a", 5, "A"), ("b", 5, "b1"), ("c", -1, "c1"), ("d", 5, "D")]
+    # Unchanged base rows come first, in their order; the rows the batch wrote follow.
+    assert picked(out.table) == [("a", 5, "A"), ("d", 5, "D"), ("b", 5, "b1"), ("c", -1, "c1")]
     assert counts(out) == (0, 2, 0, 2)
-    assert out.table[CHANGED_COL].to_pylist() == [False, True, True, False]
-    assert out.table["_hoodie_commit_time"].to_pylist() == ["c0", None, None, "c0"]
+    assert out.table[CHANGED_COL].to_pylist() == [False, False, True, True]
+    assert out.table["_hoodie_commit_time"].to_pylist() == ["c0", "c0", None, None]
 
 
 def test_merge_event_time_deletes() -> None:
@@ -273,7 +281,7 @@ def test_merge_precombines_duplicate_incoming_and_merges_duplicate_base_rows() -
     stored = base(("a", 1, "A1"), ("a", 1, "A2"), ("b", 1, "B"))
     new = incoming(("a", 2, "a1", False), ("a", 3, "a2", False))
     out = merge_file_group(EVENT, stored, new)
-    assert picked(out.table) == [("a", 3, "a2"), ("a", 3, "a2"), ("b", 1, "B")]
+    assert picked(out.table) == [("b", 1, "B"), ("a", 3, "a2"), ("a", 3, "a2")]
     assert counts(out) == (0, 2, 0, 1)
 
 
@@ -286,8 +294,8 @@ def test_merge_unifies_columns_by_name() -> None:
     out = merge_file_group(EVENT, stored, new)  # a base file without the ordering column: all null
     assert out.table.column_names == [*META_COLUMNS, "v", "ts", "extra", CHANGED_COL]
     assert out.table.select(["_hoodie_record_key", "v", "ts", "extra"]).to_pylist() == [
-        {"_hoodie_record_key": "a", "v": "a1", "ts": 2, "extra": 1.5},
         {"_hoodie_record_key": "b", "v": "B", "ts": None, "extra": None},
+        {"_hoodie_record_key": "a", "v": "a1", "ts": 2, "extra": 1.5},
         {"_hoodie_record_key": "c", "v": "c1", "ts": 2, "extra": 2.5},
     ]
     clash = incoming(("a", 1, "x", False)).set_column(3, "v", pa.array([[1]]))
@@ -321,3 +329,494 @@ def test_apply_delete_markers() -> None:
     ints = pa.table({"flag": [1, 0]})
     assert apply_delete_markers(ints, "flag", "1")[DELETE_COL].to_pylist() == [True, False]
     assert apply_delete_markers(ints)[DELETE_COL].to_pylist() == [False, False]
+
+
+# --- payload classes, partial update and sequence-group options -----------------------------
+
+PKG = "org.apache.hudi.common.model."
+PARTIAL = MergeSpec(EVENT_TIME_ORDERING, "ts", partial_update=True)
+PARTIAL_COMMIT = MergeSpec(COMMIT_TIME_ORDERING, None, partial_update=True)
+
+
+def v8_table(**kwargs: Any) -> TableConfig:
+    return TableConfig.new(
+        "t", table_version=8, record_key_fields=("id",), ordering_fields=("ts",), **kwargs
+    )
+
+
+@pytest.mark.parametrize(
+    ("payload", "mode", "partial"),
+    [
+        ("OverwriteWithLatestAvroPayload", COMMIT_TIME_ORDERING, False),
+        ("DefaultHoodieRecordPayload", EVENT_TIME_ORDERING, False),
+        ("EventTimeAvroPayload", EVENT_TIME_ORDERING, False),
+        ("PartialUpdateAvroPayload", EVENT_TIME_ORDERING, True),
+        ("OverwriteNonDefaultsWithLatestAvroPayload", COMMIT_TIME_ORDERING, True),
+    ],
+)
+def test_spec_payload_classes(payload: str, mode: str, partial: bool) -> None:
+    assert payload_semantics(PKG + payload) == (mode, partial)
+    assert mode_for_payload(payload) == mode
+    expected = MergeSpec(mode, "ts", partial_update=partial)
+    # As a write option...
+    assert MergeSpec.from_config(v8_table(), Options({"payloadClass": PKG + payload})) == expected
+    # ...and as the table's payload (v6 and v8; v8 records payload merging as CUSTOM).
+    v6 = TableConfig.new(
+        "t", record_key_fields=("id",), ordering_fields=("ts",), payload_class=PKG + payload
+    )
+    assert MergeSpec.from_config(v6) == expected
+    v8 = v8_table(merge_mode="CUSTOM", payload_class=PKG + payload)
+    assert MergeSpec.from_config(v8, Options({})) == expected
+
+
+def test_spec_partial_update_options() -> None:
+    on = Options({"hoodie.datasource.write.partial.update": "true"})
+    assert MergeSpec.from_config(v8_table(), on) == PARTIAL
+    commit = on.with_overrides({"hoodie.record.merge.mode": "COMMIT_TIME_ORDERING"})
+    assert MergeSpec.from_config(v8_table(), commit) == MergeSpec(
+        COMMIT_TIME_ORDERING, "ts", partial_update=True
+    )
+    # The explicit hudilite option beats the payload class.
+    off = Options(
+        {
+            "hoodie.datasource.write.partial.update": "false",
+            "payloadClass": PKG + "PartialUpdateAvroPayload",
+        }
+    )
+    assert MergeSpec.from_config(v8_table(), off) == EVENT
+    # Hudi 1.1's table property (v9 tables migrated from PartialUpdateAvroPayload).
+    props = {**v8_table().props, "hoodie.table.partial.update.mode": "IGNORE_DEFAULTS"}
+    assert MergeSpec.from_config(TableConfig.from_properties(props)).partial_update
+    props["hoodie.table.partial.update.mode"] = "NONE"
+    assert not MergeSpec.from_config(TableConfig.from_properties(props)).partial_update
+    props["hoodie.table.partial.update.mode"] = "KEEP_VALUES"
+    with pytest.raises(ConfigError, match="IGNORE_DEFAULTS"):
+        MergeSpec.from_config(TableConfig.from_properties(props))
+    with pytest.raises(ConfigError, match=r"hoodie\.datasource\.write\.partial\.update"):
+        MergeSpec.from_config(v8_table(), Options({"partial.update": "maybe"}))
+
+
+def test_sequence_group_syntax() -> None:
+    groups = parse_sequence_groups(" ts_a : name , email ; ts_b:age; ")
+    assert groups == (
+        SequenceGroup(("name", "email"), "ts_a"),
+        SequenceGroup(("age",), "ts_b"),
+    )
+    assert groups[0].all_columns == ("ts_a", "name", "email")
+    assert format_sequence_groups(groups) == "ts_a:name,email;ts_b:age"
+    assert parse_sequence_groups(format_sequence_groups(groups)) == groups
+    assert parse_sequence_groups("") == ()
+    for bad in ("ts_a", ":name", "ts_a:", "ts_a: , ", "ts:a,a"):
+        with pytest.raises(ConfigError):
+            parse_sequence_groups(bad)
+    spec = MergeSpec(
+        COMMIT_TIME_ORDERING, None, sequence_groups=parse_sequence_groups("ts_a:name;ts_b:age")
+    )
+    assert spec.sequence_groups == (
+        SequenceGroup(("name",), "ts_a"),
+        SequenceGroup(("age",), "ts_b"),
+    )
+    assert spec.grouped_columns == {"ts_a", "name", "ts_b", "age"} and not spec.simple
+    with pytest.raises(ConfigError, match="two sequence groups"):
+        MergeSpec(sequence_groups=parse_sequence_groups("ts_a:name;ts_b:name"))
+    with pytest.raises(ConfigError, match="two sequence groups"):
+        MergeSpec(sequence_groups=parse_sequence_groups("ts_a:name;ts_b:ts_a"))
+    with pytest.raises(ConfigError, match="ordering field 'ts'"):
+        MergeSpec(EVENT_TIME_ORDERING, "ts", sequence_groups=parse_sequence_groups("ts_a:ts,name"))
+
+
+def test_spec_from_config_groups_deletes_and_changelog() -> None:
+    opts = Options(
+        {
+            "hoodie.hudilite.sequence.groups": "ts_a:name;ts_b:age",
+            "hoodie.payload.delete.field": "op",
+            "hoodie.payload.delete.marker": "d",
+            "changelog.enabled": "true",
+        }
+    )
+    spec = MergeSpec.from_config(v8_table(), opts)
+    assert spec == MergeSpec(
+        EVENT_TIME_ORDERING,
+        "ts",
+        sequence_groups=parse_sequence_groups("ts_a:name;ts_b:age"),
+        delete_field="op",
+        delete_marker="d",
+        changelog=True,
+    )
+    # The table's properties are the fallback (hoodie.payload.* keys are table properties).
+    table = v8_table(extra={"hoodie.payload.delete.field": "flag"})
+    assert MergeSpec.from_config(table).delete_field == "flag"
+    assert (
+        MergeSpec.from_config(table, Options({"hoodie.payload.delete.field": "x"})).delete_field
+        == "x"
+    )
+    default = MergeSpec.from_config(v8_table())
+    assert (default.delete_field, default.delete_marker, default.changelog) == (
+        "_hoodie_is_deleted",
+        None,
+        False,
+    )
+    with pytest.raises(ConfigError, match="sequence group"):
+        MergeSpec.from_config(v8_table(), Options({"hoodie.hudilite.sequence.groups": "ts_a"}))
+
+
+def test_spec_mark_deletes() -> None:
+    table = pa.table({"_hoodie_is_deleted": [True, False, None], "op": ["u", "d", "d"]})
+    assert MergeSpec().mark_deletes(table)[DELETE_COL].to_pylist() == [True, False, False]
+    by_op = MergeSpec(delete_field="op", delete_marker="d").mark_deletes(table)
+    assert by_op[DELETE_COL].to_pylist() == [False, True, True]
+    ints = pa.table({"flag": [1, 0, 1], DELETE_COL: [False, True, False]})
+    marked = MergeSpec(delete_field="flag", delete_marker="1").mark_deletes(ints)
+    assert marked[DELETE_COL].to_pylist() == [True, True, True]
+    # A marked record is a delete to the merge.
+    rows = incoming(("a", 1, "a1", False), ("a", 2, "a2", False)).append_column(
+        "_hoodie_is_deleted", pa.array([False, True])
+    )
+    assert precombine(EVENT, MergeSpec().mark_deletes(rows))[DELETE_COL].to_pylist() == [True]
+
+
+# --- partial update -------------------------------------------------------------------------
+
+PartialRow = tuple[str, Any, Any, Any, bool]  # key, ts, name, price, delete
+
+
+def partial_incoming(*rows: PartialRow) -> pa.Table:
+    return pa.table(
+        {
+            "_hoodie_record_key": [r[0] for r in rows],
+            "_hoodie_partition_path": ["p"] * len(rows),
+            "ts": pa.array([r[1] for r in rows], pa.int64()),
+            "name": pa.array([r[2] for r in rows], pa.string()),
+            "price": pa.array([r[3] for r in rows], pa.string()),
+            SEQ_COL: pa.array(range(len(rows)), pa.int64()),
+            DELETE_COL: [r[4] for r in rows],
+        }
+    )
+
+
+def partial_base(*rows: tuple[str, Any, Any, Any]) -> pa.Table:
+    n = len(rows)
+    data = partial_incoming(*((*r, False) for r in rows)).drop_columns([SEQ_COL, DELETE_COL])
+    return pa.table(
+        {
+            "_hoodie_commit_time": ["c0"] * n,
+            "_hoodie_commit_seqno": [f"c0_0_{i}" for i in range(n)],
+            "_hoodie_record_key": data["_hoodie_record_key"],
+            "_hoodie_partition_path": data["_hoodie_partition_path"],
+            "_hoodie_file_name": ["f0.parquet"] * n,
+            "ts": data["ts"],
+            "name": data["name"],
+            "price": data["price"],
+        }
+    )
+
+
+def rows_of(table: pa.Table) -> list[tuple[Any, ...]]:
+    return [(r["_hoodie_record_key"], r["ts"], r["name"], r["price"]) for r in table.to_pylist()]
+
+
+def test_partial_update_javadoc_case_1_incoming_newer_keeps_stored_for_nulls() -> None:
+    # PartialUpdateAvroPayload's javadoc, case 1.
+    stored = partial_base(("1", 1, "name_1", "price_1"))
+    new = partial_incoming(("1", 2, None, "price_2", False))
+    out = merge_file_group(PARTIAL, stored, new)
+    assert rows_of(out.table) == [("1", 2, "name_1", "price_2")]
+    assert counts(out) == (0, 1, 0, 0)
+    assert out.table["_hoodie_commit_time"].to_pylist() == [None]  # the incoming row's meta
+    both = partial_incoming(("1", 1, "name_1", "price_1", False), ("1", 2, None, "price_2", False))
+    assert rows_of(precombine(PARTIAL, both)) == [("1", 2, "name_1", "price_2")]
+
+
+def test_partial_update_javadoc_case_2_stored_newer_takes_incoming_for_its_nulls() -> None:
+    # Case 2: the stored record wins under event time; its null fields come from incoming.
+    stored = partial_base(("1", 2, "name_1", None))
+    new = partial_incoming(("1", 1, None, "price_1", False))
+    out = merge_file_group(PARTIAL, stored, new)
+    assert rows_of(out.table) == [("1", 2, "name_1", "price_1")]
+    assert counts(out) == (0, 1, 0, 0)
+    # The stored row stays the winner (its meta columns), but changed: the writer stamps it.
+    assert out.table["_hoodie_commit_seqno"].to_pylist() == ["c0_0_0"]
+    assert out.table[CHANGED_COL].to_pylist() == [True]
+    both = partial_incoming(("1", 2, "name_1", None, False), ("1", 1, None, "price_1", False))
+    combined = precombine(PARTIAL, both)
+    assert rows_of(combined) == [("1", 2, "name_1", "price_1")]
+    assert combined[SEQ_COL].to_pylist() == [0]  # the winner's row
+
+
+def test_partial_update_stored_winner_without_fill_is_unchanged() -> None:
+    stored = partial_base(("1", 5, "n", "p"), ("2", 5, "n2", None))
+    new = partial_incoming(("1", 1, "x", "y", False), ("2", 1, "x", None, False))
+    out = merge_file_group(PARTIAL, stored, new)
+    assert rows_of(out.table) == [("1", 5, "n", "p"), ("2", 5, "n2", None)]
+    assert counts(out) == (0, 0, 0, 2)
+    assert out.table[CHANGED_COL].to_pylist() == [False, False]
+
+
+def test_partial_update_commit_time_like_overwrite_non_defaults() -> None:
+    stored = partial_base(("1", 9, "name_1", "price_1"))
+    new = partial_incoming(("1", 1, None, "price_2", False))
+    out = merge_file_group(PARTIAL_COMMIT, stored, new)
+    assert rows_of(out.table) == [("1", 1, "name_1", "price_2")]  # no ordering: later write wins
+    # Inside a batch too: the later record's nulls keep the earlier values.
+    batch = partial_incoming(
+        ("2", 1, "a", None, False), ("2", None, None, "b", False), ("2", 3, None, None, False)
+    )
+    assert rows_of(precombine(PARTIAL_COMMIT, batch)) == [("2", 3, "a", "b")]
+    # An insert has nothing to fill from.
+    assert rows_of(merge_file_group(PARTIAL_COMMIT, None, batch).table) == [("2", 3, "a", "b")]
+
+
+def test_partial_update_deletes() -> None:
+    stored = partial_base(("1", 5, "n1", None), ("2", 5, "n2", None), ("3", 5, "n3", None))
+    new = partial_incoming(
+        ("1", 4, "x", "p", True),  # an older delete loses and fills nothing
+        ("2", None, "x", "p", True),  # a natural-order delete wins
+        ("3", 6, None, None, True),  # a newer delete wins
+    )
+    out = merge_file_group(PARTIAL, stored, new)
+    assert rows_of(out.table) == [("1", 5, "n1", None)]
+    assert counts(out) == (0, 0, 2, 1)
+    # In a batch: a record after a winning delete starts from nothing...
+    batch = partial_incoming(
+        ("a", 1, "n", "p", False), ("a", 2, None, None, True), ("a", 3, None, "q", False)
+    )
+    assert rows_of(precombine(PARTIAL, batch)) == [("a", 3, None, "q")]
+    # ...a record that loses to a delete is dropped, and the delete's own values never fill.
+    batch = partial_incoming(
+        ("a", 1, "n", "p", False), ("a", 5, "d", "d", True), ("a", 3, "x", None, False)
+    )
+    out_batch = precombine(PARTIAL, batch)
+    assert rows_of(out_batch) == [("a", 5, "d", "d")] and out_batch[DELETE_COL].to_pylist() == [
+        True
+    ]
+    batch = partial_incoming(("a", 5, None, "p", False), ("a", 1, "x", "y", True))
+    assert rows_of(precombine(PARTIAL, batch)) == [("a", 5, None, "p")]
+
+
+def test_partial_update_out_of_order_rows_of_one_writer() -> None:
+    """The documented limit of one ordering field: a value is guarded by the row's ordering.
+
+    a1 (ts 1) and a2 (ts 3) update ``name``; b (ts 5) updates ``price``. When a2
+    arrives after b, the stored row's ordering value is 5, so a2 loses and only
+    fills nulls: ``name`` keeps a1's value (as Hudi's PartialUpdateAvroPayload).
+    Sequence groups give every writer its own ordering column instead
+    (``test_merge_properties.test_three_writers_with_sequence_groups``).
+    """
+    a1 = ("k", 1, "a1", None, False)
+    b = ("k", 5, None, "b", False)
+    a2 = ("k", 3, "a2", None, False)
+    state = merge_file_group(PARTIAL, None, partial_incoming(a1)).table
+    state = merge_file_group(PARTIAL, state, partial_incoming(b)).table
+    state = merge_file_group(PARTIAL, state, partial_incoming(a2)).table
+    assert rows_of(state) == [("k", 5, "a1", "b")]
+    # A batch reduced first compares a2 with b inside the batch: a2 fills name.
+    state = merge_file_group(PARTIAL, None, partial_incoming(a1)).table
+    merged = merge_file_group(PARTIAL, state, precombine(PARTIAL, partial_incoming(b, a2)))
+    assert rows_of(merged.table) == [("k", 5, "a2", "b")]
+
+
+def test_partial_update_never_fills_meta_columns_and_unifies_columns() -> None:
+    stored = partial_base(("1", 1, "n", "p"))
+    new = partial_incoming(("1", 2, None, None, False)).drop_columns(["price"])
+    out = merge_file_group(PARTIAL, stored, new)
+    row = out.table.to_pylist()[0]
+    assert (row["name"], row["price"]) == ("n", "p")  # a column incoming lacks is kept
+    assert row["_hoodie_commit_time"] is None and row["_hoodie_file_name"] is None
+
+
+def test_three_writers_of_one_wide_table() -> None:
+    """A: id, name; B: id, age; C: id, sex -- a union of partial rows, any order."""
+    spec = MergeSpec(COMMIT_TIME_ORDERING, None, partial_update=True)
+
+    def rows(*recs: tuple[int, str | None, int | None, str | None]) -> pa.Table:
+        return pa.table(
+            {
+                "_hoodie_record_key": [str(r[0]) for r in recs],
+                "_hoodie_partition_path": [""] * len(recs),
+                "id": pa.array([r[0] for r in recs], pa.int64()),
+                "name": pa.array([r[1] for r in recs], pa.string()),
+                "age": pa.array([r[2] for r in recs], pa.int64()),
+                "sex": pa.array([r[3] for r in recs], pa.string()),
+                SEQ_COL: pa.array(range(len(recs)), pa.int64()),
+            }
+        )
+
+    batch1 = rows((1, None, 30, None), (2, "bo", None, None), (1, "al", None, None))
+    batch2 = rows((1, None, None, "f"), (2, None, None, "m"), (1, None, 31, None))
+    state = merge_file_group(spec, None, precombine(spec, batch1)).table
+    state = merge_file_group(spec, state, precombine(spec, batch2)).table
+    got = sorted((r["id"], r["name"], r["age"], r["sex"]) for r in state.to_pylist())
+    assert got == [(1, "al", 31, "f"), (2, "bo", None, "m")]
+
+
+# --- sequence groups ------------------------------------------------------------------------
+
+GROUPS = MergeSpec(
+    EVENT_TIME_ORDERING, "ts", sequence_groups=parse_sequence_groups("ga:a1,a2;gb:b")
+)
+
+
+def grouped(*rows: dict[str, Any]) -> pa.Table:
+    cols = ("ts", "v", "ga", "a1", "a2", "gb", "b")
+    return pa.table(
+        {
+            "_hoodie_record_key": [r.get("k", "k") for r in rows],
+            "_hoodie_partition_path": ["p"] * len(rows),
+            **{c: pa.array([r.get(c) for r in rows], pa.int64()) for c in cols},
+            SEQ_COL: pa.array(range(len(rows)), pa.int64()),
+            DELETE_COL: [r.get("del", False) for r in rows],
+        }
+    )
+
+
+def values(table: pa.Table) -> list[dict[str, Any]]:
+    keep = ("ts", "v", "ga", "a1", "a2", "gb", "b")
+    return [{c: r[c] for c in keep} for r in table.to_pylist()]
+
+
+def test_sequence_groups_update_independently() -> None:
+    batch = grouped(
+        {"ts": 5, "v": 1, "ga": 1, "a1": 10, "a2": 11, "gb": 1, "b": 100},
+        {"ts": 1, "v": 2, "ga": 2, "a1": 20, "a2": None},  # loses the record, wins group a
+        {"ts": 9, "v": 3, "ga": 1, "a1": 30, "gb": 0, "b": 300},  # wins the record, no group
+        {"ts": 2, "v": 4, "gb": 1, "b": 400},  # a tie on gb: the later write wins
+    )
+    out = precombine(GROUPS, batch)
+    # ga=2's values, nulls included; v follows the record level (ts 9).
+    assert values(out) == [{"ts": 9, "v": 3, "ga": 2, "a1": 20, "a2": None, "gb": 1, "b": 400}]
+
+
+def test_sequence_groups_null_ordering_does_not_update_the_group() -> None:
+    batch = grouped({"ts": 1, "v": 1, "a1": 10, "a2": 11, "b": 5})
+    # A new key: its groups have no ordering value, so they start empty.
+    assert values(precombine(GROUPS, batch)) == [
+        {"ts": 1, "v": 1, "ga": None, "a1": None, "a2": None, "gb": None, "b": None}
+    ]
+    stored = merge_file_group(
+        GROUPS, None, grouped({"ts": 1, "v": 1, "ga": 3, "a1": 1, "a2": 2, "gb": 3, "b": 3})
+    ).table.drop_columns([CHANGED_COL])
+    out = merge_file_group(GROUPS, stored, grouped({"ts": 2, "v": 2, "a1": 99, "gb": 4, "b": 4}))
+    assert values(out.table) == [{"ts": 2, "v": 2, "ga": 3, "a1": 1, "a2": 2, "gb": 4, "b": 4}]
+    # An older record (ts) still updates a group it carries a greater ordering value for.
+    out = merge_file_group(GROUPS, stored, grouped({"ts": 0, "v": 9, "ga": 4, "a1": 7}))
+    assert values(out.table) == [{"ts": 1, "v": 1, "ga": 4, "a1": 7, "a2": None, "gb": 3, "b": 3}]
+    assert counts(out) == (0, 1, 0, 0) and out.table["_hoodie_commit_time"].to_pylist() == [None]
+    # Nothing greater: unchanged.
+    out = merge_file_group(GROUPS, stored, grouped({"ts": 0, "v": 9, "ga": 2, "a1": 7, "gb": 1}))
+    assert counts(out) == (0, 0, 0, 1) and out.table[CHANGED_COL].to_pylist() == [False]
+
+
+def test_sequence_groups_and_deletes() -> None:
+    stored = merge_file_group(
+        GROUPS, None, grouped({"ts": 5, "v": 1, "ga": 1, "a1": 1, "gb": 1, "b": 1})
+    ).table.drop_columns([CHANGED_COL])
+    # A delete that loses at record level does nothing, even with greater group values.
+    out = merge_file_group(GROUPS, stored, grouped({"ts": 4, "ga": 9, "a1": 9, "del": True}))
+    assert counts(out) == (0, 0, 0, 1)
+    out = merge_file_group(GROUPS, stored, grouped({"ts": 6, "del": True}))
+    assert counts(out) == (0, 0, 1, 0) and out.table.num_rows == 0
+    # In a batch: after a winning delete the key starts over.
+    batch = grouped(
+        {"ts": 1, "v": 1, "ga": 5, "a1": 5},
+        {"ts": 2, "del": True},
+        {"ts": 3, "v": 3, "gb": 1, "b": 1},
+    )
+    assert values(precombine(GROUPS, batch)) == [
+        {"ts": 3, "v": 3, "ga": None, "a1": None, "a2": None, "gb": 1, "b": 1}
+    ]
+
+
+def test_sequence_groups_with_partial_update_of_other_columns() -> None:
+    spec = MergeSpec(
+        EVENT_TIME_ORDERING,
+        "ts",
+        partial_update=True,
+        sequence_groups=parse_sequence_groups("ga:a1,a2"),
+    )
+    batch = grouped(
+        {"ts": 1, "v": 1, "ga": 2, "a1": 1, "a2": None, "b": 7},
+        {"ts": 2, "v": None, "ga": 3, "a1": None, "a2": 2},
+    )
+    # Ungrouped columns merge partially; a group is replaced as a unit (its nulls too).
+    assert values(precombine(spec, batch)) == [
+        {"ts": 2, "v": 1, "ga": 3, "a1": None, "a2": 2, "gb": None, "b": 7}
+    ]
+
+
+# --- changelog ------------------------------------------------------------------------------
+
+
+def changes(table: pa.Table) -> list[tuple[Any, ...]]:
+    return [
+        (r["_hoodie_operation"], r["_hoodie_record_key"], r["ts"], r["v"], r[SEQ_COL])
+        for r in table.to_pylist()
+    ]
+
+
+def test_changelog_rows_event_time() -> None:
+    stored = base(("a", 5, "A"), ("b", 5, "B"), ("c", 5, "C"))
+    new = incoming(
+        ("a", 6, "a1", False),  # update: -U, U
+        ("a", 1, "old", False),  # loses: nothing
+        ("b", None, "x", True),  # natural-order delete of an existing key: D
+        ("b", 0, "b2", False),  # the key comes back: I
+        ("c", 9, "x", True),  # a delete with an ordering value: D
+        ("c", 8, "c2", False),  # loses to that delete: nothing
+        ("n", 1, "n1", False),  # a new key: I
+        ("n", 2, "n2", False),  # then updated within the batch: -U, U
+        ("n", None, "x", True),  # natural-order delete: D
+        ("z", None, "x", True),  # delete of an unknown key: nothing
+    )
+    out = changelog_rows(EVENT, stored, new)
+    assert out.column_names == [*META_COLUMNS, OPERATION_COL, "ts", "v", SEQ_COL]
+    assert changes(out) == [
+        ("-U", "a", 5, "A", 0),
+        ("U", "a", 6, "a1", 0),
+        ("D", "b", 5, "B", 2),
+        ("I", "b", 0, "b2", 3),
+        ("D", "c", 5, "C", 4),
+        ("I", "n", 1, "n1", 6),
+        ("-U", "n", 1, "n1", 7),
+        ("U", "n", 2, "n2", 7),
+        ("D", "n", 2, "n2", 8),
+    ]
+    # The before image of a stored row carries its meta columns; after images the incoming ones.
+    assert out["_hoodie_commit_time"].to_pylist()[:2] == ["c0", None]
+    assert changelog_rows(EVENT, None, incoming()).num_rows == 0
+
+
+def test_changelog_rows_commit_time_and_duplicate_base_rows() -> None:
+    stored = base(("a", 1, "A1"), ("a", 1, "A2"))
+    out = changelog_rows(COMMIT, stored, incoming(("a", 0, "a1", False)))
+    assert changes(out) == [
+        ("-U", "a", 1, "A1", 0),
+        ("U", "a", 0, "a1", 0),
+        ("-U", "a", 1, "A2", 0),
+        ("U", "a", 0, "a1", 0),
+    ]
+    with pytest.raises(SchemaError, match="ordering field 'nope'"):
+        changelog_rows(
+            MergeSpec(EVENT_TIME_ORDERING, "nope"), stored, incoming(("a", 1, "x", False))
+        )
+
+
+def test_changelog_rows_partial_update_emits_fills() -> None:
+    stored = partial_base(("1", 5, "n", None))
+    new = partial_incoming(("1", 1, "x", "p", False), ("1", 2, "y", "q", False))
+    out = changelog_rows(PARTIAL, stored, new)
+    got = [(r[OPERATION_COL], r["ts"], r["name"], r["price"]) for r in out.to_pylist()]
+    # The first record fills price (stored row wins); the second changes nothing.
+    assert got == [("-U", 5, "n", None), ("U", 5, "n", "p")]
+
+
+def test_changelog_natural_delete_then_record() -> None:
+    """The documented difference between a changelog and the collapsed merge."""
+    stored = base(("a", 5, "A"))
+    new = incoming(("a", None, "x", True), ("a", 1, "a1", False))
+    # Record at a time: the natural-order delete removes the row, the record re-inserts it.
+    assert changes(changelog_rows(EVENT, stored, new)) == [
+        ("D", "a", 5, "A", 0),
+        ("I", "a", 1, "a1", 1),
+    ]
+    # Collapsed (as Hudi): the batch's winner (ts 1) is compared with the stored row (ts 5).
+    assert picked(merge_file_group(EVENT, stored, precombine(EVENT, new)).table) == [("a", 5, "A")]

@@ -1,0 +1,824 @@
+"""Merge-on-read compaction: plan which file slices to compact, then rewrite them as base files.
+
+Scheduling (:func:`schedule_compaction`) writes ``T.compaction.requested`` holding an Avro
+``HoodieCompactionPlan`` (plan version 2, names relative to the partition, exactly as Hudi
+0.14/1.x write it): one ``HoodieCompactionOperation`` per file slice with log files,
+``baseInstantTime``, ``dataFilePath`` (base file name or null), ``deltaFilePaths`` (log
+file names, apply order), ``fileId``, ``partitionPath`` and the size ``metrics`` of
+Hudi's compaction strategy; operations are ordered by total log size, largest first
+(``LogFileSizeBasedCompactionStrategy``) and capped by ``hoodie.compaction.target.io``.
+Slices of file groups in a pending compaction or clustering plan are left out.
+
+The trigger (``hoodie.compact.inline.trigger.strategy``) counts delta commits since the
+last completed compaction (``NUM_COMMITS``, default 5 =
+``hoodie.compact.inline.max.delta.commits``), or since the last requested one
+(``NUM_COMMITS_AFTER_LAST_REQUEST``), or the seconds since then (``TIME_ELAPSED``,
+``hoodie.compact.inline.max.delta.seconds``, 3600), or both (``NUM_AND_TIME``,
+``NUM_OR_TIME``); ``force=True`` ignores it.
+
+Why scheduling holds the table lock: the plan must list every log file of the chosen
+slices that a reader sees, and nothing else. Under the lock no write can complete, the
+compaction time ``T`` is taken after the listing, and every later completion time is
+greater than ``T``; so on table version 8 the logs of later delta commits attach to the
+new slice ``T`` by completion time (``hudi-format.md`` §6). Version 6 names logs by
+slice, so a delta commit in flight while ``T`` is planned could still write into the old
+slice and be lost when it is compacted away: scheduling refuses then (Hudi 0.x's
+"earliest inflight write must be later than the compaction" rule), and writers after
+``T`` must name their logs with ``T`` (:func:`log_base_instants`).
+
+Execution (:func:`execute_compaction`) moves ``T`` inflight (with a heartbeat), merges
+each slice exactly as planned with ``read_file_slice`` (log blocks of instants completed
+before ``T``), writes ``<fileId>_<token>_<T>.parquet`` keeping every record's commit
+time and sequence number (only ``_hoodie_file_name`` changes, as Hudi's compaction does)
+and commits a ``commit`` with ``operationType=COMPACT``, ``compacted=true``. The
+per-operation work (:func:`compact_operation`) is plain Arrow: the Spark job in
+``hudilite.spark.services_job`` runs one task per operation through the ``runner``
+hook. A failed attempt deletes its files, is recorded as a rollback and goes back to
+requested, so it can be retried; an inflight attempt whose heartbeat expired is rolled
+back the same way before a new one starts.
+"""
+
+from __future__ import annotations
+
+import base64
+import pickle
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from hudilite import config as cfg
+from hudilite.config import ConfigKey, choice, parse_int
+from hudilite.errors import (
+    ConfigError,
+    ConflictError,
+    CorruptFileError,
+    HudiliteError,
+    InstantNotFoundError,
+    TimelineError,
+    WriteError,
+)
+from hudilite.filegroup.slices import BaseFile, FileSlice, LogFile, join_path
+from hudilite.merge import MergeSpec
+from hudilite.schema import COMMIT_SEQNO_COL, FILE_NAME_COL, RECORD_KEY_COL
+from hudilite.services._common import (
+    OptionsLike,
+    pending_plan_groups,
+    resolve_options,
+    table_schema_json,
+)
+from hudilite.services.rollback_completed import RollbackInstantResult, perform_rollback
+from hudilite.storage.fs import FileSystemGateway
+from hudilite.storage.layout import BaseFileName, LogFileName
+from hudilite.storage.parquet_io import read_base_file, write_base_file
+from hudilite.table_state import TableState
+from hudilite.timeline.heartbeat import Heartbeat, is_expired
+from hudilite.timeline.instant import (
+    COMMIT,
+    COMPACTION,
+    DELTA_COMMIT,
+    REPLACE_COMMIT,
+    Instant,
+    State,
+)
+from hudilite.timeline.instant_time import parse_instant
+from hudilite.timeline.metadata import (
+    CommitMetadata,
+    WriteStat,
+    read_avro_record,
+    write_avro_record,
+)
+from hudilite.timeline.timeline import Timeline, TimelineWriter
+from hudilite.write.markers import create_marker, delete_markers, marked_files
+from hudilite.write.rollback import rollback_failed_writes
+from hudilite.write.transaction import table_lock
+
+COMPACTION_PLAN_VERSION = 2  # names relative to the partition (Hudi's current version)
+TRIGGER_STRATEGIES = (
+    "NUM_COMMITS",
+    "NUM_COMMITS_AFTER_LAST_REQUEST",
+    "TIME_ELAPSED",
+    "NUM_AND_TIME",
+    "NUM_OR_TIME",
+)
+
+COMPACT_DELTA_COMMITS = cfg.INLINE_COMPACT_DELTA_COMMITS
+COMPACT_TRIGGER_STRATEGY = ConfigKey(
+    "hoodie.compact.inline.trigger.strategy",
+    "NUM_COMMITS",
+    "When to schedule a compaction: " + ", ".join(TRIGGER_STRATEGIES) + ".",
+    parse=choice(*TRIGGER_STRATEGIES),
+)
+COMPACT_DELTA_SECONDS = ConfigKey(
+    "hoodie.compact.inline.max.delta.seconds",
+    3600,
+    "Seconds since the last compaction that trigger one (TIME_ELAPSED and friends).",
+    parse=parse_int,
+)
+COMPACTION_TARGET_IO_MB = ConfigKey(
+    "hoodie.compaction.target.io",
+    500 * 1024,
+    "MB of IO (read + write) one compaction plan may spend (BoundedIOCompactionStrategy).",
+    parse=parse_int,
+)
+COMPACTION_ORDER = ConfigKey(
+    "hoodie.compaction.order",
+    "FIFO",
+    "Order in which pending compaction plans run: FIFO (oldest first) or LIFO.",
+    aliases=("compaction.seq",),
+    parse=choice("FIFO", "LIFO"),
+)
+
+# Metric names of Hudi's CompactionStrategy.captureMetrics.
+TOTAL_LOG_FILES = "TOTAL_LOG_FILES"
+TOTAL_IO_MB = "TOTAL_IO_MB"
+TOTAL_IO_READ_MB = "TOTAL_IO_READ_MB"
+TOTAL_LOG_FILES_SIZE = "TOTAL_LOG_FILES_SIZE"
+TOTAL_IO_WRITE_MB = "TOTAL_IO_WRITE_MB"
+_MB = 1024 * 1024
+
+ReadSliceFn = Callable[..., pa.Table]
+#: Test hook (same key as the write path): raise at a named point of a compaction.
+FAIL_POINT_KEY = "hudilite.internal.fail.point"
+
+
+# ----------------------------------------------------------------------------- the plan
+
+
+@dataclass(frozen=True)
+class CompactionOperation:
+    """One file slice to compact (a ``HoodieCompactionOperation``)."""
+
+    partition_path: str
+    file_id: str
+    base_instant: str
+    data_file: str | None  # base file name, None for a log-only slice
+    delta_files: tuple[str, ...]  # log file names in apply order
+    metrics: Mapping[str, float] = field(default_factory=dict, compare=False, hash=False)
+
+    @property
+    def group_key(self) -> tuple[str, str]:
+        """``(partition, file_id)``."""
+        return (self.partition_path, self.file_id)
+
+    def to_avro(self) -> dict[str, Any]:
+        """The ``HoodieCompactionOperation`` record."""
+        return {
+            "baseInstantTime": self.base_instant,
+            "deltaFilePaths": list(self.delta_files),
+            "dataFilePath": self.data_file,
+            "fileId": self.file_id,
+            "partitionPath": self.partition_path,
+            "metrics": dict(self.metrics),
+            "bootstrapFilePath": None,
+        }
+
+    @classmethod
+    def from_avro(cls, record: Mapping[str, Any]) -> CompactionOperation:
+        """Read an operation of plan version 1 (paths) or 2 (names)."""
+
+        def name(path: str) -> str:
+            return path.rstrip("/").rsplit("/", 1)[-1]
+
+        data = record.get("dataFilePath")
+        return cls(
+            partition_path=record.get("partitionPath") or "",
+            file_id=record["fileId"],
+            base_instant=record.get("baseInstantTime") or "",
+            data_file=name(data) if data else None,
+            delta_files=tuple(name(p) for p in record.get("deltaFilePaths") or []),
+            metrics=dict(record.get("metrics") or {}),
+        )
+
+
+@dataclass(frozen=True)
+class CompactionPlan:
+    """The content of ``T.compaction.requested``."""
+
+    instant_time: str
+    operations: tuple[CompactionOperation, ...]
+    version: int = COMPACTION_PLAN_VERSION
+    extra_metadata: Mapping[str, str] = field(default_factory=dict, compare=False)
+
+    def to_avro_bytes(self) -> bytes:
+        """An Avro container of one ``HoodieCompactionPlan`` (what Hudi 1.x writes)."""
+        return write_avro_record(
+            "HoodieCompactionPlan",
+            {
+                "operations": [op.to_avro() for op in self.operations],
+                "extraMetadata": dict(self.extra_metadata),
+                "version": self.version,
+                "strategy": None,
+                "preserveHoodieMetadata": False,
+                "missingSchedulePartitions": [],
+            },
+        )
+
+    @classmethod
+    def from_bytes(cls, instant_time: str, data: bytes) -> CompactionPlan:
+        """Decode a plan written by Hudi or hudilite."""
+        record = read_avro_record(data)
+        return cls(
+            instant_time=instant_time,
+            operations=tuple(
+                CompactionOperation.from_avro(op) for op in record.get("operations") or []
+            ),
+            version=int(record.get("version") or 1),
+            extra_metadata=dict(record.get("extraMetadata") or {}),
+        )
+
+    @property
+    def file_groups(self) -> set[tuple[str, str]]:
+        """``(partition, file_id)`` of every operation."""
+        return {op.group_key for op in self.operations}
+
+    @property
+    def partitions(self) -> tuple[str, ...]:
+        """Partitions the plan touches, sorted."""
+        return tuple(sorted({op.partition_path for op in self.operations}))
+
+    @property
+    def num_log_files(self) -> int:
+        """Log files the plan compacts."""
+        return sum(len(op.delta_files) for op in self.operations)
+
+    @property
+    def total_log_bytes(self) -> int:
+        """Bytes of log files the plan compacts (from the operation metrics)."""
+        return int(sum(op.metrics.get(TOTAL_LOG_FILES_SIZE, 0.0) for op in self.operations))
+
+
+@dataclass(frozen=True)
+class CompactionPlanResult:
+    """A compaction scheduled by :func:`schedule_compaction`.
+
+    ``trigger`` says why (a strategy name or ``"force"``); ``delta_commits`` counts the
+    delta commits since the last compaction the trigger looked at.
+    """
+
+    instant_time: str
+    plan: CompactionPlan
+    trigger: str
+    delta_commits: int
+
+    @property
+    def num_operations(self) -> int:
+        """File slices to compact."""
+        return len(self.plan.operations)
+
+    @property
+    def num_log_files(self) -> int:
+        """Log files to compact."""
+        return self.plan.num_log_files
+
+    @property
+    def partitions(self) -> tuple[str, ...]:
+        """Partitions touched."""
+        return self.plan.partitions
+
+
+@dataclass(frozen=True)
+class CompactionResult:
+    """Metrics of one completed compaction (the same numbers are in its commit metadata)."""
+
+    instant_time: str
+    completion_time: str | None
+    num_file_groups: int
+    num_log_files_compacted: int
+    log_bytes_compacted: int
+    num_records_written: int
+    num_inserts: int
+    num_updates: int
+    num_deletes: int
+    bytes_written: int
+    partitions: tuple[str, ...]
+    file_paths: tuple[str, ...]
+    duration_s: float
+    rolled_back_attempt: str | None = None  # rollback instant of an earlier failed attempt
+
+    def __str__(self) -> str:
+        return (
+            f"compaction @ {self.instant_time}: {self.num_file_groups} file group(s), "
+            f"{self.num_log_files_compacted} log file(s) -> {self.num_records_written} records"
+        )
+
+
+# ------------------------------------------------------------------------- the executor side
+
+
+@dataclass(frozen=True)
+class CompactionContext:
+    """What an executor needs to compact operations of instant ``instant_time`` (pickled
+    to Spark tasks). ``completed`` maps the requested time of every completed instant to
+    its completion time (None on table version 6); it decides which log blocks apply and,
+    on version 8, the order of the log files."""
+
+    gw: FileSystemGateway
+    instant_time: str
+    storage_schema: pa.Schema
+    merge_spec: MergeSpec
+    table_version: int
+    completed: Mapping[str, str | None]
+    timeline_start: str | None
+    read_slice_fn: ReadSliceFn | None = None
+    fail_point: str | None = None  # test hook, see check_fail_point
+
+    def is_instant_visible(self, instant_time: str) -> bool:
+        """Log blocks the compaction applies: of instants before ``T`` that completed (or
+        were archived)."""
+        if instant_time >= self.instant_time:
+            return False
+        if instant_time in self.completed:
+            return True
+        return self.timeline_start is not None and instant_time < self.timeline_start
+
+    def check_fail_point(self, name: str) -> None:
+        """Raise a simulated crash at ``name`` when the test hook asks for it."""
+        if self.fail_point == name:
+            raise WriteError(f"simulated failure at {name!r}")
+
+    def file_slice(self, op: CompactionOperation) -> FileSlice:
+        """The slice ``op`` names, with sizes from storage and version-8 log order.
+
+        Raises :class:`CorruptFileError` when a planned file is missing (it was deleted
+        behind the plan's back; compacting without it would lose or resurrect data).
+        """
+
+        def size(rel: str) -> int:
+            try:
+                return self.gw.size(rel)
+            except FileNotFoundError:
+                raise CorruptFileError(
+                    f"compaction {self.instant_time}: planned file {rel} is missing"
+                ) from None
+
+        base = None
+        if op.data_file:
+            name = BaseFileName.parse(op.data_file)
+            if name is None:
+                raise CorruptFileError(f"compaction plan names a bad base file {op.data_file!r}")
+            base = BaseFile(
+                op.partition_path, name, size(join_path(op.partition_path, op.data_file))
+            )
+        logs = []
+        for log_name in op.delta_files:
+            parsed = LogFileName.parse(log_name)
+            if parsed is None:
+                raise CorruptFileError(f"compaction plan names a bad log file {log_name!r}")
+            completion = (
+                self.completed.get(parsed.base_instant) or parsed.base_instant
+                if self.table_version >= 8
+                else None
+            )
+            rel = join_path(op.partition_path, log_name)
+            logs.append(LogFile(op.partition_path, parsed, size(rel), completion))
+        logs.sort(key=LogFile.sort_key)
+        return FileSlice(op.partition_path, op.file_id, op.base_instant, base, tuple(logs))
+
+
+def _default_reader() -> ReadSliceFn:
+    from hudilite.read.file_group_reader import read_file_slice
+
+    return read_file_slice
+
+
+def _count_changes(base: pa.Table | None, out: pa.Table) -> tuple[int, int, int]:
+    """(inserts, updates, deletes) of ``out`` against the slice's base file rows: a key
+    absent from the base is an insert, a base key whose sequence number changed an
+    update, a base key missing from ``out`` a delete."""
+    if base is None or base.num_rows == 0:
+        return out.num_rows, 0, 0
+    base_keys, out_keys = base[RECORD_KEY_COL], out[RECORD_KEY_COL]
+    in_base = pc.is_in(out_keys, value_set=base_keys.combine_chunks())
+    inserts = out.num_rows - int(pc.sum(in_base).as_py() or 0)
+    same_seq = pc.is_in(out[COMMIT_SEQNO_COL], value_set=base[COMMIT_SEQNO_COL].combine_chunks())
+    updated = pc.and_(in_base, pc.invert(same_seq))
+    updates = int(pc.sum(pc.fill_null(updated, False)).as_py() or 0)
+    kept = pc.is_in(base_keys, value_set=out_keys.combine_chunks())
+    deletes = base.num_rows - int(pc.sum(kept).as_py() or 0)
+    return inserts, updates, deletes
+
+
+def compact_operation(
+    ctx: CompactionContext,
+    op: CompactionOperation,
+    write_token: str,
+    read_slice_fn: ReadSliceFn | None = None,
+) -> WriteStat:
+    """Compact one operation: merge its slice and write the new base file; returns the
+    write stat (Hudi's compaction stat fields, ``prevCommit`` = the slice's base instant).
+
+    ``totalLogRecords``/``totalUpdatedRecordsCompacted`` count the records the logs
+    changed (Hudi counts every log record read, superseded duplicates included).
+    """
+    started = time.monotonic()
+    file_slice = ctx.file_slice(op)
+    read = read_slice_fn or ctx.read_slice_fn or _default_reader()
+    merged = read(
+        ctx.gw,
+        file_slice,
+        merge_spec=ctx.merge_spec,
+        schema=ctx.storage_schema,
+        is_instant_visible=ctx.is_instant_visible,
+        as_of=None,
+    )
+    read_ms = int((time.monotonic() - started) * 1000)
+    name = BaseFileName(op.file_id, write_token, ctx.instant_time).render()
+    rel = join_path(op.partition_path, name)
+    columns = []
+    for f in ctx.storage_schema:
+        if f.name == FILE_NAME_COL:
+            columns.append(pa.repeat(pa.scalar(name, pa.string()), merged.num_rows))
+        else:
+            columns.append(merged[f.name].cast(f.type))
+    out = pa.Table.from_arrays(columns, schema=ctx.storage_schema)
+    base_rows = (
+        read_base_file(
+            ctx.gw, file_slice.base_file.path, columns=[RECORD_KEY_COL, COMMIT_SEQNO_COL]
+        )
+        if file_slice.base_file is not None
+        else None
+    )
+    inserts, updates, deletes = _count_changes(base_rows, out)
+    ctx.check_fail_point("before_file_write")
+    create_marker(ctx.gw, ctx.instant_time, rel, "CREATE")
+    written = time.monotonic()
+    size = write_base_file(ctx.gw, rel, out)
+    write_ms = int((time.monotonic() - written) * 1000)
+    ctx.check_fail_point("after_file_write")
+    changed = inserts + updates + deletes
+    return WriteStat(
+        file_id=op.file_id,
+        path=rel,
+        partition_path=op.partition_path,
+        prev_commit=op.base_instant,
+        num_writes=out.num_rows,
+        num_deletes=deletes,
+        num_update_writes=updates,
+        num_inserts=inserts,
+        total_write_bytes=size,
+        file_size_in_bytes=size,
+        total_log_records=changed,
+        total_updated_records_compacted=changed,
+        total_log_files_compacted=len(file_slice.log_files),
+        total_log_size_compacted=sum(log.size for log in file_slice.log_files),
+        prev_base_file=op.data_file,
+        total_log_read_time_ms=read_ms,
+        runtime_stats={"totalScanTime": read_ms, "totalCreateTime": 0, "totalUpsertTime": write_ms},
+    )
+
+
+Runner = Callable[[CompactionContext, Sequence[CompactionOperation]], list[WriteStat]]
+
+
+def run_locally(ctx: CompactionContext, ops: Sequence[CompactionOperation]) -> list[WriteStat]:
+    """The default runner: every operation in this process, one after the other."""
+    return [compact_operation(ctx, op, f"{i}-0-{i}") for i, op in enumerate(ops)]
+
+
+def encode_operation(op: CompactionOperation) -> str:
+    """Text form of an operation for a DataFrame row (base64 pickle)."""
+    return base64.b64encode(pickle.dumps(op, protocol=pickle.HIGHEST_PROTOCOL)).decode()
+
+
+def decode_operation(text: str) -> CompactionOperation:
+    """Inverse of :func:`encode_operation`."""
+    value = pickle.loads(base64.b64decode(text))
+    if not isinstance(value, CompactionOperation):
+        raise CorruptFileError(f"not a compaction operation: {type(value).__name__}")
+    return value
+
+
+# ------------------------------------------------------------------------------ scheduling
+
+
+def _last_compaction(timeline: Timeline, after_request: bool) -> str | None:
+    """Requested time of the last completed commit/replacecommit (Hudi's "commit timeline"
+    of a MOR table), or, with ``after_request``, of the last compaction requested."""
+    times = [i.requested_time for i in timeline.commits() if i.action in (COMMIT, REPLACE_COMMIT)]
+    if after_request:
+        times += [i.requested_time for i in timeline.filter(actions=COMPACTION) if i.is_pending]
+    return max(times) if times else None
+
+
+def delta_commits_since_compaction(
+    timeline: Timeline, after_request: bool = False
+) -> tuple[int, str | None]:
+    """(delta commits in any state after the last compaction, the reference time): the
+    last compaction's time, else the first delta commit's (Hudi's
+    ``getDeltaCommitsSinceLatestCompaction``); ``(0, None)`` with no delta commits."""
+    last = _last_compaction(timeline, after_request)
+    deltas = [i.requested_time for i in timeline.filter(actions=DELTA_COMMIT)]
+    if last is not None:
+        return sum(1 for t in deltas if t > last), last
+    if not deltas:
+        return 0, None
+    return len(deltas), min(deltas)
+
+
+def _triggered(strategy: str, count: int, ref: str | None, now: str, opts: cfg.Options) -> bool:
+    if ref is None:
+        return False
+    max_commits = int(opts.get(COMPACT_DELTA_COMMITS))
+    max_seconds = int(opts.get(COMPACT_DELTA_SECONDS))
+    by_num = count >= max_commits
+    by_time = (parse_instant(now) - parse_instant(ref)).total_seconds() >= max_seconds
+    if strategy in ("NUM_COMMITS", "NUM_COMMITS_AFTER_LAST_REQUEST"):
+        return by_num
+    if strategy == "TIME_ELAPSED":
+        return by_time
+    if strategy == "NUM_AND_TIME":
+        return by_num and by_time
+    return by_num or by_time
+
+
+def _metrics(
+    base: BaseFile | None, logs: Sequence[LogFile], max_file_size: int
+) -> dict[str, float]:
+    """Hudi's ``CompactionStrategy.captureMetrics`` (sizes in whole MB, as Java rounds)."""
+    log_bytes = sum(max(0, log.size) for log in logs)
+    base_bytes = base.size if base is not None else 0
+    read_mb = (base_bytes + log_bytes) // _MB
+    write_mb = (base_bytes if base is not None else max_file_size) // _MB
+    return {
+        TOTAL_LOG_FILES: float(len(logs)),
+        TOTAL_IO_MB: float(read_mb + write_mb),
+        TOTAL_IO_READ_MB: float(read_mb),
+        TOTAL_LOG_FILES_SIZE: float(log_bytes),
+        TOTAL_IO_WRITE_MB: float(write_mb),
+    }
+
+
+def plan_operations(state: TableState, options: OptionsLike = None) -> list[CompactionOperation]:
+    """The operations a compaction scheduled now would run (no timeline change): the latest
+    slice of every file group that has log files and no pending compaction/clustering,
+    largest logs first, within ``hoodie.compaction.target.io``."""
+    opts = resolve_options(state, options)
+    busy = set(pending_plan_groups(state.timeline))
+    max_file_size = int(opts.get(cfg.MAX_FILE_SIZE))
+    ops = []
+    for s in state.view.latest_slices():
+        if not s.has_logs or s.group_key in busy:
+            continue
+        ops.append(
+            CompactionOperation(
+                partition_path=s.partition,
+                file_id=s.file_id,
+                base_instant=s.base_instant,
+                data_file=s.base_file.file_name if s.base_file is not None else None,
+                delta_files=tuple(log.file_name for log in s.log_files),
+                metrics=_metrics(s.base_file, s.log_files, max_file_size),
+            )
+        )
+    ops.sort(key=lambda op: -op.metrics[TOTAL_LOG_FILES_SIZE])  # stable: ties keep group order
+    budget = int(opts.get(COMPACTION_TARGET_IO_MB))
+    chosen = []
+    for op in ops:
+        chosen.append(op)
+        budget -= int(op.metrics[TOTAL_IO_MB])
+        if budget <= 0:
+            break
+    return chosen
+
+
+def _pending_writes(timeline: Timeline) -> list[Instant]:
+    return [i for i in timeline.pending() if i.action in (COMMIT, DELTA_COMMIT, REPLACE_COMMIT)]
+
+
+def schedule_compaction(
+    state: TableState, options: OptionsLike = None, *, force: bool = False
+) -> CompactionPlanResult | None:
+    """Plan a compaction if the trigger says so (or ``force``); None when not triggered or
+    nothing has log files. Writes ``T.compaction.requested``; see the module docstring.
+
+    Raises :class:`ConfigError` on a copy-on-write table and, on table version 6,
+    :class:`ConflictError` while a write is in flight (retry once it finished).
+    """
+    if not state.config.is_mor:
+        raise ConfigError("compaction applies to merge-on-read tables only")
+    opts = resolve_options(state, options)
+    strategy = str(opts.get(COMPACT_TRIGGER_STRATEGY))
+    rollback_failed_writes(
+        state.gw,
+        state.config,
+        heartbeat_interval_ms=int(opts.get(cfg.HEARTBEAT_INTERVAL_MS)),
+        tolerable_misses=int(opts.get(cfg.HEARTBEAT_TOLERABLE_MISSES)),
+    )
+    with table_lock(state.gw):
+        state = TableState.load(state.gw)
+        writer = TimelineWriter(state.gw, state.config)
+        instant_time = writer.new_instant_time()
+        count, ref = delta_commits_since_compaction(
+            state.timeline, after_request=strategy == "NUM_COMMITS_AFTER_LAST_REQUEST"
+        )
+        if not force and not _triggered(strategy, count, ref, instant_time, opts):
+            return None
+        pending = _pending_writes(state.timeline)
+        if pending and state.config.layout_version < 2:
+            raise ConflictError(
+                f"cannot schedule a compaction while write {pending[0].requested_time} is in "
+                "flight on a version-6 table (its log files could miss the plan); retry later"
+            )
+        ops = plan_operations(state, opts)
+        if not ops:
+            return None
+        plan = CompactionPlan(instant_time, tuple(ops))
+        requested = writer.create_requested(COMPACTION, instant_time, plan.to_avro_bytes())
+    plan = CompactionPlan(requested.requested_time, plan.operations)
+    return CompactionPlanResult(
+        requested.requested_time, plan, "force" if force else strategy, count
+    )
+
+
+def pending_compactions(state: TableState, order: str = "FIFO") -> list[Instant]:
+    """Pending compaction instants, oldest first (``"FIFO"``) or newest first (``"LIFO"``)."""
+    pending = [i for i in state.timeline.filter(actions=COMPACTION) if i.is_pending]
+    if order.upper() == "LIFO":
+        pending.reverse()
+    elif order.upper() != "FIFO":
+        raise ConfigError(f"compaction order must be FIFO or LIFO, got {order!r}")
+    return pending
+
+
+def read_compaction_plan(state: TableState, instant_time: str) -> CompactionPlan:
+    """The plan of compaction ``instant_time`` (pending or completed)."""
+    requested = Instant(instant_time, COMPACTION, State.REQUESTED)
+    try:
+        data = state.timeline.instant_content(requested)
+    except HudiliteError:
+        raise InstantNotFoundError(f"no compaction plan {instant_time} on the timeline") from None
+    return CompactionPlan.from_bytes(instant_time, data)
+
+
+def log_base_instants(state: TableState) -> dict[tuple[str, str], str]:
+    """For writers of version-6 tables: ``(partition, file_id) -> T`` for file groups in a
+    pending compaction ``T``. New log files of such a group must be named with ``T`` (the
+    slice the compaction opens), not with the slice being compacted."""
+    out = {}
+    for inst in state.timeline.filter(actions=COMPACTION):
+        if inst.is_pending:
+            for key in read_compaction_plan(state, inst.requested_time).file_groups:
+                out[key] = inst.requested_time
+    return out
+
+
+# ------------------------------------------------------------------------------- execution
+
+
+def compaction_context(
+    state: TableState,
+    instant_time: str,
+    options: OptionsLike = None,
+    read_slice_fn: ReadSliceFn | None = None,
+) -> CompactionContext:
+    """The executor context of compaction ``instant_time`` on ``state``'s timeline."""
+    opts = resolve_options(state, options)
+    first = state.timeline.first_active()
+    return CompactionContext(
+        gw=state.gw,
+        instant_time=instant_time,
+        storage_schema=state.storage_schema,
+        merge_spec=state.merge_spec(opts),
+        table_version=int(state.config.table_version),
+        completed={i.requested_time: i.completion_time for i in state.timeline.completed()},
+        timeline_start=first.requested_time if first is not None else None,
+        read_slice_fn=read_slice_fn,
+        fail_point=opts.raw.get(FAIL_POINT_KEY),
+    )
+
+
+def _rollback_attempt(state: TableState, instant_time: str) -> RollbackInstantResult:
+    """Undo a failed/abandoned attempt of compaction ``instant_time``: delete what it wrote,
+    record a rollback, revert the instant to requested (its plan stays)."""
+    files = set(marked_files(state.gw, instant_time))
+    files.update(state.view.files_of_instant(instant_time))
+    target = state.timeline.get(instant_time) or Instant(instant_time, COMPACTION, State.INFLIGHT)
+    return perform_rollback(state.gw, state.config, target, sorted(files), keep_requested=True)
+
+
+def _commit(
+    state: TableState,
+    inflight: Instant,
+    stats: Sequence[WriteStat],
+) -> Instant:
+    by_partition: dict[str, list[WriteStat]] = {}
+    for stat in stats:
+        by_partition.setdefault(stat.partition_path or "", []).append(stat)
+    meta = CommitMetadata(
+        partition_to_write_stats=by_partition,
+        operation_type="COMPACT",
+        extra_metadata={"schema": table_schema_json(state)},
+        compacted=True,
+    )
+    written = {s.path for s in stats}
+    for leftover in marked_files(state.gw, inflight.requested_time):
+        if leftover not in written:  # a retried task's duplicate: never part of the commit
+            state.gw.delete_file(leftover)
+    with table_lock(state.gw):
+        done = TimelineWriter(state.gw, state.config).complete(
+            inflight, meta.to_bytes(state.config.layout_version)
+        )
+    delete_markers(state.gw, inflight.requested_time)
+    return done
+
+
+def execute_compaction(
+    state: TableState,
+    instant_time: str,
+    read_slice_fn: ReadSliceFn | None = None,
+    options: OptionsLike = None,
+    *,
+    runner: Runner | None = None,
+) -> CompactionResult:
+    """Run the pending compaction ``instant_time`` and commit it.
+
+    ``runner(ctx, operations) -> write stats`` executes the operations (default: in this
+    process, :func:`run_locally`); ``read_slice_fn`` replaces ``read_file_slice``. On any
+    error the attempt is rolled back (the plan stays requested) and the error re-raised
+    (non-hudilite errors as :class:`WriteError`).
+    """
+    started = time.monotonic()
+    opts = resolve_options(state, options)
+    interval = int(opts.get(cfg.HEARTBEAT_INTERVAL_MS))
+    misses = int(opts.get(cfg.HEARTBEAT_TOLERABLE_MISSES))
+    state = TableState.load(state.gw)
+    inst = state.timeline.get(instant_time)
+    if inst is not None and inst.is_completed and inst.action == COMMIT:
+        raise TimelineError(f"compaction {instant_time} is already completed")
+    if inst is None or inst.action != COMPACTION:
+        raise InstantNotFoundError(f"no pending compaction {instant_time} on the timeline")
+    rolled_back = None
+    if inst.is_inflight:
+        if not is_expired(state.gw, instant_time, interval, misses):
+            raise ConflictError(f"compaction {instant_time} is being executed by another process")
+        rolled_back = _rollback_attempt(state, instant_time).rollback_instant
+        state = TableState.load(state.gw)
+    plan = read_compaction_plan(state, instant_time)
+    heartbeat = Heartbeat(state.gw, instant_time, interval).start()
+    try:
+        writer = TimelineWriter(state.gw, state.config)
+        try:
+            inflight = writer.transition_inflight(
+                Instant(instant_time, COMPACTION, State.REQUESTED)
+            )
+        except TimelineError:
+            raise ConflictError(
+                f"compaction {instant_time} was started by another process"
+            ) from None
+        try:
+            ctx = compaction_context(state, instant_time, opts, read_slice_fn)
+            stats = (runner or run_locally)(ctx, plan.operations)
+            ctx.check_fail_point("before_commit")
+            done = _commit(state, inflight, stats)
+        except BaseException as exc:
+            _rollback_attempt(TableState.load(state.gw), instant_time)
+            if isinstance(exc, HudiliteError) or not isinstance(exc, Exception):
+                raise
+            raise WriteError(
+                f"compaction {instant_time} failed and was rolled back (its plan stays "
+                f"requested): {exc}"
+            ) from exc
+    finally:
+        heartbeat.stop()
+    return CompactionResult(
+        instant_time=instant_time,
+        completion_time=done.completion_time,
+        num_file_groups=len(stats),
+        num_log_files_compacted=sum(s.total_log_files_compacted for s in stats),
+        log_bytes_compacted=sum(s.total_log_size_compacted for s in stats),
+        num_records_written=sum(s.num_writes for s in stats),
+        num_inserts=sum(s.num_inserts for s in stats),
+        num_updates=sum(s.num_update_writes for s in stats),
+        num_deletes=sum(s.num_deletes for s in stats),
+        bytes_written=sum(s.total_write_bytes for s in stats),
+        partitions=plan.partitions,
+        file_paths=tuple(sorted(str(s.path) for s in stats)),
+        duration_s=time.monotonic() - started,
+        rolled_back_attempt=rolled_back,
+    )
+
+
+def compact(
+    state: TableState,
+    options: OptionsLike = None,
+    *,
+    schedule: bool = True,
+    force: bool = False,
+    instant_times: Sequence[str] | None = None,
+    read_slice_fn: ReadSliceFn | None = None,
+    runner: Runner | None = None,
+) -> list[CompactionResult]:
+    """Schedule a compaction (if ``schedule`` and triggered, or ``force``), then run the
+    pending ones -- ``instant_times``, or all in ``hoodie.compaction.order`` (FIFO by
+    default). Returns one result per compaction completed."""
+    opts = resolve_options(state, options)
+    if schedule and instant_times is None:
+        schedule_compaction(state, opts, force=force)
+    state = TableState.load(state.gw)
+    if instant_times is None:
+        order = str(opts.get(COMPACTION_ORDER))
+        instant_times = [i.requested_time for i in pending_compactions(state, order)]
+    return [execute_compaction(state, t, read_slice_fn, opts, runner=runner) for t in instant_times]
