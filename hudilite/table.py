@@ -231,7 +231,13 @@ class Table:
         """
         state = self.state()
         plan = self._plan(state, query_type, as_of, start, end, None)
-        return read_plan_arrow(state.gw, plan, state.storage_schema, columns=columns)
+        return read_plan_arrow(
+            state.gw,
+            plan,
+            state.storage_schema,
+            columns=columns,
+            merge_spec=state.merge_spec(state.options()),
+        )
 
     def _plan(
         self,

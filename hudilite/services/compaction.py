@@ -757,17 +757,15 @@ def execute_compaction(
         rolled_back = _rollback_attempt(state, instant_time).rollback_instant
         state = TableState.load(state.gw)
     plan = read_compaction_plan(state, instant_time)
+    # Beat before going inflight, so no one mistakes the fresh attempt for a dead one.
     heartbeat = Heartbeat(state.gw, instant_time, interval).start()
+    writer = TimelineWriter(state.gw, state.config)
     try:
-        writer = TimelineWriter(state.gw, state.config)
-        try:
-            inflight = writer.transition_inflight(
-                Instant(instant_time, COMPACTION, State.REQUESTED)
-            )
-        except TimelineError:
-            raise ConflictError(
-                f"compaction {instant_time} was started by another process"
-            ) from None
+        inflight = writer.transition_inflight(Instant(instant_time, COMPACTION, State.REQUESTED))
+    except TimelineError:
+        heartbeat.stop(delete=False)  # the heartbeat file is the other attempt's now
+        raise ConflictError(f"compaction {instant_time} was started by another process") from None
+    try:
         try:
             ctx = compaction_context(state, instant_time, opts, read_slice_fn)
             stats = (runner or run_locally)(ctx, plan.operations)

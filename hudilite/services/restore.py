@@ -2,13 +2,13 @@
 
 As Hudi's restore (``RestorePlanActionExecutor`` / ``BaseRestoreActionExecutor``):
 
-1. ``R.restore.requested`` holds an Avro ``HoodieRestorePlan`` (version 2) listing the
+1. savepoints newer than ``S`` are deleted (they pin files that are about to go);
+2. ``R.restore.requested`` holds an Avro ``HoodieRestorePlan`` (version 2) listing the
    instants to undo, newest first: every write, compaction or clustering (completed or
    pending) requested after the savepointed commit ``S`` -- and on table version 8 also
    those that completed after the savepoint was taken, since they were not part of it;
-2. ``R.restore.inflight``; each instant is rolled back with its own ``rollback`` instant
+3. ``R.restore.inflight``; each instant is rolled back with its own ``rollback`` instant
    (plan first, so a crash can be finished), deleting its base and log files;
-3. savepoints newer than ``S`` are deleted first (they would pin files that are going);
 4. ``R.restore`` / ``R_C.restore`` with ``HoodieRestoreMetadata`` nesting every rollback's
    metadata; the individual rollback instants are then removed from the timeline, as
    Hudi's ``finishRestore`` does.
@@ -175,33 +175,25 @@ def restore(state: TableState, savepoint_time: str, options: OptionsLike = None)
             f"cannot restore to {savepoint_time}: {len(missing)} savepointed file(s) are gone "
             f"(e.g. {missing[0]})"
         )
-    # Newer savepoints pin files that are about to go; they are dropped first (this also
-    # keeps their instants from shadowing the commits they share a time with).
-    removed = tuple(t for t in savepoint_times(gw, config) if t > savepoint_time)
-    for t in removed:
-        delete_savepoint(state, t)
     state = TableState.load(gw)
     writer = TimelineWriter(gw, config)
     pending = [i for i in state.timeline.filter(actions=RESTORE) if i.is_pending]
+    record: dict[str, Any] = {}
     if pending:
-        current = pending[-1]
         record = read_avro_record(
             state.timeline.instant_content(
-                Instant(current.requested_time, RESTORE, State.REQUESTED)
+                Instant(pending[-1].requested_time, RESTORE, State.REQUESTED)
             )
         )
         if record.get("savepointToRestoreTimestamp") != savepoint_time:
             raise ConflictError(
-                f"restore {current.requested_time} to savepoint "
+                f"restore {pending[-1].requested_time} to savepoint "
                 f"{record.get('savepointToRestoreTimestamp')} is pending; finish it first"
             )
-        planned = [(i["commitTime"], i["action"]) for i in record.get("instantsToRollback") or []]
-        inflight = current if current.is_inflight else writer.transition_inflight(current)
     else:
-        targets = instants_to_restore(state, savepoint_time, savepoint.completion_time)
         busy = [
             i
-            for i in targets
+            for i in instants_to_restore(state, savepoint_time, savepoint.completion_time)
             if (i.is_inflight or (i.is_pending and i.action in _WRITES))
             and not is_expired(gw, i.requested_time, interval, misses)
         ]
@@ -209,6 +201,19 @@ def restore(state: TableState, savepoint_time: str, options: OptionsLike = None)
             raise ConflictError(
                 f"cannot restore while {busy[0]} is being written (its heartbeat is fresh)"
             )
+    # Newer savepoints pin files that are about to go; they are dropped before planning
+    # (which also keeps them from shadowing the commits they share a time with).
+    removed = tuple(t for t in savepoint_times(gw, config) if t > savepoint_time)
+    for t in removed:
+        delete_savepoint(state, t)
+    if pending:
+        planned = [(i["commitTime"], i["action"]) for i in record.get("instantsToRollback") or []]
+        current = pending[-1]
+        inflight = current if current.is_inflight else writer.transition_inflight(current)
+    else:
+        targets = instants_to_restore(
+            TableState.load(gw), savepoint_time, savepoint.completion_time
+        )
         plan = {
             "instantsToRollback": [instant_info(i) for i in targets],
             "version": RESTORE_PLAN_VERSION,

@@ -29,7 +29,7 @@ from typing import Any
 
 from hudilite import config as cfg
 from hudilite.config import TableConfig
-from hudilite.errors import ConflictError, HudiliteError, InstantNotFoundError, TimelineError
+from hudilite.errors import ConflictError, HudiliteError, InstantNotFoundError
 from hudilite.filegroup.slices import join_path
 from hudilite.services._common import (
     OptionsLike,
@@ -336,7 +336,4 @@ def rollback_instant(
             f"only the latest write can be rolled back; roll back newer instants first: {names}"
         )
     check_previous_versions(state, target)
-    result = perform_rollback(gw, config, target, files_written_by(state, instant_time))
-    if target.requested_time in TableState.load(gw).timeline:
-        raise TimelineError(f"rollback of {instant_time} left instant files behind")
-    return result
+    return perform_rollback(gw, config, target, files_written_by(state, instant_time))

@@ -64,6 +64,18 @@ def test_mor_upserts_and_deletes_go_to_logs(mor):
     assert [i.action for i in mor.timeline()] == ["deltacommit"] * 3
     expected = oracle.rows(DATA)
     assert rows(hudi_rs_read(mor.path), DATA) == expected
+    assert spark_rows(mor.read(), DATA) == expected
+    assert rows(mor.to_arrow(), DATA) == expected
+    assert spark_rows(mor.read(query_type="read_optimized"), DATA) == rows(
+        hudi_rs_read(mor.path, read_optimized=True), DATA
+    )
+    assert spark_rows(mor.read(as_of=r2.instant_time), DATA) == rows(
+        hudi_rs_read(mor.path, as_of=r2.instant_time), DATA
+    )
+    start = r1.completion_time or r1.instant_time
+    assert spark_rows(mor.read(query_type="incremental", start=start), DATA) == rows(
+        hudi_rs_read(mor.path, start=start), DATA
+    )
     # Read-optimized sees base files only: the first commit's rows plus d.
     ro = rows(hudi_rs_read(mor.path, read_optimized=True), DATA)
     assert ro == [

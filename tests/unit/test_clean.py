@@ -3,10 +3,8 @@ compactions, the plan/metadata encoding and the read planner's retention check."
 
 from __future__ import annotations
 
-import io
 from datetime import timedelta
 
-import fastavro
 import pytest
 
 from hudilite.errors import ConfigError, InstantNotFoundError
@@ -146,7 +144,7 @@ def test_replaced_file_groups_are_cleaned_whole(tmp_path, policy):
 
 @pytest.mark.parametrize("version", [6, 8])
 def test_pending_compaction_slices_are_kept_then_cleaned_after_it(tmp_path, version):
-    t, times = mor_with_logs(tmp_path / "t", version)
+    t, _ = mor_with_logs(tmp_path / "t", version)
     planned = schedule_compaction(t.state(), force=True)
     assert planned is not None
     t.write({A: [("k1", 50, "late")]})
@@ -179,7 +177,7 @@ def test_savepointed_files_are_never_cleaned(tmp_path):
     plan = plan_clean(t.state(), opts)
     assert plan is not None and plan.savepointed == (times[0],)
     assert sorted(plan.files["x"]) == sorted(a_file(t, c) for c in times[1:3])
-    record = next(fastavro.reader(io.BytesIO(plan.to_avro_bytes(t.gw))))
+    record = read_avro_record(plan.to_avro_bytes(t.gw))
     assert record["extraMetadata"] == {"savepointed_timestamps": times[0]}
 
 
@@ -190,7 +188,7 @@ def test_plan_encoding_and_pending_clean_resume(tmp_path):
     assert scheduled is not None
     inst, plan = scheduled
     raw = t.state().timeline.instant_content(inst)
-    record = next(fastavro.reader(io.BytesIO(raw)))
+    record = read_avro_record(raw)
     assert record["version"] == 2 and record["policy"] == "KEEP_LATEST_COMMITS"
     assert record["earliestInstantToRetain"] == {
         "timestamp": times[2],

@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import importlib
-import io
 
-import fastavro
 import pytest
 
 from hudilite.errors import HudiliteError, InstantNotFoundError, TimelineError
@@ -76,7 +74,7 @@ def test_savepoint_pins_the_latest_files_of_its_commit(tmp_path, version):
     done = [n for n in names if n.startswith(sp.instant_time) and n.endswith(".savepoint")]
     assert len(done) == 1 and ("_" in done[0]) == (version == 8)
     raw = t.gw.read_bytes(f"{t.config.timeline_dir}/{done[0]}")
-    record = next(fastavro.reader(io.BytesIO(raw)))
+    record = read_avro_record(raw)
     assert record["savepointedBy"] == "ops" and record["comments"] == "before the migration"
     assert set(record["partitionMetadata"]) == {"x", "y"}
     assert record["partitionMetadata"]["y"]["partitionPath"] == "y"
