@@ -26,6 +26,7 @@ from hudilite import config as cfg
 from hudilite.errors import ConfigError, SchemaError, WriteError
 from hudilite.index.bucket import bucket_ids, bucket_of_file_id, new_bucket_file_id
 from hudilite.index.simple import candidate_files
+from hudilite.read.file_group_reader import decode_slice, encode_slice, read_file_slice
 from hudilite.schema import (
     DELETE_COL,
     FILE_ID_COL,
@@ -213,9 +214,69 @@ def _candidate_files(
     )
 
 
-def _tag_locations(state: TableState, keyed: DataFrame, files: list[str]) -> DataFrame:
-    """Simple index: join incoming keys with the keys of the candidate base files."""
-    if not files:
+def _log_only_keys(state: TableState, keyed: DataFrame, partitions: list[str]) -> DataFrame | None:
+    """Keys of merge-on-read file groups that have logs but no base file yet.
+
+    Such groups (written by Hudi with an index that can route inserts to logs)
+    hold keys no base file knows; their live records are merged in executors and
+    only ``(partition, key, file id)`` comes back. In groups with a base file every
+    logged key was routed there by this index, so their base keys suffice.
+    """
+    if not state.config.is_mor:
+        return None
+    slices = [
+        s
+        for s in state.view.latest_slices(partitions=partitions)
+        if s.base_file is None and s.log_files
+    ]
+    if not slices:
+        return None
+    spark = keyed.sparkSession
+    gw, schema = state.gw, state.storage_schema
+    spec = state.merge_spec(state.options())
+    visible = state.timeline.is_completed
+    out = spark_schema(
+        pa.schema(
+            [
+                (RECORD_KEY_COL, pa.string()),
+                (PARTITION_PATH_COL, pa.string()),
+                (FILE_ID_COL, pa.string()),
+            ]
+        )
+    )
+
+    def keysfn(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for batch in batches:
+            for descriptor in batch.column(0).to_pylist():
+                fs = decode_slice(descriptor)
+                rows = read_file_slice(
+                    gw, fs, merge_spec=spec, schema=schema, is_instant_visible=visible
+                )
+                keys = rows[RECORD_KEY_COL].combine_chunks()
+                yield pa.RecordBatch.from_arrays(
+                    [keys, pa.repeat(fs.partition, len(keys)), pa.repeat(fs.file_id, len(keys))],
+                    schema=pa.schema(
+                        [
+                            (RECORD_KEY_COL, pa.string()),
+                            (PARTITION_PATH_COL, pa.string()),
+                            (FILE_ID_COL, pa.string()),
+                        ]
+                    ),
+                )
+
+    descriptors = spark.createDataFrame([(encode_slice(s),) for s in slices], "d string")
+    return descriptors.repartition(min(len(slices), 64)).mapInArrow(keysfn, out)
+
+
+def _tag_locations(
+    state: TableState, keyed: DataFrame, files: list[str], partitions: list[str]
+) -> DataFrame:
+    """Simple index: join incoming keys with the keys of the candidate base files.
+
+    For merge-on-read tables, keys living only in logs are found too.
+    """
+    log_keys = _log_only_keys(state, keyed, partitions)
+    if not files and log_keys is None:
         return keyed.withColumn(FILE_ID_COL, F.lit(None).cast("string"))
     spark = keyed.sparkSession
     key_schema = StructType.fromJson(
@@ -235,7 +296,12 @@ def _tag_locations(state: TableState, keyed: DataFrame, files: list[str]) -> Dat
             PARTITION_PATH_COL,
             F.substring_index(F.col("_metadata.file_name"), "_", 1).alias(FILE_ID_COL),
         )
+        if files
+        else None
     )
+    if log_keys is not None:
+        stored = log_keys if stored is None else stored.unionByName(log_keys)
+    assert stored is not None
     wanted = keyed.select(PARTITION_PATH_COL, RECORD_KEY_COL).distinct()
     located = (
         stored.join(F.broadcast(wanted), [PARTITION_PATH_COL, RECORD_KEY_COL], "inner")
@@ -483,7 +549,7 @@ def _index_and_write(
     else:
         if uses_index:
             files = _candidate_files(state, ctx.existing, plan)
-            tagged = _tag_locations(state, keyed, files)
+            tagged = _tag_locations(state, keyed, files, sorted(plan.partitions))
         else:
             tagged = keyed.withColumn(FILE_ID_COL, F.lit(None).cast("string"))
         # Deletes of keys the table does not hold have nothing to do. Persisted because the

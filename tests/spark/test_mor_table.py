@@ -90,3 +90,19 @@ def test_mor_upserts_and_deletes_go_to_logs(mor):
         ("b", 1, 2.0, "sf"),
         ("c", 1, 3.0, "la"),
     ]
+
+
+def test_index_finds_keys_living_only_in_logs(mor):
+    mor.write(batch(("a", 1, 1.0, "sf"), ("b", 1, 2.0, "sf")))
+    mor.write(batch(("a", 2, 3.0, "sf")))  # a log for the sf file group
+    # Make the file group log-only, as Hudi writers with log-indexing indexes leave them.
+    for root, _, files in os.walk(mor.path):
+        for f in files:
+            if f.endswith(".parquet"):
+                os.remove(os.path.join(root, f))
+    assert rows(hudi_rs_read(mor.path), DATA) == [("a", 2, 3.0, "sf")]
+    r = mor.write(batch(("a", 3, 4.0, "sf"), ("c", 1, 5.0, "sf")))
+    assert (r.num_updates, r.num_inserts) == (1, 1)
+    expected = [("a", 3, 4.0, "sf"), ("c", 1, 5.0, "sf")]
+    assert spark_rows(mor.read(), DATA) == expected
+    assert rows(hudi_rs_read(mor.path), DATA) == expected
