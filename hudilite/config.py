@@ -458,7 +458,18 @@ KEEP_MAX_COMMITS = _key(
     "hoodie.keep.max.commits", 30, "Archival starts above this many.", parse=parse_int
 )
 INLINE_COMPACT = _key(
-    "hoodie.compact.inline", False, "Compact MOR tables after writes.", parse=parse_bool
+    "hoodie.compact.inline",
+    False,
+    "Schedule (when triggered) and run compaction of MOR tables after each write.",
+    aliases=("compaction.async.enabled",),
+    parse=parse_bool,
+)
+SCHEDULE_INLINE_COMPACT = _key(
+    "hoodie.compact.schedule.inline",
+    False,
+    "Only schedule compaction plans after writes (when triggered); a separate run executes them.",
+    aliases=("compaction.schedule.enabled",),
+    parse=parse_bool,
 )
 INLINE_COMPACT_DELTA_COMMITS = _key(
     "hoodie.compact.inline.max.delta.commits",

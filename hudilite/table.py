@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import pyarrow as pa
 from pyspark.errors import AnalysisException
@@ -13,7 +14,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
 
 from hudilite import config as cfg
-from hudilite.errors import ConfigError, SchemaError, TableExistsError
+from hudilite.errors import ConfigError, ConflictError, SchemaError, TableExistsError
 from hudilite.keygen import partition_values
 from hudilite.read.arrow_reader import read_plan_arrow
 from hudilite.read.planner import ScanPlan, plan_incremental, plan_snapshot
@@ -25,6 +26,13 @@ from hudilite.storage.fs import FileSystemGateway
 from hudilite.table_state import PROPERTIES_FILE, WRITE_DEFAULTS_FILE, TableState
 from hudilite.timeline.instant import Instant
 from hudilite.write.result import WriteResult
+
+if TYPE_CHECKING:
+    from hudilite.services.clean import CleanResult
+    from hudilite.services.compaction import CompactionPlanResult, CompactionResult
+    from hudilite.services.restore import RestoreResult
+    from hudilite.services.rollback_completed import RollbackInstantResult
+    from hudilite.services.savepoint import SavepointInfo
 
 Operation = Literal[
     "upsert", "insert", "bulk_insert", "delete", "insert_overwrite", "insert_overwrite_table"
@@ -50,6 +58,10 @@ def _keygen_type(
     if not partition_by:
         return "NON_PARTITION" if len(record_key) == 1 else "COMPLEX"
     return "SIMPLE" if len(record_key) == 1 and len(partition_by) == 1 else "COMPLEX"
+
+
+def _opts(options: Mapping[str, Any] | None) -> dict[str, str]:
+    return {k: str(v) for k, v in (options or {}).items()}
 
 
 class Table:
@@ -188,9 +200,114 @@ class Table:
         from hudilite.spark.convert import to_dataframe
 
         df = to_dataframe(self.spark, data)
-        return run_write(
-            self.state(), df, operation, {k: str(v) for k, v in (options or {}).items()}
+        result = run_write(self.state(), df, operation, _opts(options))
+        return self._after_write(result, _opts(options))
+
+    def _after_write(self, result: WriteResult, options: dict[str, str]) -> WriteResult:
+        """Inline table services after a commit: compaction (MOR) and automatic cleaning.
+
+        Their results are reported in ``result.extra`` (``compactions``, ``clean``).
+        """
+        state = self.state()
+        opts = state.options(options)
+        extra = dict(result.extra)
+        if state.config.is_mor and opts.get(cfg.INLINE_COMPACT):
+            from hudilite.spark.services_job import run_compaction
+
+            try:
+                extra["compactions"] = run_compaction(self.spark, state, options, schedule=True)
+            except ConflictError as exc:  # a concurrent writer is mid-way: compact next time
+                extra["compaction_skipped"] = str(exc)
+            state = self.state()
+        elif state.config.is_mor and opts.get(cfg.SCHEDULE_INLINE_COMPACT):
+            from hudilite.services.compaction import schedule_compaction
+
+            extra["scheduled_compaction"] = schedule_compaction(state, options)
+        if opts.get(cfg.AUTO_CLEAN):
+            from hudilite.services.clean import clean
+
+            extra["clean"] = clean(state, options)
+        return dataclasses.replace(result, extra=extra)
+
+    # ---------------------------------------------------------------- table services
+    def schedule_compaction(
+        self, *, force: bool = False, options: Mapping[str, Any] | None = None
+    ) -> CompactionPlanResult | None:
+        """Plan a compaction of the slices with logs (merge-on-read) if its trigger fires.
+
+        ``force=True`` plans one regardless of the trigger; returns None when there is
+        nothing to compact. The plan is executed by :meth:`compact`.
+        """
+        from hudilite.services.compaction import schedule_compaction
+
+        return schedule_compaction(self.state(), _opts(options), force=force)
+
+    def compact(
+        self,
+        *,
+        instant_time: str | None = None,
+        force: bool = True,
+        schedule: bool = True,
+        options: Mapping[str, Any] | None = None,
+    ) -> list[CompactionResult]:
+        """Run pending compaction plans (FIFO, or ``hoodie.compaction.order=LIFO``).
+
+        With ``schedule`` a new plan is made first (``force``: even when the trigger
+        has not fired); ``instant_time`` runs only that pending plan. One Spark task
+        per file group; each result has the instant and its metrics.
+        """
+        from hudilite.spark.services_job import run_compaction
+
+        return run_compaction(
+            self.spark,
+            self.state(),
+            _opts(options),
+            schedule=schedule and instant_time is None,
+            force=force,
+            instant_times=[instant_time] if instant_time else None,
         )
+
+    def clean(self, *, options: Mapping[str, Any] | None = None) -> CleanResult | None:
+        """Delete file versions the cleaning policy no longer retains (None: nothing to do)."""
+        from hudilite.services.clean import clean
+
+        return clean(self.state(), _opts(options))
+
+    def savepoint(
+        self, instant_time: str | None = None, *, user: str = "", comments: str = ""
+    ) -> SavepointInfo:
+        """Savepoint a completed commit (default: the latest); its files are never cleaned."""
+        from hudilite.services.savepoint import create_savepoint
+
+        return create_savepoint(self.state(), instant_time, user=user, comments=comments)
+
+    def savepoints(self) -> list[SavepointInfo]:
+        """The table's savepoints, oldest first."""
+        from hudilite.services.savepoint import list_savepoints
+
+        return list_savepoints(self.state())
+
+    def delete_savepoint(self, instant_time: str) -> bool:
+        """Remove a savepoint; returns whether one existed."""
+        from hudilite.services.savepoint import delete_savepoint
+
+        return delete_savepoint(self.state(), instant_time)
+
+    def rollback(
+        self, instant_time: str, *, options: Mapping[str, Any] | None = None
+    ) -> RollbackInstantResult:
+        """Roll back the latest completed write (or a pending one), deleting its files."""
+        from hudilite.services.rollback_completed import rollback_instant
+
+        return rollback_instant(self.state(), instant_time, _opts(options))
+
+    def restore(
+        self, savepoint_time: str, *, options: Mapping[str, Any] | None = None
+    ) -> RestoreResult:
+        """Restore the table to a savepoint: every later commit is rolled back."""
+        from hudilite.services.restore import restore
+
+        return restore(self.state(), savepoint_time, _opts(options))
 
     # ---------------------------------------------------------------- reads
     def read(

@@ -36,6 +36,7 @@ from hudilite.schema import (
     SEQ_COL,
     arrow_to_avro_schema,
 )
+from hudilite.services.compaction import log_base_instants
 from hudilite.spark.convert import arrow_schema, conform_columns, spark_schema
 from hudilite.spark.keying import native_key_columns
 from hudilite.spark.task_errors import first_line, hudilite_error_from
@@ -184,6 +185,9 @@ def _latest_slices(
     slices = state.view.latest_slices(partitions=partitions)
     out = {}
     logs: dict[tuple[str, str], LogTarget] = {}
+    compacting = (
+        log_base_instants(state) if state.config.is_mor and state.config.table_version < 8 else {}
+    )
     for s in slices:
         if s.base_file is not None:
             rel = (
@@ -193,10 +197,14 @@ def _latest_slices(
             )
             out[(s.partition, s.file_id)] = ExistingFile(rel, s.base_file.name.instant_time)
         if state.config.is_mor:
-            versions = [lf.version for lf in s.log_files if lf.instant_time == s.base_instant]
+            # v6: while compaction T is pending, new logs belong to the slice T opens (the
+            # compaction only reads the logs in its plan); v8 attaches logs by completion time.
+            base_instant = compacting.get((s.partition, s.file_id), s.base_instant)
+            versions = [lf.version for lf in s.log_files if lf.instant_time == base_instant]
+            own_base = s.base_file is not None and base_instant == s.base_instant
             logs[(s.partition, s.file_id)] = LogTarget(
-                base_instant=s.base_instant,
-                base_file_name=s.base_file.name.render() if s.base_file else None,
+                base_instant=base_instant,
+                base_file_name=s.base_file.name.render() if own_base and s.base_file else None,
                 next_version=max(versions, default=0) + 1,
             )
     return out, logs

@@ -91,8 +91,18 @@ class Timeline:
             inst = Instant.parse(name, self.layout_version)
             if inst is not None:
                 self._files.setdefault(inst.requested_time, []).append(inst)
+        # A savepoint shares its commit's instant time; the commit is the instant that
+        # counts for the timeline (savepoints are listed from ``self._files``).
         latest: dict[str, Instant] = {
-            t: max(states, key=lambda i: (i.state.value, i.completion_time or "", i.action))
+            t: max(
+                states,
+                key=lambda i: (
+                    i.action != SAVEPOINT,
+                    i.state.value,
+                    i.completion_time or "",
+                    i.action,
+                ),
+            )
             for t, states in self._files.items()
         }
         self._instants: tuple[Instant, ...] = tuple(sorted(latest.values()))

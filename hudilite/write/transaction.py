@@ -131,9 +131,31 @@ class WriteTransaction:
             theirs = set(other_meta.file_ids()) | {
                 (p, f) for p, fids in other_meta.partition_to_replace_file_ids.items() for f in fids
             }
-            if mine & theirs:
+            overlap = mine & theirs
+            if overlap and (other_meta.compacted or other_meta.operation_type == "COMPACT"):
+                overlap = self._lost_to_compaction(metadata, overlap, other.requested_time)
+            if overlap:
                 clashes.append(other.requested_time)
         return clashes
+
+    def _lost_to_compaction(
+        self, metadata: CommitMetadata, groups: set[tuple[str, str]], compaction_time: str
+    ) -> set[tuple[str, str]]:
+        """The file groups whose logs a concurrent compaction did not include.
+
+        Version 8 attaches logs to slices by completion time, so a compaction never
+        loses a delta commit's logs. Version 6 logs name their slice: logs written to
+        the slice the compaction opened (base instant = its time) are safe; logs
+        written to the compacted slice would be lost, which is a conflict.
+        """
+        if self.config.table_version >= 8:
+            return set()
+        lost = set()
+        for stat in metadata.write_stats():
+            key = (stat.partition_path, stat.file_id)
+            if key in groups and (stat.log_version is None or stat.prev_commit != compaction_time):
+                lost.add(key)
+        return lost
 
     def commit(self, metadata: CommitMetadata) -> Instant:
         """Complete the instant with ``metadata`` unless a concurrent commit conflicts."""

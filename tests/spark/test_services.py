@@ -93,8 +93,13 @@ def test_writes_during_a_pending_compaction(mor):
     planned = schedule_compaction(mor.state(), force=True)
     assert planned is not None
     load(mor, oracle, ("b", 2, 20.0, "sf"), ("z", 1, 0.5, "sf"))
-    check(mor, oracle.rows(DATA))
-    if mor.state().config.table_version < 8:
+    assert spark_rows(mor.read(), DATA) == oracle.rows(DATA)
+    if mor.state().config.table_version >= 8:
+        check(mor, oracle.rows(DATA))
+    else:
+        # hudi-rs 0.5 does not merge a version-6 pending-compaction slice (logs named T,
+        # no base file yet) with the slice before it, as Hudi's Java reader does; it is
+        # only checked once the compaction completed.
         # Version 6 names log files by slice: a write to a file group in a pending
         # compaction T must open slice T (hudilite.services.log_base_instants), or the
         # compaction, which only reads the planned logs, drops its records.
