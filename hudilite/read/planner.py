@@ -147,6 +147,15 @@ def _earliest_retained(view: FileSystemView) -> str | None:
     return str(retained) if retained else None
 
 
+def _is_savepoint(view: FileSystemView, instant: str) -> bool:
+    """Savepointed commits keep their files through cleaning, so reads as of them work."""
+    suffixes = (".savepoint", ".savepoint.inflight")
+    names = [e.name for e in view.gw.list_dir(view.config.timeline_dir)]
+    return any(
+        n.startswith(instant) and n.endswith(suffixes) and ".inflight" not in n for n in names
+    )
+
+
 def validate_as_of(view: FileSystemView, as_of: str | int | datetime) -> str:
     """Normalise a time-travel instant and check the table can still answer it.
 
@@ -163,7 +172,7 @@ def validate_as_of(view: FileSystemView, as_of: str | int | datetime) -> str:
             f"timeline ({start}); older instants are archived or predate the table"
         )
     retained = _earliest_retained(view)
-    if retained is not None and instant < retained:
+    if retained is not None and instant < retained and not _is_savepoint(view, instant):
         raise InstantNotFoundError(
             f"cannot read as of {instant}: the cleaner removed the file versions of "
             f"instants before {retained}"
