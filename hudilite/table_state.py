@@ -12,12 +12,12 @@ from functools import cached_property
 
 import pyarrow as pa
 
-from hudilite.config import Options, TableConfig, parse_properties
+from hudilite.config import CHANGELOG_ENABLED, Options, TableConfig, parse_properties
 from hudilite.errors import TableNotFoundError
 from hudilite.filegroup.view import FileSystemView
 from hudilite.keygen import KeyGenSpec
 from hudilite.merge import MergeSpec
-from hudilite.schema import avro_to_arrow_schema, with_meta_columns
+from hudilite.schema import OPERATION_COL, avro_to_arrow_schema, with_meta_columns
 from hudilite.storage.fs import FileSystemGateway
 from hudilite.timeline.timeline import Timeline
 
@@ -85,8 +85,20 @@ class TableState:
 
     @property
     def storage_schema(self) -> pa.Schema:
-        """Meta columns followed by the data columns: the layout of every base file."""
-        return with_meta_columns(self.data_schema)
+        """Meta columns followed by the data columns: the layout of every base file.
+
+        Changelog tables (``changelog.enabled``) carry ``_hoodie_operation`` after the
+        five meta columns, where Hudi puts it.
+        """
+        schema = with_meta_columns(self.data_schema)
+        if self.changelog:
+            schema = schema.insert(5, pa.field(OPERATION_COL, pa.string()))
+        return schema
+
+    @cached_property
+    def changelog(self) -> bool:
+        """Whether writes keep every change with its operation (``changelog.enabled``)."""
+        return bool(self.options().get(CHANGELOG_ENABLED))
 
     def keygen(self, options: Options) -> KeyGenSpec:
         """The key generator for this table with these options."""

@@ -56,6 +56,7 @@ from hudilite.merge import MergeSpec, merge_file_group
 from hudilite.schema import (
     COMMIT_TIME_COL,
     DELETE_COL,
+    OPERATION_COL,
     PARTITION_PATH_COL,
     RECORD_KEY_COL,
     SEQ_COL,
@@ -170,7 +171,7 @@ def log_records(
         if block.block_type == BlockType.DELETE:
             part = _delete_rows(block_deletes(block), merge_spec, schema)
         else:
-            part = merge_spec.mark_deletes(block_records(block))
+            part = _apply_operations(merge_spec.mark_deletes(block_records(block)))
         if part.num_rows == 0:
             continue
         part = _with_seq(part, seq)
@@ -180,6 +181,53 @@ def log_records(
     if not parts:
         return None
     return pa.concat_tables(parts) if len(parts) > 1 else parts[0]
+
+
+def _apply_operations(part: pa.Table) -> pa.Table:
+    """Changelog records: before images (``-U``) are not state, ``D`` rows are deletes."""
+    if OPERATION_COL not in part.column_names:
+        return part
+    op = pc.fill_null(part[OPERATION_COL], "")
+    part = part.filter(pc.not_equal(op, "-U"))
+    is_d = pc.equal(pc.fill_null(part[OPERATION_COL], ""), "D")
+    flags = (
+        pc.or_(pc.fill_null(part[DELETE_COL], False), is_d)
+        if DELETE_COL in part.column_names
+        else is_d
+    )
+    if DELETE_COL in part.column_names:
+        return part.set_column(part.schema.get_field_index(DELETE_COL), DELETE_COL, flags)
+    return part.append_column(DELETE_COL, flags)
+
+
+def read_slice_changes(
+    gw: FileSystemGateway,
+    slice: FileSlice,
+    *,
+    schema: pa.Schema,
+    is_instant_visible: Callable[[str], bool],
+    commit_times: Collection[str],
+) -> pa.Table:
+    """Every change of a changelog table's slice in ``commit_times``, unmerged.
+
+    Base rows written by those commits and every log record they wrote (``I``, ``-U``,
+    ``U``, ``D`` rows, in write order): an incremental read of a changelog table
+    returns each intermediate change, not the merged state.
+    """
+    in_range = frozenset(commit_times)
+    parts: list[pa.Table] = []
+    if slice.base_file is not None:
+        base = conform(read_base_file(gw, slice.base_file.path), schema, where=slice.base_file.path)
+        times = pa.array(sorted(in_range), pa.string())
+        parts.append(base.filter(pc.is_in(base[COMMIT_TIME_COL], value_set=times)))
+    visible = _restricted(is_instant_visible, in_range)
+    for block in scan_log_blocks(gw, slice.log_files, is_instant_visible=visible):
+        if block.block_type in (BlockType.AVRO_DATA, BlockType.PARQUET_DATA):
+            where = f"{block.block_type.name} block of instant {block.instant_time}"
+            parts.append(conform(block_records(block), schema, where=where))
+    if not parts:
+        return schema.empty_table()
+    return pa.concat_tables(parts)
 
 
 def _restricted(visible: Callable[[str], bool], instants: frozenset[str]) -> Callable[[str], bool]:

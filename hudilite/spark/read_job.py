@@ -23,7 +23,12 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import LongType, StringType, StructField, StructType
 
-from hudilite.read.file_group_reader import decode_slice, encode_slice, read_file_slice
+from hudilite.read.file_group_reader import (
+    decode_slice,
+    encode_slice,
+    read_file_slice,
+    read_slice_changes,
+)
 from hudilite.read.planner import ScanPlan
 from hudilite.schema import COMMIT_TIME_COL, cast_to_schema
 from hudilite.spark.convert import arrow_schema, spark_schema
@@ -84,6 +89,8 @@ def _merged(
     storage = state.storage_schema
     target: pa.Schema = arrow_schema(schema)
     visibility = dataclasses.replace(plan, native_paths=[], merge_slices=[])
+    # Incremental reads of changelog tables return every change, not the merged state.
+    changes = state.changelog and plan.commit_times is not None
 
     # Largest slices first: round-robin repartitioning then spreads the big ones.
     slices = sorted(plan.merge_slices, key=lambda s: s.total_size, reverse=True)
@@ -94,6 +101,17 @@ def _merged(
     def merge_slices(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for batch in batches:
             for descriptor in batch.column("slice").to_pylist():
+                if changes:
+                    assert visibility.commit_times is not None
+                    table = read_slice_changes(
+                        gw,
+                        decode_slice(descriptor),
+                        schema=storage,
+                        is_instant_visible=visibility.is_instant_visible,
+                        commit_times=visibility.commit_times,
+                    )
+                    yield from cast_to_schema(table, target).to_batches()
+                    continue
                 table = read_file_slice(
                     gw,
                     decode_slice(descriptor),

@@ -59,6 +59,7 @@ from hudilite.write.file_group_writer import (
     WriteContext,
     bulk_write_partition_stream,
     write_file_group,
+    write_stat_from_row,
 )
 from hudilite.write.keying import SEQ_PARTITION_SHIFT, KeyingSpec, key_batch, keyed_schema
 from hudilite.write.result import WriteResult
@@ -502,6 +503,12 @@ def _run(
             ),
             log_block_format=str(opts.get(cfg.LOG_BLOCK_FORMAT) or "avro").lower(),
         )
+        if state.changelog and state.config.is_mor:
+            ctx.slice_descriptors = {
+                (s.partition, s.file_id): encode_slice(s)
+                for s in state.view.latest_slices(partitions=touched)
+            }
+            ctx.visible_instants = frozenset(i.requested_time for i in state.timeline.completed())
         replaced: dict[str, list[str]] = {}
         if overwrite:
             scope = None if operation == "insert_overwrite_table" else touched
@@ -649,21 +656,6 @@ def _inflight_content(state: TableState, partitions: list[str], operation: str) 
     return meta.to_json_bytes() if state.config.layout_version == 1 else meta.to_avro_bytes()
 
 
-def _log_stat_fields(s: dict[str, Any]) -> dict[str, Any]:
-    """The extra write-stat fields of a merge-on-read log write (none for base files)."""
-    if s.get("log_version") is None:
-        return {}
-    name = s["path"].rsplit("/", 1)[-1]
-    return {
-        "base_file": s.get("base_file") or "",
-        "log_files": [name],
-        "log_version": s["log_version"],
-        "log_offset": 0,
-        "total_log_records": s["num_writes"] + s["num_deletes"],
-        "total_log_blocks": int(s["num_writes"] > 0) + int(s["num_deletes"] > 0),
-    }
-
-
 def _commit_metadata(
     state: TableState,
     stats: list[dict[str, Any]],
@@ -672,21 +664,7 @@ def _commit_metadata(
 ) -> CommitMetadata:
     by_partition: dict[str, list[WriteStat]] = {}
     for s in stats:
-        by_partition.setdefault(s["partition_path"], []).append(
-            WriteStat(
-                file_id=s["file_id"],
-                path=s["path"],
-                prev_commit=s["prev_commit"],
-                num_writes=s["num_writes"],
-                num_deletes=s["num_deletes"],
-                num_update_writes=s["num_updates"],
-                num_inserts=s["num_inserts"],
-                total_write_bytes=s["file_size"],
-                partition_path=s["partition_path"],
-                file_size_in_bytes=s["file_size"],
-                **_log_stat_fields(s),
-            )
-        )
+        by_partition.setdefault(s["partition_path"], []).append(write_stat_from_row(s))
     if not by_partition and not state.config.partition_fields:
         by_partition[""] = []
     schema = arrow_to_avro_schema(

@@ -7,6 +7,7 @@ returns one small stats row that the driver turns into a Hudi write stat.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,6 +24,7 @@ from hudilite.schema import (
     FILE_ID_COL,
     FILE_NAME_COL,
     META_COLUMNS,
+    OPERATION_COL,
     PARTITION_PATH_COL,
     RECORD_KEY_COL,
     SEQ_COL,
@@ -30,6 +32,7 @@ from hudilite.schema import (
 from hudilite.storage.fs import FileSystemGateway
 from hudilite.storage.layout import BaseFileName
 from hudilite.storage.parquet_io import BaseFileWriter, read_base_file, write_base_file
+from hudilite.timeline.metadata import WriteStat
 from hudilite.write.markers import create_marker
 
 # Columns of the stats row every file-group task returns (one row per file written).
@@ -87,6 +90,10 @@ class WriteContext:
     table_version: int = 6
     log_schema_json: str = ""  # Avro schema (meta + data columns) of log data blocks
     log_block_format: str = "avro"  # or "parquet"
+    # Changelog tables: each log-target slice (encoded) and the instants visible to the
+    # write, to know the stored state the changes apply to.
+    slice_descriptors: dict[tuple[str, str], str] = field(default_factory=dict)
+    visible_instants: frozenset[str] = frozenset()
 
     def check_fail_point(self, name: str) -> None:
         """Raise a simulated crash when the test hook names this point."""
@@ -100,6 +107,33 @@ def seqnos(instant_time: str, task_id: int, start: int, n: int) -> pa.Array:
     return pc.binary_join_element_wise(f"{instant_time}_{task_id}_", numbers, "")
 
 
+def write_stat_from_row(s: Mapping[str, Any]) -> WriteStat:
+    """The Hudi write stat of one stats row (base file, or log file with its MOR fields)."""
+    log_fields: dict[str, Any] = {}
+    if s.get("log_version") is not None:
+        log_fields = {
+            "base_file": s.get("base_file") or "",
+            "log_files": [s["path"].rsplit("/", 1)[-1]],
+            "log_version": s["log_version"],
+            "log_offset": 0,
+            "total_log_records": s["num_writes"] + s["num_deletes"],
+            "total_log_blocks": int(s["num_writes"] > 0) + int(s["num_deletes"] > 0),
+        }
+    return WriteStat(
+        file_id=s["file_id"],
+        path=s["path"],
+        prev_commit=s["prev_commit"],
+        num_writes=s["num_writes"],
+        num_deletes=s["num_deletes"],
+        num_update_writes=s["num_updates"],
+        num_inserts=s["num_inserts"],
+        total_write_bytes=s["file_size"],
+        partition_path=s["partition_path"],
+        file_size_in_bytes=s["file_size"],
+        **log_fields,
+    )
+
+
 def _stats_row(**values: Any) -> pa.Table:
     values.setdefault("base_file", None)
     values.setdefault("log_version", None)
@@ -107,14 +141,18 @@ def _stats_row(**values: Any) -> pa.Table:
 
 
 def _fill_meta(
-    ctx: WriteContext, table: pa.Table, changed: pa.Array, file_name: str, task_id: int
+    ctx: WriteContext,
+    table: pa.Table,
+    changed: pa.Array,
+    file_name: str,
+    task_id: int,
+    existed: pa.Array | None = None,
 ) -> pa.Table:
     """Stamp the meta columns of changed rows; untouched rows keep their commit time and seqno."""
     n = table.num_rows
     instant = pa.scalar(ctx.instant_time, pa.string())
     commit_time = pc.if_else(changed, instant, table[COMMIT_TIME_COL])
-    seq_numbers = pa.array([f"{ctx.instant_time}_{task_id}_{i}" for i in range(n)], pa.string())
-    seqno = pc.if_else(changed, seq_numbers, table[COMMIT_SEQNO_COL])
+    seqno = pc.if_else(changed, seqnos(ctx.instant_time, task_id, 0, n), table[COMMIT_SEQNO_COL])
     names = pa.repeat(pa.scalar(file_name, pa.string()), n)
     for col, arr in (
         (COMMIT_TIME_COL, commit_time),
@@ -122,12 +160,33 @@ def _fill_meta(
         (FILE_NAME_COL, names),
     ):
         table = table.set_column(table.schema.get_field_index(col), col, arr)
+    if OPERATION_COL in ctx.storage_schema.names:
+        # Changelog tables: a changed row is an insert (I) unless its key was stored (U).
+        stored = existed if existed is not None else pa.repeat(False, n)
+        op = pc.if_else(stored, pa.scalar("U"), pa.scalar("I"))
+        previous = (
+            table[OPERATION_COL]
+            if OPERATION_COL in table.column_names
+            else pa.nulls(n, pa.string())
+        )
+        op = pc.if_else(changed, op, previous)
+        if OPERATION_COL in table.column_names:
+            table = table.set_column(table.schema.get_field_index(OPERATION_COL), OPERATION_COL, op)
+        else:
+            table = table.append_column(OPERATION_COL, op)
     return table
 
 
 def _conform(ctx: WriteContext, table: pa.Table) -> pa.Table:
-    """Order and type the columns exactly as the table's storage schema says."""
-    cols = [table[f.name].cast(f.type) for f in ctx.storage_schema]
+    """Order and type the columns exactly as the table's storage schema says.
+
+    A column the rows lack (the changelog operation before it is stamped) is null.
+    """
+    names = set(table.column_names)
+    cols = [
+        table[f.name].cast(f.type) if f.name in names else pa.nulls(table.num_rows, f.type)
+        for f in ctx.storage_schema
+    ]
     return pa.Table.from_arrays(cols, schema=ctx.storage_schema)
 
 
@@ -178,7 +237,12 @@ def write_file_group(
     file_name = BaseFileName(file_id, write_token, ctx.instant_time).render()
     rel_path = f"{partition_path}/{file_name}" if partition_path else file_name
     changed = data[CHANGED_COL].combine_chunks() if data.num_rows else pa.array([], pa.bool_())
-    table = _fill_meta(ctx, data.drop_columns([CHANGED_COL]), changed, file_name, task_id)
+    existed = (
+        pc.is_in(data[RECORD_KEY_COL], value_set=base[RECORD_KEY_COL].combine_chunks())
+        if base is not None and base.num_rows and data.num_rows
+        else None
+    )
+    table = _fill_meta(ctx, data.drop_columns([CHANGED_COL]), changed, file_name, task_id, existed)
     create_marker(ctx.gw, ctx.instant_time, rel_path, "MERGE" if existing else "CREATE")
     size = write_base_file(ctx.gw, rel_path, _conform(ctx, table))
     ctx.check_fail_point("after_file_write")
@@ -284,6 +348,8 @@ def bulk_write_partition_stream(
                 FILE_NAME_COL,
                 pa.repeat(pa.scalar(current[2].rsplit("/", 1)[-1], pa.string()), n),
             )
+            if OPERATION_COL in ctx.storage_schema.names:
+                run = run.append_column(OPERATION_COL, pa.repeat(pa.scalar("I"), n))
             writer.write(_conform(ctx, run))
             rows += n
     ctx.check_fail_point("before_file_write")

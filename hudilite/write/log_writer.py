@@ -16,7 +16,8 @@ from __future__ import annotations
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from hudilite.merge import precombine
+from hudilite.merge import changelog_rows, precombine
+from hudilite.read.file_group_reader import decode_slice, read_file_slice
 from hudilite.schema import (
     COMMIT_SEQNO_COL,
     COMMIT_TIME_COL,
@@ -24,6 +25,7 @@ from hudilite.schema import (
     FILE_ID_COL,
     FILE_NAME_COL,
     META_COLUMNS,
+    OPERATION_COL,
     PARTITION_PATH_COL,
     RECORD_KEY_COL,
     SEQ_COL,
@@ -63,13 +65,17 @@ def append_log_file(
     for col in META_COLUMNS:
         if col not in incoming.column_names:
             incoming = incoming.append_column(col, pa.nulls(incoming.num_rows, pa.string()))
+    name = log_file_name(ctx, target, file_id, write_token)
+    rendered = name.render()
+    rel_path = f"{partition_path}/{rendered}" if partition_path else rendered
+    if OPERATION_COL in ctx.storage_schema.names:
+        return _append_changes(
+            ctx, target, partition_path, file_id, incoming, rel_path, name, task_id
+        )
     combined = precombine(ctx.merge_spec, incoming)
     deleted = pc.fill_null(combined[DELETE_COL], False)
     upserts = combined.filter(pc.invert(deleted))
     deletes = combined.filter(deleted)
-    name = log_file_name(ctx, target, file_id, write_token)
-    rendered = name.render()
-    rel_path = f"{partition_path}/{rendered}" if partition_path else rendered
 
     blocks = []
     if upserts.num_rows:
@@ -125,6 +131,93 @@ def append_log_file(
         num_inserts=0,
         num_updates=upserts.num_rows,
         num_deletes=deletes.num_rows,
+        file_size=size,
+        base_file=target.base_file_name or "",
+        log_version=name.version,
+    )
+
+
+def _append_changes(
+    ctx: WriteContext,
+    target: LogTarget,
+    partition_path: str,
+    file_id: str,
+    incoming: pa.Table,
+    rel_path: str,
+    name: LogFileName,
+    task_id: int,
+) -> pa.Table:
+    """Changelog mode: every change of every key (``I``, ``-U``/``U``, ``D``) in one data block.
+
+    The stored state of the incoming keys is merged from the current slice first, so
+    updates carry their before image (``-U``) and deletes the row they remove.
+    """
+    fs = decode_slice(ctx.slice_descriptors[(partition_path, file_id)])
+    current = read_file_slice(
+        ctx.gw,
+        fs,
+        merge_spec=ctx.merge_spec,
+        schema=ctx.storage_schema,
+        is_instant_visible=ctx.visible_instants.__contains__,
+    )
+    keys = incoming[RECORD_KEY_COL].combine_chunks()
+    stored = current.filter(pc.is_in(current[RECORD_KEY_COL], value_set=keys))
+    changes = changelog_rows(ctx.merge_spec, stored if stored.num_rows else None, incoming)
+    n = changes.num_rows
+    if n == 0:
+        return _stats_row(
+            partition_path=partition_path,
+            file_id=file_id,
+            path=rel_path,
+            prev_commit=target.base_instant,
+            num_writes=0,
+            num_inserts=0,
+            num_updates=0,
+            num_deletes=0,
+            file_size=0,
+            base_file=target.base_file_name or "",
+            log_version=name.version,
+        )
+    ops = changes[OPERATION_COL].to_pylist()
+    for col, arr in (
+        (COMMIT_TIME_COL, pa.repeat(pa.scalar(ctx.instant_time, pa.string()), n)),
+        (COMMIT_SEQNO_COL, seqnos(ctx.instant_time, task_id, 0, n)),
+        (FILE_NAME_COL, pa.repeat(pa.scalar(file_id, pa.string()), n)),
+    ):
+        changes = changes.set_column(changes.schema.get_field_index(col), col, arr)
+    names = set(changes.column_names)
+    records = pa.Table.from_arrays(
+        [
+            changes[f.name].cast(f.type) if f.name in names else pa.nulls(n, f.type)
+            for f in ctx.storage_schema
+        ],
+        schema=ctx.storage_schema,
+    )
+    make = parquet_data_block if ctx.log_block_format == "parquet" else avro_data_block
+    blocks = [make(records, ctx.log_schema_json, ctx.instant_time)]
+    gone = records.filter(pc.equal(records[OPERATION_COL], "D"))
+    if gone.num_rows:
+        # Readers that do not know changelog operations (hudi-rs) still see the deletes.
+        keys = [
+            DeleteKey(k, p, None)
+            for k, p in zip(
+                gone[RECORD_KEY_COL].to_pylist(), gone[PARTITION_PATH_COL].to_pylist(), strict=True
+            )
+        ]
+        blocks.append(delete_block(keys, ctx.instant_time, ctx.log_schema_json))
+    ctx.check_fail_point("before_file_write")
+    create_marker(ctx.gw, ctx.instant_time, rel_path, "APPEND")
+    size = write_log_file(ctx.gw, rel_path, blocks)
+    ctx.check_fail_point("after_file_write")
+    return _stats_row(
+        partition_path=partition_path,
+        file_id=file_id,
+        path=rel_path,
+        prev_commit=target.base_instant,
+        num_writes=n,
+        num_inserts=ops.count("I"),
+        num_updates=ops.count("U"),
+        num_deletes=ops.count("D"),
         file_size=size,
         base_file=target.base_file_name or "",
         log_version=name.version,

@@ -106,3 +106,50 @@ def test_index_finds_keys_living_only_in_logs(mor):
     expected = [("a", 3, 4.0, "sf"), ("c", 1, 5.0, "sf")]
     assert spark_rows(mor.read(), DATA) == expected
     assert rows(hudi_rs_read(mor.path), DATA) == expected
+
+
+@pytest.mark.parametrize("version", [6, 8])
+def test_changelog_mode_keeps_every_change(spark, tmp_path, version):
+    t = hudilite.Table.create(
+        spark,
+        str(tmp_path / "cl"),
+        SCHEMA,
+        record_key="uuid",
+        ordering_field="ts",
+        partition_by=["city"],
+        table_type="mor",
+        table_version=version,
+        options={"changelog.enabled": "true"},
+    )
+    r1 = t.write(batch(("a", 1, 1.0, "sf"), ("b", 1, 2.0, "sf")))
+    r2 = t.write(batch(("a", 2, 10.0, "sf"), ("a", 3, 11.0, "sf")))
+    r3 = t.write(batch(("b", 0, None, "sf")), operation="delete")
+    assert (r2.num_updates, r3.num_deletes) == (2, 1)
+    # Snapshot reads merge the changes.
+    snap = spark_rows(t.read(), ["_hoodie_operation", *DATA])
+    assert snap == [("U", "a", 3, 11.0, "sf")]
+    assert rows(hudi_rs_read(t.path), DATA) == [("a", 3, 11.0, "sf")]
+    # An incremental read returns every intermediate change with its operation.
+    start = r1.completion_time or r1.instant_time
+    changes = t.read(query_type="incremental", start=start).orderBy("_hoodie_commit_seqno")
+    got = [
+        (r["_hoodie_operation"], r["uuid"], r["ts"])
+        for r in changes.select(
+            "_hoodie_operation", "uuid", "ts", "_hoodie_commit_time", "_hoodie_commit_seqno"
+        ).collect()
+    ]
+    assert sorted(got) == sorted(
+        [("-U", "a", 1), ("U", "a", 2), ("-U", "a", 2), ("U", "a", 3), ("D", "b", 1)]
+    )
+    first = spark_rows(
+        t.read(
+            query_type="incremental",
+            start="20000101000000000",
+            end=r1.completion_time or r1.instant_time,
+        ),
+        ["_hoodie_operation", "uuid"],
+    )
+    assert first == [("I", "a"), ("I", "b")]
+    # Compaction folds the changes into base files.
+    t.compact()
+    assert spark_rows(t.read(), DATA) == [("a", 3, 11.0, "sf")]
