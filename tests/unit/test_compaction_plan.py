@@ -49,7 +49,13 @@ from hudilite.timeline.instant import (
 )
 from hudilite.timeline.metadata import CommitMetadata, WriteStat
 from hudilite.timeline.timeline import TimelineWriter
-from hudilite.write.file_group_writer import ExistingFile, LogTarget, WriteContext, write_file_group
+from hudilite.write.file_group_writer import (
+    ExistingFile,
+    LogTarget,
+    WriteContext,
+    write_file_group,
+    write_stat_from_row,
+)
 from hudilite.write.keying import KeyingSpec, key_batch
 from hudilite.write.transaction import WriteTransaction
 from tests.helpers import hudi_rs_read, rows
@@ -143,25 +149,7 @@ class MiniTable:
                 spec = KeyingSpec(KeyGenSpec("SIMPLE", ("k",), ("p",)), delete_all=delete)
                 incoming = pa.Table.from_batches([key_batch(spec, batch, i * 1000)])
                 s = write_file_group(ctx, p, fid, incoming, f"{i}-1-{i}", i).to_pylist()[0]
-                log = s["log_version"] is not None
-                by_partition.setdefault(p, []).append(
-                    WriteStat(
-                        file_id=fid,
-                        path=s["path"],
-                        partition_path=p,
-                        prev_commit=s["prev_commit"],
-                        num_writes=s["num_writes"],
-                        num_deletes=s["num_deletes"],
-                        num_update_writes=s["num_updates"],
-                        num_inserts=s["num_inserts"],
-                        total_write_bytes=s["file_size"],
-                        file_size_in_bytes=s["file_size"],
-                        base_file=(s["base_file"] or "") if log else None,
-                        log_files=[s["path"].rsplit("/", 1)[-1]] if log else [],
-                        log_version=s["log_version"],
-                        log_offset=0 if log else None,
-                    )
-                )
+                by_partition.setdefault(p, []).append(write_stat_from_row(s))
             txn.commit(
                 CommitMetadata(
                     partition_to_write_stats=by_partition,
