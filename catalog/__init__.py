@@ -1,1 +1,33 @@
 """Table catalog in the warehouse folder (issue: SQL extension and catalog)."""
+
+from hudilite.catalog.warehouse import (
+    CATALOG_DIR,
+    DEFAULT_DATABASE,
+    WAREHOUSE_ENV,
+    Catalog,
+    CatalogError,
+    DatabaseEntry,
+    DatabaseExistsError,
+    DatabaseNotEmptyError,
+    DatabaseNotFoundError,
+    InvalidNameError,
+    TableEntry,
+    default_warehouse,
+    normalize_name,
+)
+
+__all__ = [
+    "CATALOG_DIR",
+    "DEFAULT_DATABASE",
+    "WAREHOUSE_ENV",
+    "Catalog",
+    "CatalogError",
+    "DatabaseEntry",
+    "DatabaseExistsError",
+    "DatabaseNotEmptyError",
+    "DatabaseNotFoundError",
+    "InvalidNameError",
+    "TableEntry",
+    "default_warehouse",
+    "normalize_name",
+]

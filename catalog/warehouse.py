@@ -1,0 +1,492 @@
+"""A persistent table catalog kept in the warehouse folder.
+
+Layout (``<wh>`` is the warehouse: ``$HUDILITE_WAREHOUSE`` or ``./hudilite-warehouse``)::
+
+    <wh>/<db>.db/<table>/                    managed table data (a Hudi table base path)
+    <wh>/_catalog/<db>/_database.json        one per database (``default`` always exists)
+    <wh>/_catalog/<db>/tables/<table>.json   one entry per table
+
+(Entries sit in ``tables/`` so that no table name can collide with ``_database.json``.)
+
+Every entry is a small JSON document written through :class:`FileSystemGateway`:
+``write_bytes`` replaces it atomically, and new entries are made with
+``create_exclusive``, so when two writers create the same table (or database) at once
+exactly one wins and the other gets :class:`TableExistsError`. Readers skip entries that
+vanish between listing and reading, so they never fail because of a concurrent drop.
+Another process opening the same warehouse sees everything at once: nothing is cached.
+
+The entry records *where* a table is and the SQL options it was created with; the table's
+Hudi config (``.hoodie/hoodie.properties``) stays the truth about keys, partitioning and
+type (:meth:`Catalog.table_config`).
+
+Decisions:
+
+* Names are case-insensitive: stored lower-case, validated against
+  ``[A-Za-z_][A-Za-z0-9_]*``.
+* A table with an explicit ``LOCATION`` is external; dropping it removes only the entry
+  unless ``purge``. Dropping a managed table deletes its data.
+* :meth:`Catalog.rename_table` rewrites the entry only. The data folder stays where it is
+  (no copy on object stores, no moving a folder under a concurrent reader or writer) and
+  ``hoodie.table.name`` is left as is: ``hoodie.properties`` belongs to the table's writers,
+  and Hudi readers locate a table by path, not by that name. A later managed table with the
+  old name therefore cannot reuse the old folder; :meth:`Catalog.create_table` reports that
+  as :class:`TableExistsError` naming the location.
+* The current database (``USE``) is session state, not stored here.
+
+No pyspark import here: :meth:`Catalog.open_table` takes the session and imports
+:class:`hudilite.table.Table` lazily.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+from hudilite.config import TableConfig
+from hudilite.errors import HudiliteError, TableExistsError, TableNotFoundError
+from hudilite.storage.fs import FileSystemGateway, join
+from hudilite.table_state import PROPERTIES_FILE, load_config
+
+if TYPE_CHECKING:
+    from hudilite.table import Table
+
+DEFAULT_DATABASE = "default"
+WAREHOUSE_ENV = "HUDILITE_WAREHOUSE"
+DEFAULT_WAREHOUSE = "./hudilite-warehouse"
+CATALOG_DIR = "_catalog"
+DATABASE_FILE = "_database.json"
+TABLES_DIR = "tables"
+ENTRY_FORMAT = 1
+
+_NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+class CatalogError(HudiliteError):
+    """A catalog operation is not allowed (dropping ``default``, a non-empty database)."""
+
+
+class InvalidNameError(CatalogError, ValueError):
+    """A database or table name does not match ``[A-Za-z_][A-Za-z0-9_]*``."""
+
+
+class DatabaseNotFoundError(CatalogError):
+    """No database of that name in the catalog."""
+
+
+class DatabaseExistsError(CatalogError):
+    """A database of that name already exists."""
+
+
+class DatabaseNotEmptyError(CatalogError):
+    """A database still holds tables and was dropped without ``cascade``."""
+
+
+def default_warehouse() -> str:
+    """``$HUDILITE_WAREHOUSE`` if set, else ``./hudilite-warehouse``."""
+    return os.environ.get(WAREHOUSE_ENV) or DEFAULT_WAREHOUSE
+
+
+def normalize_name(name: str, kind: str = "table") -> str:
+    """The stored (lower-case) spelling of a name; :class:`InvalidNameError` if malformed."""
+    if not isinstance(name, str) or not _NAME_RE.fullmatch(name):
+        raise InvalidNameError(
+            f"invalid {kind} name {name!r}: names must match [A-Za-z_][A-Za-z0-9_]*"
+        )
+    return name.lower()
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def _location_of(path: str) -> str:
+    """A canonical location string: an absolute path locally, the URI elsewhere."""
+    gw = FileSystemGateway(path)
+    return gw.abs_path("") if gw.scheme == "" else path.rstrip("/")
+
+
+@dataclass(frozen=True)
+class DatabaseEntry:
+    """One database: its name, folder for managed tables and creation details."""
+
+    name: str
+    location: str
+    created_at: str
+    comment: str | None = None
+    properties: dict[str, str] = field(default_factory=dict)
+
+    def to_json(self) -> bytes:
+        """The stored JSON form."""
+        doc = {"format": ENTRY_FORMAT, "kind": "database", **self.__dict__}
+        return json.dumps(doc, indent=2, sort_keys=True).encode()
+
+    @classmethod
+    def from_json(cls, data: bytes) -> DatabaseEntry:
+        """Parse a stored entry (unknown keys are ignored)."""
+        doc = json.loads(data)
+        return cls(
+            name=doc["name"],
+            location=doc["location"],
+            created_at=doc.get("created_at", ""),
+            comment=doc.get("comment"),
+            properties=dict(doc.get("properties") or {}),
+        )
+
+
+@dataclass(frozen=True)
+class TableEntry:
+    """One table as the catalog knows it.
+
+    ``properties`` are the SQL options exactly as given at ``CREATE TABLE`` (plus later
+    ``SET TBLPROPERTIES``); the Hudi config on disk is the truth about the table itself.
+    """
+
+    name: str
+    database: str
+    location: str
+    external: bool
+    properties: dict[str, str] = field(default_factory=dict)
+    created_at: str = ""
+    updated_at: str = ""
+
+    @property
+    def qualified_name(self) -> str:
+        """``database.name``."""
+        return f"{self.database}.{self.name}"
+
+    @property
+    def managed(self) -> bool:
+        """True when the catalog owns the data (dropping the table deletes it)."""
+        return not self.external
+
+    def to_json(self) -> bytes:
+        """The stored JSON form."""
+        doc = {"format": ENTRY_FORMAT, "kind": "table", **self.__dict__}
+        return json.dumps(doc, indent=2, sort_keys=True).encode()
+
+    @classmethod
+    def from_json(cls, data: bytes) -> TableEntry:
+        """Parse a stored entry (unknown keys are ignored)."""
+        doc = json.loads(data)
+        return cls(
+            name=doc["name"],
+            database=doc["database"],
+            location=doc["location"],
+            external=bool(doc.get("external", False)),
+            properties={str(k): str(v) for k, v in (doc.get("properties") or {}).items()},
+            created_at=doc.get("created_at", ""),
+            updated_at=doc.get("updated_at", ""),
+        )
+
+
+class Catalog:
+    """Databases and tables of one warehouse folder (local path or URI)."""
+
+    def __init__(self, warehouse: str | None = None) -> None:
+        self.warehouse = warehouse or default_warehouse()
+        self.gw = FileSystemGateway(self.warehouse)
+
+    def __repr__(self) -> str:
+        return f"Catalog({self.warehouse!r})"
+
+    # ---- paths -------------------------------------------------------------------------
+
+    def _location(self, rel: str) -> str:
+        if self.gw.scheme == "":
+            return self.gw.abs_path(rel)
+        return join(self.gw.base_uri.rstrip("/"), rel) if rel else self.gw.base_uri
+
+    def _db_file(self, db: str) -> str:
+        return join(CATALOG_DIR, db, DATABASE_FILE)
+
+    def _table_file(self, db: str, name: str) -> str:
+        return join(CATALOG_DIR, db, TABLES_DIR, f"{name}.json")
+
+    def database_location(self, db: str) -> str:
+        """Folder of the managed tables of ``db``: ``<warehouse>/<db>.db``."""
+        return self._location(f"{normalize_name(db, 'database')}.db")
+
+    def default_location(self, db: str, name: str) -> str:
+        """Where a managed table lives: ``<warehouse>/<db>.db/<name>``."""
+        db, name = normalize_name(db, "database"), normalize_name(name)
+        return self._location(join(f"{db}.db", name))
+
+    # ---- reading helpers ---------------------------------------------------------------
+
+    def _read(self, rel: str) -> bytes | None:
+        try:
+            return self.gw.read_bytes(rel)
+        except FileNotFoundError:
+            return None
+
+    # ---- databases ---------------------------------------------------------------------
+
+    def database_exists(self, name: str) -> bool:
+        """True for ``default`` and every created database."""
+        db = normalize_name(name, "database")
+        return db == DEFAULT_DATABASE or self.gw.exists(self._db_file(db))
+
+    def _require_database(self, name: str) -> str:
+        db = normalize_name(name, "database")
+        if not self.database_exists(db):
+            raise DatabaseNotFoundError(f"database {db} does not exist")
+        return db
+
+    def list_databases(self) -> list[str]:
+        """Names of all databases, sorted (always including ``default``)."""
+        names = {DEFAULT_DATABASE}
+        for e in self.gw.list_dir(CATALOG_DIR):
+            if e.is_dir and _NAME_RE.fullmatch(e.name) and self.gw.exists(self._db_file(e.name)):
+                names.add(e.name)
+        return sorted(names)
+
+    def get_database(self, name: str) -> DatabaseEntry:
+        """The entry of a database; ``default`` is synthesized when never written."""
+        db = self._require_database(name)
+        data = self._read(self._db_file(db))
+        if data is None:
+            if db == DEFAULT_DATABASE:
+                return DatabaseEntry(db, self.database_location(db), "")
+            raise DatabaseNotFoundError(f"database {db} does not exist")
+        return DatabaseEntry.from_json(data)
+
+    def create_database(
+        self,
+        name: str,
+        if_not_exists: bool = False,
+        *,
+        comment: str | None = None,
+        properties: Mapping[str, str] | None = None,
+    ) -> DatabaseEntry:
+        """Create a database; :class:`DatabaseExistsError` unless ``if_not_exists``."""
+        db = normalize_name(name, "database")
+        entry = DatabaseEntry(
+            db, self.database_location(db), _now(), comment, dict(properties or {})
+        )
+        if db == DEFAULT_DATABASE or not self.gw.create_exclusive(
+            self._db_file(db), entry.to_json()
+        ):
+            if if_not_exists:
+                return self.get_database(db)
+            raise DatabaseExistsError(f"database {db} already exists")
+        return entry
+
+    def drop_database(self, name: str, cascade: bool = False, *, if_exists: bool = False) -> bool:
+        """Drop a database; its tables too with ``cascade`` (managed data is deleted).
+
+        Returns False when it did not exist and ``if_exists`` was given.
+        """
+        db = normalize_name(name, "database")
+        if db == DEFAULT_DATABASE:
+            raise CatalogError("cannot drop the default database")
+        if not self.database_exists(db):
+            if if_exists:
+                return False
+            raise DatabaseNotFoundError(f"database {db} does not exist")
+        tables = self.list_tables(db)
+        if tables and not cascade:
+            raise DatabaseNotEmptyError(
+                f"database {db} is not empty ({len(tables)} tables: {', '.join(tables)}); "
+                "use CASCADE to drop it with its tables"
+            )
+        for t in tables:
+            self.drop_table(db, t, if_exists=True)
+        self.gw.delete_file(self._db_file(db))
+        with contextlib.suppress(OSError):
+            self.gw.delete_dir(join(CATALOG_DIR, db))
+        folder = f"{db}.db"
+        if self.gw.is_dir(folder) and not self.gw.list_dir(folder):
+            with contextlib.suppress(OSError):
+                self.gw.delete_dir(folder)
+        return True
+
+    # ---- tables: reading ---------------------------------------------------------------
+
+    def table_exists(self, db: str, name: str) -> bool:
+        """True when ``db.name`` is in the catalog."""
+        db, name = normalize_name(db, "database"), normalize_name(name)
+        return self.gw.exists(self._table_file(db, name))
+
+    def get_table(self, db: str, name: str) -> TableEntry:
+        """The entry of ``db.name``; :class:`TableNotFoundError` when there is none."""
+        db, name = normalize_name(db, "database"), normalize_name(name)
+        data = self._read(self._table_file(db, name))
+        if data is None:
+            if not self.database_exists(db):
+                raise DatabaseNotFoundError(f"database {db} does not exist")
+            raise TableNotFoundError(f"table {db}.{name} does not exist")
+        return TableEntry.from_json(data)
+
+    def list_tables(self, db: str) -> list[str]:
+        """Names of the tables of ``db``, sorted."""
+        db = self._require_database(db)
+        names = []
+        for e in self.gw.list_dir(join(CATALOG_DIR, db, TABLES_DIR)):
+            stem, ext = os.path.splitext(e.name)
+            if not e.is_dir and ext == ".json" and _NAME_RE.fullmatch(stem):
+                names.append(stem)
+        return sorted(names)
+
+    def table_config(self, db: str, name: str) -> TableConfig:
+        """The table's Hudi config from ``hoodie.properties`` (the truth about the table)."""
+        return load_config(FileSystemGateway(self.get_table(db, name).location))
+
+    def open_table(self, spark: Any, db: str, name: str) -> Table:
+        """A :class:`hudilite.Table` handle on ``db.name`` (``spark``: a SparkSession)."""
+        from hudilite.table import Table
+
+        entry = self.get_table(db, name)
+        return Table.load(spark, entry.location)
+
+    # ---- tables: writing ---------------------------------------------------------------
+
+    def _claim(self, entry: TableEntry, if_not_exists: bool) -> TableEntry | None:
+        """Write a new entry; None when this call created it, else the existing entry."""
+        if self.gw.create_exclusive(self._table_file(entry.database, entry.name), entry.to_json()):
+            return None
+        if if_not_exists:
+            with contextlib.suppress(TableNotFoundError):
+                return self.get_table(entry.database, entry.name)
+        raise TableExistsError(f"table {entry.qualified_name} already exists")
+
+    def register_table(
+        self,
+        db: str,
+        name: str,
+        location: str,
+        *,
+        external: bool = True,
+        properties: Mapping[str, str] | None = None,
+        if_not_exists: bool = False,
+    ) -> TableEntry:
+        """Add an existing Hudi table (hudilite's or Hudi's) at ``location`` to the catalog.
+
+        ``location`` must hold ``.hoodie/hoodie.properties`` (else
+        :class:`TableNotFoundError`). With ``if_not_exists`` an existing entry is returned
+        unchanged; otherwise :class:`TableExistsError`.
+        """
+        db, name = self._require_database(db), normalize_name(name)
+        loc = _location_of(location)
+        try:
+            load_config(FileSystemGateway(loc))
+        except TableNotFoundError:
+            raise TableNotFoundError(
+                f"cannot register table {db}.{name}: no Hudi table at {loc} "
+                f"(missing {PROPERTIES_FILE})"
+            ) from None
+        now = _now()
+        entry = TableEntry(name, db, loc, external, dict(properties or {}), now, now)
+        existing = self._claim(entry, if_not_exists)
+        return existing if existing is not None else entry
+
+    def create_table(
+        self,
+        db: str,
+        name: str,
+        create: Callable[[str], object],
+        *,
+        location: str | None = None,
+        properties: Mapping[str, str] | None = None,
+        if_not_exists: bool = False,
+    ) -> TableEntry:
+        """Create a new table: claim the entry, then call ``create(location)`` to make it.
+
+        Without ``location`` the table is managed and lives at :meth:`default_location`;
+        with one it is external. The entry is claimed first (``create_exclusive``), so of
+        two concurrent creators exactly one runs ``create``; the other gets
+        :class:`TableExistsError` (or, with ``if_not_exists``, the winner's entry). If
+        ``create`` raises, the entry is removed again and the error propagates.
+        """
+        db, name = self._require_database(db), normalize_name(name)
+        external = location is not None
+        loc = _location_of(location) if location is not None else self.default_location(db, name)
+        if self.table_exists(db, name):
+            if if_not_exists:
+                return self.get_table(db, name)
+            raise TableExistsError(f"table {db}.{name} already exists")
+        if FileSystemGateway(loc).exists(PROPERTIES_FILE):
+            raise TableExistsError(
+                f"cannot create table {db}.{name}: a Hudi table already exists at {loc}"
+                + ("" if external else " (register it with a LOCATION instead)")
+            )
+        now = _now()
+        entry = TableEntry(name, db, loc, external, dict(properties or {}), now, now)
+        existing = self._claim(entry, if_not_exists)
+        if existing is not None:
+            return existing
+        try:
+            create(loc)
+        except BaseException:
+            self.gw.delete_file(self._table_file(db, name))
+            raise
+        return entry
+
+    def update_properties(self, db: str, name: str, props: Mapping[str, str | None]) -> TableEntry:
+        """Merge ``props`` into the entry's properties (a None value removes the key).
+
+        Read-modify-write of one file: concurrent updates of the same table may lose one.
+        """
+        entry = self.get_table(db, name)
+        merged = dict(entry.properties)
+        for k, v in props.items():
+            if v is None:
+                merged.pop(k, None)
+            else:
+                merged[k] = str(v)
+        new = replace(entry, properties=merged, updated_at=_now())
+        self.gw.write_bytes(self._table_file(new.database, new.name), new.to_json())
+        return new
+
+    def rename_table(self, db: str, old: str, new: str) -> TableEntry:
+        """Rename ``db.old`` to ``db.new``; the data stays where it is (see module doc)."""
+        entry = self.get_table(db, old)
+        new_name = normalize_name(new)
+        if new_name == entry.name:
+            return entry
+        renamed = replace(entry, name=new_name, updated_at=_now())
+        if not self.gw.create_exclusive(
+            self._table_file(renamed.database, new_name), renamed.to_json()
+        ):
+            raise TableExistsError(f"table {renamed.qualified_name} already exists")
+        self.gw.delete_file(self._table_file(entry.database, entry.name))
+        return renamed
+
+    def drop_table(
+        self, db: str, name: str, *, purge: bool = False, if_exists: bool = False
+    ) -> bool:
+        """Remove ``db.name``; delete its data when managed or ``purge``.
+
+        The entry goes first (the table disappears at once), then the data. Returns False
+        when there was no such table and ``if_exists`` was given.
+        """
+        try:
+            entry = self.get_table(db, name)
+        except (TableNotFoundError, DatabaseNotFoundError):
+            if if_exists:
+                return False
+            raise
+        if not self.gw.delete_file(self._table_file(entry.database, entry.name)):
+            if if_exists:
+                return False
+            raise TableNotFoundError(f"table {entry.qualified_name} does not exist")
+        if entry.managed or purge:
+            _delete_table_data(entry.location)
+        return True
+
+
+def _delete_table_data(location: str) -> None:
+    gw = FileSystemGateway(location)
+    for child in gw.list_dir(""):
+        if child.is_dir:
+            gw.delete_dir(child.path)
+        else:
+            gw.delete_file(child.path)
+    if gw.is_local:
+        with contextlib.suppress(OSError):
+            os.rmdir(gw.abs_path(""))
