@@ -334,3 +334,35 @@ def test_writer_on_a_real_v8_table(shared_fixture) -> None:
     tl = Timeline.load(gw, cfg)
     assert len(tl) == 3 and tl.last_commit() == done
     assert tl.commit_metadata(done).operation_type == "UPSERT"
+
+
+def test_writers_in_different_processes_get_unique_increasing_times(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    from hudilite.config import render_properties
+
+    gw, cfg = _new_table(tmp_path, 8)
+    gw.write_bytes(".hoodie/hoodie.properties", render_properties(cfg.to_properties()).encode())
+    script = (
+        "import sys\n"
+        "from hudilite.storage.fs import FileSystemGateway\n"
+        "from hudilite.table_state import load_config\n"
+        "from hudilite.timeline.timeline import TimelineWriter\n"
+        "gw = FileSystemGateway(sys.argv[1])\n"
+        "w = TimelineWriter(gw, load_config(gw))\n"
+        "print(' '.join(w.create_requested('commit').requested_time for _ in range(15)))\n"
+    )
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", script, gw.base_uri], stdout=subprocess.PIPE, text=True
+        )
+        for _ in range(3)
+    ]
+    outputs = [p.communicate(timeout=120)[0].split() for p in procs]
+    assert all(p.returncode == 0 for p in procs)
+    for times in outputs:
+        assert times == sorted(times) and len(set(times)) == 15  # increasing per writer
+    every = [t for times in outputs for t in times]
+    assert len(set(every)) == 45
+    assert len(Timeline.load(gw, cfg)) == 45
