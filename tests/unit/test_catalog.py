@@ -9,6 +9,8 @@ import threading
 from pathlib import Path
 
 import pytest
+
+from hudilite import config as cfg
 from hudilite.catalog import (
     Catalog,
     CatalogError,
@@ -19,8 +21,6 @@ from hudilite.catalog import (
     TableEntry,
     default_warehouse,
 )
-
-from hudilite import config as cfg
 from hudilite.errors import HudiliteError, TableExistsError, TableNotFoundError
 from hudilite.storage.fs import FileSystemGateway
 from hudilite.table_state import PROPERTIES_FILE

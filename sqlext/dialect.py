@@ -1,0 +1,205 @@
+"""The hudilite sqlglot dialect: Spark SQL plus Hudi's statements.
+
+Every sqlglot internal (tokenizer, parser and generator overrides) lives in this module.
+The dialect adds, on top of Spark:
+
+* ``SHOW DATABASES|SCHEMAS``, ``SHOW TABLES [IN|FROM db]``, ``SHOW CREATE TABLE t``,
+  ``SHOW PARTITIONS t`` and ``SHOW COMPACTION ON t [LIMIT n]`` as :class:`HudiShow` nodes
+  (sqlglot's Spark dialect turns every ``SHOW`` into an opaque ``exp.Command``);
+* ``CALL [system.]proc(arg, name => value, ...)`` as a :class:`HudiCall` node (sqlglot's
+  tokenizer swallows ``CALL`` into a ``exp.Command``);
+* Hudi's sugar ``RUN COMPACTION ON t [AT instant]`` and ``SCHEDULE COMPACTION ON t``, parsed
+  into :class:`HudiCall` nodes for ``run_compaction``.
+"""
+
+from __future__ import annotations
+
+import typing as t
+
+from sqlglot import exp
+from sqlglot.dialects.spark import Spark
+from sqlglot.errors import ErrorLevel, ParseError, TokenError
+from sqlglot.generators.spark import SparkGenerator
+from sqlglot.parsers.spark import SparkParser
+from sqlglot.tokens import TokenType
+from sqlglot.trie import new_trie
+
+E = t.TypeVar("E", bound=exp.Expr)
+
+__all__ = [
+    "HudiCall",
+    "HudiShow",
+    "Hudilite",
+    "ParseError",
+    "TokenError",
+    "parse_script",
+    "to_sql",
+]
+
+
+class HudiShow(exp.Expression):
+    """``SHOW <kind> ...``: ``this`` is the kind (``DATABASES``, ``TABLES``, ...)."""
+
+    arg_types: t.ClassVar[dict[str, bool]] = {"this": True, "target": False, "limit": False}
+
+
+class HudiCall(exp.Expression):
+    """``CALL name(args)``: ``this`` is the procedure name, ``expressions`` its arguments."""
+
+    arg_types: t.ClassVar[dict[str, bool]] = {"this": True, "expressions": False}
+
+
+def _show(kind: str, target: str | None = None) -> t.Callable[[Hudilite.Parser], HudiShow]:
+    def _parse(self: Hudilite.Parser) -> HudiShow:
+        return self._parse_hudi_show(kind, target)
+
+    return _parse
+
+
+class Hudilite(Spark):
+    """Spark SQL with Hudi's ``CALL``, ``SHOW`` and compaction statements."""
+
+    class Tokenizer(Spark.Tokenizer):
+        KEYWORDS: t.ClassVar[dict[str, TokenType]] = {
+            k: v for k, v in Spark.Tokenizer.KEYWORDS.items() if k != "CALL"
+        }
+        COMMANDS: t.ClassVar[set[TokenType]] = Spark.Tokenizer.COMMANDS - {TokenType.SHOW}
+
+    class Parser(SparkParser):
+        STATEMENT_PARSERS: t.ClassVar[dict[TokenType, t.Callable]] = {
+            **SparkParser.STATEMENT_PARSERS,
+            TokenType.SHOW: lambda self: self._parse_show(),
+        }
+
+        SHOW_PARSERS: t.ClassVar[dict[str, t.Callable]] = {
+            "DATABASES": _show("DATABASES"),
+            "SCHEMAS": _show("DATABASES"),
+            "TABLES": _show("TABLES", target="db"),
+            "CREATE TABLE": _show("CREATE TABLE", target="table"),
+            "PARTITIONS": _show("PARTITIONS", target="table"),
+            "COMPACTION ON": _show("COMPACTION", target="table"),
+        }
+        SHOW_TRIE: t.ClassVar[dict] = new_trie(key.split(" ") for key in SHOW_PARSERS)
+
+        # Statements introduced by a plain word (not a keyword token in Spark's tokenizer).
+        WORD_STATEMENTS: t.ClassVar[dict[str, str]] = {
+            "CALL": "_parse_hudi_call",
+            "RUN": "_parse_hudi_compaction",
+            "SCHEDULE": "_parse_hudi_compaction",
+        }
+
+        def _parse_statement(self) -> exp.Expr | None:
+            curr, nxt = self._curr, self._next
+            word = (
+                curr.text.upper() if curr is not None and curr.token_type == TokenType.VAR else ""
+            )
+            if word in self.WORD_STATEMENTS and (
+                word == "CALL" or (nxt is not None and nxt.text.upper() == "COMPACTION")
+            ):
+                self._advance()
+                parse = getattr(self, self.WORD_STATEMENTS[word])
+                return t.cast(exp.Expr, parse(word))
+            return super()._parse_statement()
+
+        def _require(self, node: E | None, message: str) -> E:
+            """``node``, or a parse error at the current token when it is missing."""
+            if node is None:
+                self.raise_error(message)
+                raise ParseError(message)  # raise_error raises first at ErrorLevel.IMMEDIATE
+            return node
+
+        def _warn_unsupported(self) -> None:
+            # The caller rejects every exp.Command fallback with a clear error instead.
+            return None
+
+        def _parse_hudi_show(self, kind: str, target: str | None) -> HudiShow:
+            node: exp.Expr | None = None
+            if target == "db":
+                if self._match_set((TokenType.IN, TokenType.FROM)):
+                    node = self._require(self._parse_table_parts(), "Expected a database name")
+            elif target == "table":
+                node = self._require(
+                    self._parse_table_parts(), f"Expected a table name after SHOW {kind}"
+                )
+            limit = None
+            if kind == "COMPACTION" and self._match(TokenType.LIMIT):
+                limit = self._require(self._parse_number(), "Expected a number after LIMIT")
+            return self.expression(HudiShow(this=kind, target=node, limit=limit))
+
+        def _parse_hudi_call(self, _word: str) -> HudiCall:
+            parts: list[exp.Expr] = []
+            while True:
+                parts.append(
+                    self._require(
+                        self._parse_id_var(any_token=False), "Expected a procedure name after CALL"
+                    )
+                )
+                if not self._match(TokenType.DOT):
+                    break
+            name = exp.Table(this=parts[-1])
+            if len(parts) > 1:
+                name.set("db", parts[-2])
+            if len(parts) > 2:
+                name.set("catalog", parts[-3])
+            if len(parts) > 3:
+                self.raise_error("Expected a procedure name of at most three parts")
+            args: list[exp.Expr] = []
+            self._match_l_paren()
+            if not self._match(TokenType.R_PAREN):
+                args = [a for a in self._parse_csv(self._parse_lambda) if a is not None]
+                self._match_r_paren()
+            return self.expression(HudiCall(this=name, expressions=args))
+
+        def _parse_hudi_compaction(self, word: str) -> HudiCall:
+            self._advance()  # COMPACTION
+            if not self._match(TokenType.ON):
+                self.raise_error(f"Expected ON after {word} COMPACTION")
+            table = self._require(
+                t.cast(exp.Table | None, self._parse_table_parts()),
+                f"Expected a table name after {word} COMPACTION ON",
+            )
+            table_name = ".".join(p.name for p in table.parts)
+            op = "run" if word == "RUN" else "schedule"
+            args: list[exp.Expr] = [
+                exp.Kwarg(this=exp.var("op"), expression=exp.Literal.string(op)),
+                exp.Kwarg(this=exp.var("table"), expression=exp.Literal.string(table_name)),
+            ]
+            if word == "RUN" and self._match_text_seq("AT"):
+                instant = self._require(self._parse_primary(), "Expected an instant after AT")
+                args.append(exp.Kwarg(this=exp.var("timestamp"), expression=instant))
+            name = exp.Table(this=exp.to_identifier("run_compaction"))
+            return self.expression(HudiCall(this=name, expressions=args))
+
+    class Generator(SparkGenerator):
+        TRANSFORMS: t.ClassVar[dict[type[exp.Expr], t.Callable[..., str]]] = {
+            **SparkGenerator.TRANSFORMS,
+            HudiShow: lambda self, e: " ".join(
+                p
+                for p in (
+                    "SHOW",
+                    e.name + (" ON" if e.name == "COMPACTION" else ""),
+                    ("IN " if e.name == "TABLES" else "") + self.sql(e, "target")
+                    if e.args.get("target")
+                    else "",
+                    f"LIMIT {self.sql(e, 'limit')}" if e.args.get("limit") else "",
+                )
+                if p
+            ),
+            HudiCall: lambda self, e: (
+                f"CALL {self.sql(e, 'this')}({self.expressions(e, flat=True)})"
+            ),
+        }
+
+
+_DIALECT = Hudilite()
+
+
+def parse_script(sql: str) -> list[exp.Expr]:
+    """Parse ``sql`` with the hudilite dialect; raise sqlglot's ``ParseError`` on bad syntax."""
+    nodes = _DIALECT.parse(sql, error_level=ErrorLevel.IMMEDIATE)
+    return [n for n in nodes if n is not None]
+
+
+def to_sql(node: exp.Expr) -> str:
+    """Render ``node`` back to SQL in the hudilite (Spark) dialect."""
+    return node.sql(dialect=_DIALECT)

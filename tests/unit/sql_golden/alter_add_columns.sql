@@ -1,0 +1,1 @@
+ALTER TABLE trips ADD COLUMNS (tip DOUBLE COMMENT 'in USD', rating INT)

@@ -1,0 +1,1 @@
+ALTER TABLE trips DROP PARTITION (city = 'sf', year = 2024)

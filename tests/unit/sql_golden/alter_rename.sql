@@ -1,0 +1,1 @@
+ALTER TABLE trips RENAME TO analytics.trips_v2

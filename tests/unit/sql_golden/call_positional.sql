@@ -1,0 +1,1 @@
+CALL system.show_commits('trips', 10)

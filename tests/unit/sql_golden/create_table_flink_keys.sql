@@ -1,0 +1,1 @@
+CREATE TABLE events (id STRING, seq INT, payload STRING) USING hudilite WITH ('table.type' = 'MERGE_ON_READ', 'precombine.field' = 'seq', 'write.operation' = 'upsert', 'changelog.enabled' = true, 'compaction.delta_commits' = 5)

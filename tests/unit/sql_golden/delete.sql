@@ -1,0 +1,1 @@
+DELETE FROM trips WHERE rider IN ('rider-A', 'rider-C')

@@ -1,0 +1,1 @@
+DROP TABLE IF EXISTS analytics.trips PURGE

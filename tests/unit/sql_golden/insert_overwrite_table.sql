@@ -1,0 +1,1 @@
+INSERT OVERWRITE trips SELECT * FROM trips_backup

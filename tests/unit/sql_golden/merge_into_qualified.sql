@@ -1,0 +1,1 @@
+MERGE INTO trips t USING updates s ON t.uuid = s.uuid AND t.city = s.city WHEN MATCHED THEN UPDATE SET t.fare = s.fare + 1, t.ts = s.ts WHEN NOT MATCHED THEN INSERT (uuid, fare) VALUES (s.uuid, coalesce(s.fare, 0))

@@ -1,0 +1,1 @@
+MERGE INTO db.trips USING staging ON trips.uuid = staging.uuid WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *

@@ -1,0 +1,1 @@
+RUN COMPACTION ON trips

@@ -1,0 +1,1 @@
+UPDATE trips SET fare = 0

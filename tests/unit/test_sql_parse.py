@@ -1,0 +1,289 @@
+"""SQL parsing: golden statement files, script splitting, Hudi's own scripts, parse errors."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from hudilite.errors import HudiliteError
+from hudilite.sqlext import (
+    Call,
+    CreateTable,
+    InsertInto,
+    Query,
+    SqlParseError,
+    TableName,
+    TruncateTable,
+    UnsupportedStatementError,
+    parse_statement,
+    parse_statements,
+    split_script,
+    split_script_positions,
+    statement_to_dict,
+)
+from hudilite.sqlext.dialect import parse_script, to_sql
+from tests.conftest import FIXTURES
+
+GOLDEN = Path(__file__).parent / "sql_golden"
+GOLDEN_SQL = sorted(GOLDEN.glob("*.sql"))
+
+
+# ---------------------------------------------------------------------------- golden files
+
+
+def test_golden_files_are_paired() -> None:
+    assert len(GOLDEN_SQL) >= 40
+    assert {p.stem for p in GOLDEN.glob("*.json")} == {p.stem for p in GOLDEN_SQL}
+
+
+@pytest.mark.parametrize("sql_path", GOLDEN_SQL, ids=[p.stem for p in GOLDEN_SQL])
+def test_golden(sql_path: Path) -> None:
+    (text,) = split_script(sql_path.read_text())
+    expected = json.loads(sql_path.with_suffix(".json").read_text())
+    got = statement_to_dict(parse_statement(text))
+    # Round-trip through JSON so tuples/lists and key types compare like the file.
+    assert json.loads(json.dumps(got)) == expected
+
+
+def test_query_text_reparses_to_itself() -> None:
+    for sql_path in GOLDEN_SQL:
+        stmt = parse_statement(split_script(sql_path.read_text())[0])
+        if isinstance(stmt, Query):
+            assert parse_statement(stmt.sql) == stmt
+
+
+# ---------------------------------------------------------------------------- split_script
+
+LICENSE = """/*
+ * Licensed to the Apache Software Foundation (ASF) under one
+ * or more contributor license agreements.  See the NOTICE file
+ *   http://www.apache.org/licenses/LICENSE-2.0;
+ */
+"""
+
+
+def test_split_script_comments_and_strings() -> None:
+    script = (
+        LICENSE
+        + "-- a comment; with a semicolon\n"
+        + "CREATE TABLE t (a STRING) USING hudi;\n\n"
+        + "INSERT INTO t VALUES ('x;y'), (\"q;\"), ('it''s; fine'), ('back\\'slash;');\n"
+        + "/* block; comment */ SELECT `we;ird` FROM t -- trailing; comment\n"
+        + ";;\n-- only a comment at the end\n"
+    )
+    assert split_script(script) == [
+        "CREATE TABLE t (a STRING) USING hudi",
+        "INSERT INTO t VALUES ('x;y'), (\"q;\"), ('it''s; fine'), ('back\\'slash;')",
+        "SELECT `we;ird` FROM t -- trailing; comment",
+    ]
+
+
+def test_split_script_without_final_semicolon_and_empty() -> None:
+    assert split_script("SELECT 1;\nSELECT 2") == ["SELECT 1", "SELECT 2"]
+    assert split_script("") == []
+    assert split_script("  -- nothing\n/* here */ ; ") == []
+
+
+def test_split_script_keeps_comment_markers_inside_strings() -> None:
+    assert split_script("SELECT '--x' ; SELECT '/*' ; SELECT 2") == [
+        "SELECT '--x'",
+        "SELECT '/*'",
+        "SELECT 2",
+    ]
+
+
+def test_split_script_positions() -> None:
+    script = "/* header\n */\nSELECT 1;  SELECT 2;\n-- c\n   UPDATE t\nSET a = 1"
+    assert split_script_positions(script) == [
+        ("SELECT 1", 3, 1),
+        ("SELECT 2", 3, 12),
+        ("UPDATE t\nSET a = 1", 5, 4),
+    ]
+
+
+def test_script_parse_errors_are_positioned_in_the_script() -> None:
+    script = LICENSE + "SELECT 1;\nSELECT 2; SELEC 3;\nUPDATE t\n  SET = 1;"
+    with pytest.raises(SqlParseError) as info:
+        parse_statements(script)
+    assert str(info.value) == (
+        "SQL parse error at line 7, column 17: Invalid expression / Unexpected token"
+    )
+    script = "SELECT 1;\nUPDATE t\n  SET = 1;"
+    with pytest.raises(SqlParseError) as info:
+        parse_statements(script)
+    assert (info.value.line, info.value.column) == (3, 9)
+    assert [type(s).__name__ for s in parse_statements("USE d; SHOW TABLES;")] == [
+        "UseDatabase",
+        "ShowTables",
+    ]
+
+
+# ---------------------------------------------------------------------------- Hudi's scripts
+
+FIXTURE_SQL = sorted(FIXTURES.rglob("*.sql")) if FIXTURES.is_dir() else []
+
+EXPECTED_KINDS = {
+    "quickstart_trips_table/mor/avro/v6_trips_8i1u.sql": ["CreateTable", "InsertInto", "Update"],
+    "quickstart_trips_table/mor/avro/v6_trips_8i3d.sql": ["CreateTable", "InsertInto", "Delete"],
+    "sample_table/cow/v6_empty.sql": ["CreateTable"],
+    "sample_table/cow/v9_txns_simple_nometa.sql": [
+        *["CreateTable", "InsertInto", "Update", "Delete", "Update", "Delete", "Update"],
+        *["InsertInto", "InsertInto", "InsertInto", "InsertInto", "Call", "InsertInto"],
+    ],
+    "sample_table/mor/avro/v9_txns_simple_nometa.sql": [
+        *["CreateTable", "InsertInto", "Update", "Delete", "Update", "Delete", "Update"],
+        *["InsertInto", "InsertInto", "InsertInto", "InsertInto", "Call", "Call", "Call"],
+        "InsertInto",
+    ],
+}
+TWO_INSERTS = ["CreateTable", "InsertInto", "InsertInto"]
+
+
+@pytest.mark.parametrize(
+    "sql_path", FIXTURE_SQL, ids=[str(p.relative_to(FIXTURES)) for p in FIXTURE_SQL]
+)
+def test_hudi_fixture_scripts_parse(sql_path: Path) -> None:
+    stmts = [parse_statement(s) for s in split_script(sql_path.read_text())]
+    rel = str(sql_path.relative_to(FIXTURES))
+    assert [type(s).__name__ for s in stmts] == EXPECTED_KINDS.get(rel, TWO_INSERTS)
+    create = stmts[0]
+    assert isinstance(create, CreateTable)
+    assert create.using == "hudi"
+    assert create.options["type"] in ("cow", "mor")
+    assert "primaryKey" in create.options
+    assert create.columns
+    for s in stmts[1:]:
+        if isinstance(s, InsertInto | Call):
+            assert isinstance(s, Call) or s.table == create.name
+
+
+def test_hudi_fixture_overwrite_and_call() -> None:
+    path = FIXTURES / "sample_table/mor/avro/v9_txns_simple_nometa.sql"
+    if not path.exists():
+        pytest.skip("../shared/fixtures is absent")
+    stmts = [parse_statement(s) for s in split_script(path.read_text())]
+    overwrites = [s for s in stmts if isinstance(s, InsertInto) and s.overwrite]
+    assert [o.partition for o in overwrites] == [{"region": "eu"}]
+    table = "v9_txns_mor_simple_nometa"
+    assert [s for s in stmts if isinstance(s, Call)] == [
+        Call("run_compaction", [], {"op": "schedule", "table": table}),
+        Call("run_compaction", [], {"op": "run", "table": table}),
+        Call("run_clustering", [], {"table": table}),
+    ]
+
+
+# ---------------------------------------------------------------------------- errors
+
+
+@pytest.mark.parametrize(
+    ("sql", "message", "line", "column"),
+    [
+        (
+            "SELEC 1",
+            "SQL parse error at line 1, column 7: Invalid expression / Unexpected token",
+            1,
+            7,
+        ),
+        (
+            "SELECT a\nFROM\n  WHERE b = 1",
+            "SQL parse error at line 3, column 7: Expected table name but got 'WHERE'",
+            3,
+            7,
+        ),
+        (
+            "SHOW PARTITIONS",
+            "SQL parse error at line 1, column 15: Expected table name but got end of input",
+            1,
+            15,
+        ),
+        ("CALL", "SQL parse error at line 1, column 4: Expected a procedure name after CALL", 1, 4),
+        ("CALL f(1", "SQL parse error at line 1, column 8: Expecting )", 1, 8),
+        (
+            "RUN COMPACTION trips",
+            "SQL parse error at line 1, column 20: Expected ON after RUN COMPACTION",
+            1,
+            20,
+        ),
+        (
+            "INSERT INTO t\nVALUES (1, 2",
+            "SQL parse error at line 2, column 12: Expecting )",
+            2,
+            12,
+        ),
+    ],
+)
+def test_parse_error_messages(sql: str, message: str, line: int, column: int) -> None:
+    with pytest.raises(SqlParseError) as info:
+        parse_statement(sql)
+    assert str(info.value) == message
+    assert (info.value.line, info.value.column) == (line, column)
+    assert isinstance(info.value, HudiliteError)
+    assert isinstance(info.value, ValueError)
+
+
+def test_tokenizer_error_and_several_statements() -> None:
+    with pytest.raises(SqlParseError, match=r"^SQL parse error: Error tokenizing"):
+        parse_statement("SELECT 'unterminated")
+    with pytest.raises(SqlParseError, match="expected one SQL statement, got several"):
+        parse_statement("SELECT 1; SELECT 2")
+    with pytest.raises(SqlParseError, match=r"^SQL parse error: empty SQL statement$"):
+        parse_statement("  ")
+
+
+@pytest.mark.parametrize(
+    ("sql", "message"),
+    [
+        ("GRANT SELECT ON t TO bob", "unsupported statement: GRANT SELECT ON"),
+        ("SHOW GRANTS", "unsupported statement: SHOW GRANTS"),
+        ("VACUUM trips", "unsupported statement: VACUUM trips"),
+        ("DROP VIEW v", "unsupported statement: DROP VIEW v"),
+        ("CREATE VIEW v AS SELECT 1", "unsupported statement: CREATE VIEW v"),
+        ("ALTER TABLE t DROP COLUMN c", "unsupported statement: ALTER TABLE t"),
+        ("REFRESH TABLE t", "unsupported statement: REFRESH TABLE t"),
+        ("MSCK REPAIR TABLE t", "unsupported statement: MSCK REPAIR TABLE"),
+    ],
+)
+def test_unsupported_statements(sql: str, message: str) -> None:
+    with pytest.raises(UnsupportedStatementError) as info:
+        parse_statement(sql)
+    assert str(info.value) == message
+    assert isinstance(info.value, HudiliteError)
+
+
+# ---------------------------------------------------------------------------- dialect
+
+
+def test_call_is_not_a_keyword_elsewhere() -> None:
+    assert parse_statement("SELECT call FROM t") == Query("SELECT call FROM t")
+    assert parse_statement("SELECT run, schedule FROM t") == Query("SELECT run, schedule FROM t")
+
+
+def test_dialect_generates_hudi_statements() -> None:
+    for sql in (
+        "CALL system.show_commits(table => 't', limit => 10)",
+        "SHOW TABLES IN db",
+        "SHOW COMPACTION ON db.t LIMIT 3",
+        "SHOW CREATE TABLE t",
+    ):
+        (node,) = parse_script(sql)
+        assert to_sql(node) == sql
+
+
+def test_time_travel_forms_are_kept() -> None:
+    stmt = parse_statement("SELECT * FROM t FOR SYSTEM_TIME AS OF '2024-01-01' AS x")
+    assert stmt == Query("SELECT * FROM t TIMESTAMP AS OF '2024-01-01' AS x")
+    stmt = parse_statement("SELECT * FROM db.t VERSION AS OF 20240101")
+    assert isinstance(stmt, Query)
+    assert "AS OF 20240101" in stmt.sql
+
+
+def test_table_name_parts() -> None:
+    stmt = parse_statement("TRUNCATE TABLE `my db`.`t-1`")
+    assert statement_to_dict(stmt) == {
+        "kind": "TruncateTable",
+        "name": {"db": "my db", "table": "t-1"},
+    }
+    assert isinstance(stmt, TruncateTable)
+    assert stmt.name == TableName("my db", "t-1")
