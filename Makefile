@@ -34,6 +34,7 @@ demo: install
 
 bench: install
 	$(BIN)/python benchmarks/bench_cow.py $(BENCH_ARGS)
+	$(BIN)/python benchmarks/bench_mor.py $(BENCH_ARGS)
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache hudilite-warehouse spark-warehouse
