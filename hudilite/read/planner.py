@@ -149,11 +149,10 @@ def _earliest_retained(view: FileSystemView) -> str | None:
 
 def _is_savepoint(view: FileSystemView, instant: str) -> bool:
     """Savepointed commits keep their files through cleaning, so reads as of them work."""
-    suffixes = (".savepoint", ".savepoint.inflight")
-    names = [e.name for e in view.gw.list_dir(view.config.timeline_dir)]
-    return any(
-        n.startswith(instant) and n.endswith(suffixes) and ".inflight" not in n for n in names
-    )
+    # Imported here: the services package imports the readers that import this planner.
+    from hudilite.services.savepoint import savepoint_times
+
+    return instant in savepoint_times(view.gw, view.config)
 
 
 def validate_as_of(view: FileSystemView, as_of: str | int | datetime) -> str:

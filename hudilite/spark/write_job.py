@@ -20,7 +20,6 @@ import pyarrow as pa
 from pyspark import TaskContext
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
-from pyspark.sql.types import StructType
 
 from hudilite import config as cfg
 from hudilite.errors import ConfigError, SchemaError, WriteError
@@ -85,6 +84,10 @@ OPERATION_TYPES = {
 FAIL_POINT_KEY = "hudilite.internal.fail.point"
 NATIVE_KEYS_KEY = "hudilite.keygen.native"  # "false" forces the Arrow key generator
 log = logging.getLogger("hudilite.write")
+# Where a record key lives: what the index reads from base files (and log-only groups).
+_LOCATION_SCHEMA = pa.schema(
+    [(RECORD_KEY_COL, pa.string()), (PARTITION_PATH_COL, pa.string()), (FILE_ID_COL, pa.string())]
+)
 _FRACTION_MOD = 1_000_003  # prime modulus turning a key hash into a fraction of [0, 1)
 
 
@@ -209,7 +212,6 @@ def _latest_slices(
                 next_version=max(versions, default=0) + 1,
             )
     return out, logs
-    return out
 
 
 def _candidate_files(
@@ -244,15 +246,7 @@ def _log_only_keys(state: TableState, keyed: DataFrame, partitions: list[str]) -
     gw, schema = state.gw, state.storage_schema
     spec = state.merge_spec(state.options())
     visible = state.timeline.is_completed
-    out = spark_schema(
-        pa.schema(
-            [
-                (RECORD_KEY_COL, pa.string()),
-                (PARTITION_PATH_COL, pa.string()),
-                (FILE_ID_COL, pa.string()),
-            ]
-        )
-    )
+    out = spark_schema(_LOCATION_SCHEMA)
 
     def keysfn(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for batch in batches:
@@ -264,13 +258,7 @@ def _log_only_keys(state: TableState, keyed: DataFrame, partitions: list[str]) -
                 keys = rows[RECORD_KEY_COL].combine_chunks()
                 yield pa.RecordBatch.from_arrays(
                     [keys, pa.repeat(fs.partition, len(keys)), pa.repeat(fs.file_id, len(keys))],
-                    schema=pa.schema(
-                        [
-                            (RECORD_KEY_COL, pa.string()),
-                            (PARTITION_PATH_COL, pa.string()),
-                            (FILE_ID_COL, pa.string()),
-                        ]
-                    ),
+                    schema=_LOCATION_SCHEMA,
                 )
 
     descriptors = spark.createDataFrame([(encode_slice(s),) for s in slices], "d string")
@@ -288,14 +276,9 @@ def _tag_locations(
     if not files and log_keys is None:
         return keyed.withColumn(FILE_ID_COL, F.lit(None).cast("string"))
     spark = keyed.sparkSession
-    key_schema = StructType.fromJson(
-        {
-            "type": "struct",
-            "fields": [
-                {"name": RECORD_KEY_COL, "type": "string", "nullable": True, "metadata": {}},
-                {"name": PARTITION_PATH_COL, "type": "string", "nullable": True, "metadata": {}},
-            ],
-        }
+    # The file id comes from the file name, not a column.
+    key_schema = spark_schema(
+        _LOCATION_SCHEMA.remove(_LOCATION_SCHEMA.get_field_index(FILE_ID_COL))
     )
     stored = (
         spark.read.schema(key_schema)

@@ -28,7 +28,6 @@ from hudilite.schema import (
     OPERATION_COL,
     PARTITION_PATH_COL,
     RECORD_KEY_COL,
-    SEQ_COL,
 )
 from hudilite.storage.layout import LogFileName
 from hudilite.storage.log_format import (
@@ -38,7 +37,14 @@ from hudilite.storage.log_format import (
     parquet_data_block,
     write_log_file,
 )
-from hudilite.write.file_group_writer import LogTarget, WriteContext, _stats_row, seqnos
+from hudilite.write.file_group_writer import (
+    STATS_SCHEMA,
+    LogTarget,
+    WriteContext,
+    _conform,
+    _stats_row,
+    seqnos,
+)
 from hudilite.write.markers import create_marker
 
 
@@ -49,6 +55,19 @@ def log_file_name(
     if ctx.table_version >= 8:
         return LogFileName(file_id, ctx.instant_time, 1, write_token)
     return LogFileName(file_id, target.base_instant, target.next_version, write_token)
+
+
+def _stamp_records(ctx: WriteContext, rows: pa.Table, file_id: str, task_id: int) -> pa.Table:
+    """Log records of this write: meta columns stamped, columns as the storage schema says."""
+    n = rows.num_rows
+    for col, arr in (
+        (COMMIT_TIME_COL, pa.repeat(pa.scalar(ctx.instant_time, pa.string()), n)),
+        (COMMIT_SEQNO_COL, seqnos(ctx.instant_time, task_id, 0, n)),
+        # Hudi's log records name their file group, not a file.
+        (FILE_NAME_COL, pa.repeat(pa.scalar(file_id, pa.string()), n)),
+    ):
+        rows = rows.set_column(rows.schema.get_field_index(col), col, arr)
+    return _conform(ctx, rows)
 
 
 def append_log_file(
@@ -79,18 +98,7 @@ def append_log_file(
 
     blocks = []
     if upserts.num_rows:
-        n = upserts.num_rows
-        stamped = upserts.drop_columns([SEQ_COL, DELETE_COL])
-        for col, arr in (
-            (COMMIT_TIME_COL, pa.repeat(pa.scalar(ctx.instant_time, pa.string()), n)),
-            (COMMIT_SEQNO_COL, seqnos(ctx.instant_time, task_id, 0, n)),
-            # Hudi's log records name their file group, not a file.
-            (FILE_NAME_COL, pa.repeat(pa.scalar(file_id, pa.string()), n)),
-        ):
-            stamped = stamped.set_column(stamped.schema.get_field_index(col), col, arr)
-        records = pa.Table.from_arrays(
-            [stamped[f.name].cast(f.type) for f in ctx.storage_schema], schema=ctx.storage_schema
-        )
+        records = _stamp_records(ctx, upserts, file_id, task_id)
         make = parquet_data_block if ctx.log_block_format == "parquet" else avro_data_block
         blocks.append(make(records, ctx.log_schema_json, ctx.instant_time))
     if deletes.num_rows:
@@ -117,10 +125,11 @@ def append_log_file(
         blocks.append(
             delete_block(keys, ctx.instant_time, ctx.log_schema_json, ordering_type=ordering_type)
         )
+    if not blocks:  # nothing to write: no file, and no write stat naming one
+        return STATS_SCHEMA.empty_table()
     ctx.check_fail_point("before_file_write")
-    if blocks:
-        create_marker(ctx.gw, ctx.instant_time, rel_path, "APPEND")
-    size = write_log_file(ctx.gw, rel_path, blocks) if blocks else 0
+    create_marker(ctx.gw, ctx.instant_time, rel_path, "APPEND")
+    size = write_log_file(ctx.gw, rel_path, blocks)
     ctx.check_fail_point("after_file_write")
     return _stats_row(
         partition_path=partition_path,
@@ -164,35 +173,10 @@ def _append_changes(
     stored = current.filter(pc.is_in(current[RECORD_KEY_COL], value_set=keys))
     changes = changelog_rows(ctx.merge_spec, stored if stored.num_rows else None, incoming)
     n = changes.num_rows
-    if n == 0:
-        return _stats_row(
-            partition_path=partition_path,
-            file_id=file_id,
-            path=rel_path,
-            prev_commit=target.base_instant,
-            num_writes=0,
-            num_inserts=0,
-            num_updates=0,
-            num_deletes=0,
-            file_size=0,
-            base_file=target.base_file_name or "",
-            log_version=name.version,
-        )
+    if n == 0:  # every record lost to the stored state: nothing changed, nothing to write
+        return STATS_SCHEMA.empty_table()
     ops = changes[OPERATION_COL].to_pylist()
-    for col, arr in (
-        (COMMIT_TIME_COL, pa.repeat(pa.scalar(ctx.instant_time, pa.string()), n)),
-        (COMMIT_SEQNO_COL, seqnos(ctx.instant_time, task_id, 0, n)),
-        (FILE_NAME_COL, pa.repeat(pa.scalar(file_id, pa.string()), n)),
-    ):
-        changes = changes.set_column(changes.schema.get_field_index(col), col, arr)
-    names = set(changes.column_names)
-    records = pa.Table.from_arrays(
-        [
-            changes[f.name].cast(f.type) if f.name in names else pa.nulls(n, f.type)
-            for f in ctx.storage_schema
-        ],
-        schema=ctx.storage_schema,
-    )
+    records = _stamp_records(ctx, changes, file_id, task_id)
     make = parquet_data_block if ctx.log_block_format == "parquet" else avro_data_block
     blocks = [make(records, ctx.log_schema_json, ctx.instant_time)]
     gone = records.filter(pc.equal(records[OPERATION_COL], "D"))
