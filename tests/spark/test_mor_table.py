@@ -153,3 +153,22 @@ def test_changelog_mode_keeps_every_change(spark, tmp_path, version):
     # Compaction folds the changes into base files.
     t.compact()
     assert spark_rows(t.read(), DATA) == [("a", 3, 11.0, "sf")]
+
+
+def test_changelog_write_that_changes_nothing_names_no_log_file(spark, tmp_path):
+    t = hudilite.Table.create(
+        spark,
+        str(tmp_path / "cl0"),
+        SCHEMA,
+        record_key="uuid",
+        ordering_field="ts",
+        partition_by=["city"],
+        table_type="mor",
+        options={"changelog.enabled": "true"},
+    )
+    t.write(batch(("a", 5, 1.0, "sf")))
+    r = t.write(batch(("a", 1, 9.0, "sf")))  # older than the stored record: no change
+    assert (r.files_written, r.num_updates) == (0, 0)
+    assert log_files(t.path) == []
+    assert spark_rows(t.read(), DATA) == [("a", 5, 1.0, "sf")]
+    assert rows(hudi_rs_read(t.path), DATA) == [("a", 5, 1.0, "sf")]
