@@ -8,6 +8,9 @@ Quick start::
                               ordering_field="ts", partition_by=["city"])
     t.write(df, operation="upsert")
     t.read().show()
+
+    s = hudilite.connect(warehouse="./warehouse")   # SQL over a warehouse folder
+    s.sql("SELECT * FROM trips").show()
 """
 
 from __future__ import annotations
@@ -48,8 +51,20 @@ __all__ = [
     "TimelineError",
     "WriteError",
     "WriteResult",
+    "connect",
     "spark_session",
 ]
+
+
+def connect(warehouse: str | None = None, **kwargs: Any) -> Any:
+    """Open a SQL session on a warehouse folder (see :func:`hudilite.sqlext.session.connect`).
+
+    ``s = hudilite.connect("./warehouse"); s.sql("SELECT ...").show()``
+    """
+    # The SQL layer sits above the engine; the import stays inside the call.
+    from hudilite.sqlext.session import connect as _connect
+
+    return _connect(warehouse, **kwargs)
 
 
 def spark_session(**kwargs: Any) -> Any:

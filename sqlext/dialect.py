@@ -31,8 +31,10 @@ __all__ = [
     "HudiShow",
     "Hudilite",
     "ParseError",
+    "TableReference",
     "TokenError",
     "parse_script",
+    "rewrite_tables",
     "to_sql",
 ]
 
@@ -203,3 +205,94 @@ def parse_script(sql: str) -> list[exp.Expr]:
 def to_sql(node: exp.Expr) -> str:
     """Render ``node`` back to SQL in the hudilite (Spark) dialect."""
     return node.sql(dialect=_DIALECT)
+
+
+# --------------------------------------------------------------------------------------------
+# table references inside queries
+
+
+class TableReference(t.NamedTuple):
+    """A table a query reads: ``db.name``, optionally ``TIMESTAMP AS OF``, or a table function.
+
+    For a table-valued function (``FROM hudi_table_changes('t', ...)``) ``function`` is
+    its lower-case name and ``args`` its literal arguments; ``name`` is then empty.
+    """
+
+    db: str | None
+    name: str
+    as_of: str | None = None
+    function: str | None = None
+    args: tuple[str | int | float | None, ...] = ()
+
+
+def _literal(node: exp.Expr) -> str | int | float | None:
+    if isinstance(node, exp.Literal):
+        if node.is_string:
+            return node.this
+        try:
+            return int(node.this)
+        except ValueError:
+            return float(node.this)
+    if isinstance(node, exp.Null):
+        return None
+    return to_sql(node)
+
+
+def _reference(node: exp.Table, cte_names: set[str]) -> TableReference | None:
+    inner = node.this
+    if isinstance(inner, exp.Anonymous):
+        return TableReference(
+            None,
+            "",
+            function=inner.name.lower(),
+            args=tuple(_literal(a) for a in inner.expressions),
+        )
+    if not isinstance(inner, exp.Identifier) or node.args.get("catalog"):
+        return None
+    db = node.db or None
+    if db is None and node.name.lower() in cte_names:
+        return None
+    as_of = None
+    version = node.args.get("version")
+    if isinstance(version, exp.Version):
+        if str(version.this).upper() != "TIMESTAMP":
+            raise ParseError(
+                f"unsupported time travel {to_sql(version)!r}: use TIMESTAMP AS OF '<instant>'"
+            )
+        value = _literal(version.expression)
+        as_of = None if value is None else str(value)
+    return TableReference(db, node.name, as_of)
+
+
+def rewrite_tables(sql: str, resolve: t.Callable[[TableReference], str | None]) -> str:
+    """``sql`` with each table a query reads replaced by the view ``resolve`` names.
+
+    ``resolve`` gets every table (or table function) in a ``FROM`` or ``JOIN`` that is not
+    a CTE of the statement; it returns the name of a view to read instead, or None to
+    leave the reference alone. A replaced table keeps its alias (or gets its own name as
+    alias), so ``t.col`` still resolves.
+    """
+    nodes = parse_script(sql)
+    if len(nodes) != 1:
+        raise ParseError("expected one SQL statement")
+    root = nodes[0]
+    cte_names = {cte.alias_or_name.lower() for cte in root.find_all(exp.CTE)}
+    changed = False
+    for node in list(root.find_all(exp.Table)):
+        if not isinstance(node.parent, exp.From | exp.Join):
+            continue
+        ref = _reference(node, cte_names)
+        if ref is None:
+            continue
+        view = resolve(ref)
+        if view is None:
+            continue
+        alias = node.args.get("alias")
+        if alias is None and ref.function is None:
+            alias = exp.TableAlias(this=exp.to_identifier(ref.name))
+        replacement = exp.Table(this=exp.to_identifier(view, quoted=True))
+        if alias is not None:
+            replacement.set("alias", alias.copy())
+        node.replace(replacement)
+        changed = True
+    return to_sql(root) if changed else sql

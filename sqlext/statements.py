@@ -16,7 +16,14 @@ from sqlglot import exp
 
 from hudilite.errors import HudiliteError
 
-from .dialect import HudiCall, HudiShow, ParseError, TokenError, parse_script, to_sql
+from .dialect import (
+    HudiCall,
+    HudiShow,
+    ParseError,
+    TokenError,
+    parse_script,
+    to_sql,
+)
 
 __all__ = [
     "AlterTableAddColumns",
@@ -38,6 +45,7 @@ __all__ = [
     "ShowDatabases",
     "ShowPartitions",
     "ShowTables",
+    "SparkStatement",
     "SqlError",
     "SqlParseError",
     "Statement",
@@ -251,6 +259,23 @@ class Call:
     named_args: dict[str, PyValue]
 
 
+@dataclass
+class SparkStatement:
+    """A statement hudilite does not interpret itself; it goes to Spark unless it touches a
+    hudilite table.
+
+    ``target`` is the table it creates, alters or drops (None for none or unknown);
+    ``names`` every identifier in it when sqlglot could only keep it as opaque text
+    (``opaque``); ``words`` its first words, for messages.
+    """
+
+    sql: str
+    target: TableName | None
+    words: str
+    opaque: bool = False
+    names: list[str] = field(default_factory=list)
+
+
 @dataclass(frozen=True)
 class Query:
     """Any query (SELECT, WITH, VALUES, ...), as Spark SQL text."""
@@ -280,6 +305,7 @@ Statement = (
     | MergeInto
     | Call
     | Query
+    | SparkStatement
 )
 
 
@@ -384,9 +410,34 @@ def parse_statement(sql: str) -> Statement:
     node = nodes[0]
     stmt = _translate(node)
     if stmt is None:
-        words = " ".join(sql.split()[:3])
-        raise UnsupportedStatementError(f"unsupported statement: {words}")
+        return _spark_statement(sql, node)
     return stmt
+
+
+_QUOTED_RE = re.compile(r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"")
+_NAME_RE = re.compile(r"`[^`]+`|[A-Za-z_][\w]*")
+
+
+def _names(sql: str) -> list[str]:
+    """Every identifier-like word in ``sql`` outside quoted strings."""
+    return [w.strip("`") for w in _NAME_RE.findall(_QUOTED_RE.sub(" ", sql))]
+
+
+def _spark_statement(sql: str, node: exp.Expr) -> SparkStatement:
+    """A statement left to Spark, with the table it would change when that is known."""
+    words = " ".join(sql.split()[:3])
+    if isinstance(node, exp.Command):
+        return SparkStatement(sql, None, words, opaque=True, names=_names(sql))
+    target = None
+    this = node.args.get("this")
+    if isinstance(this, exp.Schema):
+        this = this.this
+    if isinstance(node, exp.Drop):
+        tables = node.args.get("tables") or []
+        this = tables[0] if tables else this
+    if isinstance(this, exp.Table) and isinstance(this.this, exp.Identifier):
+        target = TableName(this.db or None, this.name)
+    return SparkStatement(sql, target, words)
 
 
 def parse_statements(text: str) -> list[Statement]:

@@ -13,10 +13,10 @@ from hudilite.sqlext import (
     CreateTable,
     InsertInto,
     Query,
+    SparkStatement,
     SqlParseError,
     TableName,
     TruncateTable,
-    UnsupportedStatementError,
     parse_statement,
     parse_statements,
     split_script,
@@ -233,23 +233,26 @@ def test_tokenizer_error_and_several_statements() -> None:
 
 
 @pytest.mark.parametrize(
-    ("sql", "message"),
+    ("sql", "target", "words", "opaque"),
     [
-        ("GRANT SELECT ON t TO bob", "unsupported statement: GRANT SELECT ON"),
-        ("SHOW GRANTS", "unsupported statement: SHOW GRANTS"),
-        ("VACUUM trips", "unsupported statement: VACUUM trips"),
-        ("DROP VIEW v", "unsupported statement: DROP VIEW v"),
-        ("CREATE VIEW v AS SELECT 1", "unsupported statement: CREATE VIEW v"),
-        ("ALTER TABLE t DROP COLUMN c", "unsupported statement: ALTER TABLE t"),
-        ("REFRESH TABLE t", "unsupported statement: REFRESH TABLE t"),
-        ("MSCK REPAIR TABLE t", "unsupported statement: MSCK REPAIR TABLE"),
+        ("GRANT SELECT ON t TO bob", None, "GRANT SELECT ON", False),
+        ("SHOW GRANTS", None, "SHOW GRANTS", True),
+        ("VACUUM trips", None, "VACUUM trips", True),
+        ("DROP VIEW v", TableName(None, "v"), "DROP VIEW v", False),
+        ("CREATE VIEW db.v AS SELECT 1", TableName("db", "v"), "CREATE VIEW db.v", False),
+        ("ALTER TABLE t DROP COLUMN c", TableName(None, "t"), "ALTER TABLE t", False),
+        ("REFRESH TABLE t", TableName(None, "t"), "REFRESH TABLE t", False),
+        ("MSCK REPAIR TABLE t", None, "MSCK REPAIR TABLE", True),
     ],
 )
-def test_unsupported_statements(sql: str, message: str) -> None:
-    with pytest.raises(UnsupportedStatementError) as info:
-        parse_statement(sql)
-    assert str(info.value) == message
-    assert isinstance(info.value, HudiliteError)
+def test_other_statements_are_left_to_spark(
+    sql: str, target: TableName | None, words: str, opaque: bool
+) -> None:
+    stmt = parse_statement(sql)
+    assert isinstance(stmt, SparkStatement)
+    assert (stmt.sql, stmt.target, stmt.words, stmt.opaque) == (sql, target, words, opaque)
+    if opaque:
+        assert sql.split()[-1] in stmt.names
 
 
 # ---------------------------------------------------------------------------- dialect

@@ -1,0 +1,7 @@
+"""DDL statements over the warehouse catalog (being written)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+HANDLERS: dict[type, Any] = {}

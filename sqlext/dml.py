@@ -1,0 +1,7 @@
+"""DML statements (being written)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+HANDLERS: dict[type, Any] = {}

@@ -1,0 +1,152 @@
+"""Queries over hudilite tables: each table a query reads becomes a Spark temp view of its
+current snapshot (or of a time-travel, read-optimized or incremental read) at the moment
+the statement runs, and the query text is rewritten to read those views.
+
+Names resolve as in Spark: a user's temporary view shadows a table; ``t_ro`` and ``t_rt``
+name the read-optimized and snapshot views of a merge-on-read table ``t`` (as Hudi's
+Hive sync registers them); ``hudi_table_changes('t', 'latest_state', 'start'[, 'end'])``
+reads the records committed after ``start`` (up to ``end``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import TYPE_CHECKING, Any
+
+from hudilite.errors import TableNotFoundError
+
+from .dialect import ParseError, TableReference, rewrite_tables
+from .results import Outcome
+from .statements import Query, SqlParseError, TableName, UnsupportedStatementError
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+
+    from .session import Session
+
+__all__ = ["HANDLERS", "VIEW_PREFIX", "ViewRegistry"]
+
+VIEW_PREFIX = "__hudilite_"
+# Hudi's incremental queries accept 'earliest' for "from the first commit".
+_EARLIEST = "19700101000000000"
+
+
+class ViewRegistry:
+    """The temp views a session registers for hudilite tables, refreshed per statement."""
+
+    def __init__(self, session: Session) -> None:
+        self.session = session
+        # Views of current snapshots, by view name: refreshed when a user view may read them.
+        self._snapshots: dict[str, tuple[TableName, str]] = {}
+
+    def rewrite(self, sql: str) -> str:
+        """``sql`` reading fresh views of the hudilite tables it names."""
+        user_views: list[str] = []
+
+        def resolve(ref: TableReference) -> str | None:
+            view = self._resolve(ref)
+            if view is None and ref.function is None and ref.db is None:
+                user_views.append(ref.name)
+            return view
+
+        try:
+            out = rewrite_tables(sql, resolve)
+        except ParseError as e:
+            raise SqlParseError(str(e).split("\n")[0]) from None
+        if any(self.session.is_temp_view(v) for v in user_views):
+            # A user's view may read hudilite views registered by earlier statements
+            # (Spark re-resolves temp views by name): bring them up to date.
+            self.refresh()
+        return out
+
+    def refresh(self) -> None:
+        """Re-register every snapshot view this session made with the tables' current state."""
+        for view, (name, query_type) in list(self._snapshots.items()):
+            if self.session.is_hudilite(name):
+                self._register(view, self.session.table(name).read(query_type=query_type))  # type: ignore[arg-type]
+            else:
+                self._snapshots.pop(view, None)
+
+    def table_view(
+        self, name: TableName, *, query_type: str = "snapshot", as_of: str | None = None
+    ) -> str:
+        """Register a view of ``name`` (snapshot, read-optimized or as of an instant)."""
+        db, table = self.session.qualify(name)
+        tbl = self.session.table(name)
+        suffix = query_type if as_of is None else "asof_" + _digest(as_of)
+        view = f"{VIEW_PREFIX}{db}__{table}__{suffix}"
+        self._register(view, tbl.read(query_type=query_type, as_of=as_of))  # type: ignore[arg-type]
+        if as_of is None:
+            self._snapshots[view] = (TableName(db, table), query_type)
+        return view
+
+    def register_frame(self, df: DataFrame, label: str) -> str:
+        """Register ``df`` under a fresh view name derived from ``label``."""
+        view = f"{VIEW_PREFIX}{label}"
+        self._register(view, df)
+        return view
+
+    def _register(self, view: str, df: DataFrame) -> None:
+        df.createOrReplaceTempView(view)
+
+    def _resolve(self, ref: TableReference) -> str | None:
+        if ref.function is not None:
+            if ref.function == "hudi_table_changes":
+                return self._changes_view(ref.args)
+            return None
+        name = TableName(ref.db, ref.name)
+        if self.session.is_hudilite(name):
+            return self.table_view(name, as_of=ref.as_of)
+        base, _, suffix = ref.name.rpartition("_")
+        if base and suffix.lower() in ("ro", "rt"):
+            base_name = TableName(ref.db, base)
+            if self.session.is_hudilite(base_name) and self.session.table(base_name).config.is_mor:
+                query_type = "read_optimized" if suffix.lower() == "ro" else "snapshot"
+                return self.table_view(base_name, query_type=query_type, as_of=ref.as_of)
+        if ref.db is None and self.session.is_temp_view(ref.name):
+            if ref.as_of is not None:
+                raise UnsupportedStatementError(
+                    f"TIMESTAMP AS OF needs a hudilite table; {ref.name} is a temporary view"
+                )
+            return None
+        qualified = f"{ref.db}.{ref.name}" if ref.db else ref.name
+        if not self.session.spark.catalog.tableExists(qualified):
+            db, table = self.session.qualify(name)
+            raise TableNotFoundError(f"table or view {db}.{table} not found")
+        return None
+
+    def _changes_view(self, args: tuple[Any, ...]) -> str:
+        if len(args) not in (3, 4):
+            raise SqlParseError(
+                "hudi_table_changes expects (table, query_type, start[, end]), "
+                f"got {len(args)} argument(s)"
+            )
+        target, query_type, start = (str(a) if a is not None else None for a in args[:3])
+        end = str(args[3]) if len(args) == 4 and args[3] is not None else None
+        if query_type is None or query_type.lower() != "latest_state":
+            raise UnsupportedStatementError(
+                f"hudi_table_changes query type {query_type!r} is not supported; use 'latest_state'"
+            )
+        if not target or start is None:
+            raise SqlParseError("hudi_table_changes needs a table and a start instant")
+        if "/" in target or ":" in target:
+            from hudilite.table import Table
+
+            tbl = Table.load(self.session.spark, target)
+        else:
+            parts = target.split(".")
+            tbl = self.session.table(TableName(parts[-2] if len(parts) > 1 else None, parts[-1]))
+        begin = _EARLIEST if start.lower() == "earliest" else start
+        df = tbl.read(query_type="incremental", start=begin, end=end)
+        return self.register_frame(df, "changes_" + _digest(f"{tbl.path}|{begin}|{end}"))
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha1(text.encode()).hexdigest()[:12]
+
+
+def _query(session: Session, stmt: Query) -> Outcome:
+    return Outcome(session.spark.sql(session.views.rewrite(stmt.sql)))
+
+
+HANDLERS: dict[type, Any] = {Query: _query}

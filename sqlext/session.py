@@ -1,0 +1,259 @@
+"""The SQL session: ``hudilite.connect()`` and the statement dispatcher.
+
+A :class:`Session` owns a SparkSession, the warehouse :class:`~hudilite.catalog.Catalog`,
+the current database and the options ``SET`` gave. :meth:`Session.sql` runs one
+statement, :meth:`Session.run_script` a script. Each statement kind has one handler
+(``ddl``, ``dml``, ``queries`` modules); statements hudilite does not interpret go to Spark
+unchanged unless they would change a hudilite table.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any
+
+from hudilite.catalog import Catalog, DatabaseNotFoundError
+from hudilite.errors import HudiliteError, TableNotFoundError
+
+from . import ddl, dml, queries
+from .results import Outcome, StatementResult
+from .statements import (
+    Call,
+    SetOption,
+    SparkStatement,
+    SqlParseError,
+    Statement,
+    TableName,
+    UnsupportedStatementError,
+    UseDatabase,
+    parse_statement,
+    split_script_positions,
+)
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+    from hudilite.catalog.warehouse import TableEntry
+    from hudilite.table import Table
+
+__all__ = ["Outcome", "Session", "StatementResult", "connect"]
+
+
+def connect(
+    warehouse: str | None = None,
+    *,
+    spark: SparkSession | None = None,
+    database: str = "default",
+    options: Mapping[str, str] | None = None,
+) -> Session:
+    """Open a SQL session on ``warehouse`` (default ``$HUDILITE_WAREHOUSE`` or
+    ``./hudilite-warehouse``); ``spark`` defaults to the active session or a new local one.
+    The ``default`` database is created on first use."""
+    if spark is None:
+        from pyspark.sql import SparkSession
+
+        spark = SparkSession.getActiveSession()
+        if spark is None:
+            os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+            from hudilite.spark.session import spark_session
+
+            spark = spark_session()
+    catalog = Catalog(warehouse)
+    if not catalog.database_exists("default"):
+        catalog.create_database("default", if_not_exists=True)
+    session = Session(spark, catalog, options=options)
+    if database != "default":
+        session.use(database)
+    return session
+
+
+class Session:
+    """Runs hudilite SQL against a warehouse; see :func:`connect`."""
+
+    def __init__(
+        self,
+        spark: SparkSession,
+        catalog: Catalog,
+        *,
+        options: Mapping[str, str] | None = None,
+    ) -> None:
+        self.spark = spark
+        self.catalog = catalog
+        self.current_database = "default"
+        self.options: dict[str, str] = {}
+        self.views = queries.ViewRegistry(self)
+        for k, v in (options or {}).items():
+            self.set_option(k, str(v))
+
+    def __repr__(self) -> str:
+        return f"Session(warehouse={self.catalog.warehouse!r}, database={self.current_database!r})"
+
+    # ------------------------------------------------------------------ running SQL
+    def sql(self, text: str) -> DataFrame:
+        """Run ``text`` and return its rows as a DataFrame.
+
+        A query returns its (lazy) result; DDL an empty or informational frame; DML
+        one row of metrics. ``text`` may hold several statements: all run, the last
+        one's rows are returned.
+        """
+        results = self.run_script(text)
+        if not results:
+            raise SqlParseError("empty SQL statement")
+        last = results[-1]
+        return last.df if last.df is not None else self.spark.createDataFrame([], "ok string")
+
+    def run_script(self, text: str) -> list[StatementResult]:
+        """Run every statement of ``text`` in order; stops at the first error."""
+        return list(self.iter_script(text))
+
+    def iter_script(self, text: str) -> Iterator[StatementResult]:
+        """Run the statements of ``text`` one by one, yielding each result as it finishes.
+
+        An error raises at the failing statement (statements before it stay committed)
+        with ``statement_line``/``statement_column`` set on the exception; a parse
+        error's line and column are relative to ``text``.
+        """
+        for sql, line, column in split_script_positions(text):
+            try:
+                stmt = parse_statement(sql)
+            except SqlParseError as e:
+                if e.line is None:
+                    raise
+                col = e.column if e.line > 1 or e.column is None else e.column + column - 1
+                raise SqlParseError(e.description, e.line + line - 1, col) from None
+            try:
+                outcome = self.execute(stmt)
+            except Exception as e:
+                # Callers (the CLI) report where the failing statement starts.
+                e.statement_line = line  # type: ignore[attr-defined]
+                e.statement_column = column  # type: ignore[attr-defined]
+                raise
+            yield StatementResult(sql, line, column, type(stmt).__name__, outcome.df, outcome.write)
+
+    def execute(self, stmt: Statement) -> Outcome:
+        """Run one parsed statement."""
+        handler = _HANDLERS.get(type(stmt))
+        if handler is None:  # pragma: no cover - every Statement kind has a handler
+            raise UnsupportedStatementError(f"unsupported statement: {type(stmt).__name__}")
+        return handler(self, stmt)
+
+    # ------------------------------------------------------------------ names and tables
+    def qualify(self, name: TableName) -> tuple[str, str]:
+        """``(database, table)`` for ``name``, lower-cased, in the current database by default."""
+        return (name.db or self.current_database).lower(), name.table.lower()
+
+    def display(self, name: TableName) -> str:
+        """``db.table`` as a user would write it, for messages."""
+        db, table = self.qualify(name)
+        return f"{db}.{table}"
+
+    def is_hudilite(self, name: TableName) -> bool:
+        """Whether ``name`` is a table of this warehouse (and not shadowed by a temp view)."""
+        db, table = self.qualify(name)
+        if name.db is None and self.is_temp_view(table):
+            return False
+        try:
+            return self.catalog.table_exists(db, table)
+        except (DatabaseNotFoundError, HudiliteError):
+            return False
+
+    def is_temp_view(self, name: str) -> bool:
+        """Whether Spark has a user temporary view called ``name``."""
+        if name.startswith(queries.VIEW_PREFIX):
+            return False
+        return any(
+            t.isTemporary and t.name.lower() == name.lower()
+            for t in self.spark.catalog.listTables()
+            if t.isTemporary
+        )
+
+    def entry(self, name: TableName) -> TableEntry:
+        """The catalog entry of ``name``; :class:`TableNotFoundError` naming it if absent."""
+        db, table = self.qualify(name)
+        try:
+            return self.catalog.get_table(db, table)
+        except DatabaseNotFoundError:
+            raise TableNotFoundError(
+                f"table {db}.{table} not found: database {db} does not exist"
+            ) from None
+        except TableNotFoundError:
+            raise TableNotFoundError(f"table {db}.{table} not found") from None
+
+    def table(self, name: TableName) -> Table:
+        """A :class:`hudilite.Table` handle on ``name``."""
+        from hudilite.table import Table
+
+        return Table.load(self.spark, self.entry(name).location)
+
+    # ------------------------------------------------------------------ state
+    def use(self, database: str) -> None:
+        """Make ``database`` the current one (it must exist)."""
+        db = database.lower()
+        if not self.catalog.database_exists(db):
+            raise DatabaseNotFoundError(f"database {db} does not exist")
+        self.current_database = db
+
+    def set_option(self, key: str, value: str) -> None:
+        """``SET key=value``: ``spark.*`` keys go to Spark's conf; others are write and
+        read options of this session (Hudi keys, their aliases, hudilite keys)."""
+        if key.startswith("spark."):
+            self.spark.conf.set(key, value)
+        else:
+            self.options[key] = value
+
+    def write_options(self, extra: Mapping[str, str] | None = None) -> dict[str, str]:
+        """The session's non-Spark options, then ``extra``."""
+        return {**self.options, **(extra or {})}
+
+
+# ---------------------------------------------------------------------------------------
+# small handlers; the big ones live in ddl, dml and queries
+
+
+def _use(session: Session, stmt: UseDatabase) -> Outcome:
+    session.use(stmt.name)
+    return Outcome()
+
+
+def _set(session: Session, stmt: SetOption) -> Outcome:
+    session.set_option(stmt.key, stmt.value)
+    return Outcome(
+        session.spark.createDataFrame([(stmt.key, stmt.value)], "key string, value string")
+    )
+
+
+def _call(session: Session, stmt: Call) -> Outcome:
+    from hudilite.procedures import run_procedure
+
+    return Outcome(run_procedure(session, stmt.procedure, stmt.args, stmt.named_args))
+
+
+def _spark(session: Session, stmt: SparkStatement) -> Outcome:
+    if stmt.target is not None and session.is_hudilite(stmt.target):
+        raise UnsupportedStatementError(
+            f"unsupported statement on hudilite table {session.display(stmt.target)}: {stmt.words}"
+        )
+    if stmt.opaque:
+        for name in stmt.names:
+            parts = name.split(".")
+            candidate = TableName(parts[0] if len(parts) > 1 else None, parts[-1])
+            if session.is_hudilite(candidate):
+                raise UnsupportedStatementError(
+                    f"unsupported statement on hudilite table {session.display(candidate)}: "
+                    f"{stmt.words}"
+                )
+        return Outcome(session.spark.sql(stmt.sql))
+    return Outcome(session.spark.sql(session.views.rewrite(stmt.sql)))
+
+
+_HANDLERS: dict[type, Callable[[Session, Any], Outcome]] = {
+    UseDatabase: _use,
+    SetOption: _set,
+    Call: _call,
+    SparkStatement: _spark,
+    **queries.HANDLERS,
+    **dml.HANDLERS,
+    **ddl.HANDLERS,
+}
