@@ -33,6 +33,7 @@ __all__ = [
     "ParseError",
     "TableReference",
     "TokenError",
+    "key_expressions",
     "parse_script",
     "rewrite_tables",
     "to_sql",
@@ -296,3 +297,34 @@ def rewrite_tables(sql: str, resolve: t.Callable[[TableReference], str | None]) 
         node.replace(replacement)
         changed = True
     return to_sql(root) if changed else sql
+
+
+def key_expressions(
+    on: str, target_alias: str, key_fields: t.Sequence[str]
+) -> dict[str, str] | None:
+    """For a MERGE ``ON`` condition, the source expression each target key column equals.
+
+    Looks at the top-level ``AND``-ed equalities ``target.key = <expr>`` (either side);
+    returns ``{key field: expr SQL}`` when every key field has one, else None.
+    """
+    nodes = parse_script(f"SELECT 1 WHERE {on}")
+    where = nodes[0].args.get("where") if nodes else None
+    if where is None:
+        return None
+    wanted = {k.lower(): k for k in key_fields}
+    found: dict[str, str] = {}
+    for eq in where.this.flatten() if isinstance(where.this, exp.And) else [where.this]:
+        if not isinstance(eq, exp.EQ):
+            continue
+        for side, other in ((eq.this, eq.expression), (eq.expression, eq.this)):
+            if (
+                isinstance(side, exp.Column)
+                and side.table.lower() == target_alias.lower()
+                and side.name.lower() in wanted
+                and not any(
+                    isinstance(c, exp.Column) and c.table.lower() == target_alias.lower()
+                    for c in other.find_all(exp.Column)
+                )
+            ):
+                found.setdefault(wanted[side.name.lower()], to_sql(other))
+    return found if len(found) == len(wanted) else None

@@ -1,7 +1,449 @@
-"""DML statements (being written)."""
+"""DML over hudilite tables: INSERT [OVERWRITE], UPDATE, DELETE and MERGE INTO.
+
+Each statement becomes one Spark DataFrame of rows in the table's schema and one engine
+write (one commit): nothing is collected onto the driver. The target's current snapshot is
+read through a session view, so conditions and expressions are plain Spark SQL.
+
+* ``INSERT INTO`` maps the query's columns to the table by position (or by the column
+  list), with Spark's store-assignment rules for types; static ``PARTITION (c='v')``
+  values fill their columns. A table with a primary key upserts by default;
+  ``SET hoodie.spark.sql.insert.into.operation=insert|upsert|bulk_insert`` changes it.
+* ``INSERT OVERWRITE`` replaces the whole table, or with ``PARTITION (...)`` the
+  partitions the new rows land in (Hudi's ``insert_overwrite``).
+* ``UPDATE``/``DELETE`` select the affected rows of the snapshot and upsert/delete them.
+* ``MERGE INTO`` left-joins the source to the target snapshot; per source row the first
+  ``WHEN`` clause whose condition holds decides: update (columns it leaves out keep their
+  stored values), delete, or insert. Source rows with the same key are combined by the
+  ordering field first; without one, two source rows matching one target row are an error.
+"""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
-HANDLERS: dict[type, Any] = {}
+from pyspark.sql import functions as F
+from pyspark.sql.types import (
+    ArrayType,
+    DataType,
+    DateType,
+    MapType,
+    NullType,
+    NumericType,
+    StringType,
+    StructType,
+    TimestampNTZType,
+    TimestampType,
+)
+
+from hudilite.errors import SchemaError
+from hudilite.schema import IS_DELETED_COL, META_COLUMNS
+from hudilite.spark.convert import spark_schema
+
+from .dialect import key_expressions
+from .results import Outcome, write_outcome
+from .statements import (
+    Delete,
+    InsertInto,
+    MergeInto,
+    SqlError,
+    TableName,
+    Update,
+    WhenMatched,
+    WhenNotMatched,
+)
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+
+    from hudilite.table import Operation, Table
+
+    from .session import Session
+
+__all__ = ["HANDLERS", "INSERT_OPERATION_KEY"]
+
+INSERT_OPERATION_KEY = "hoodie.spark.sql.insert.into.operation"
+_INSERT_OPERATIONS = ("insert", "upsert", "bulk_insert")
+_CLAUSE = "__hudilite_clause"
+_MATCHED = "__hudilite_matched"
+_SEQ = "__hudilite_seq"
+_RANK = "__hudilite_rank"
+
+
+def _q(name: str) -> str:
+    """``name`` as a back-quoted Spark identifier."""
+    return "`" + name.replace("`", "``") + "`"
+
+
+def _columns(tbl: Table) -> StructType:
+    return spark_schema(tbl.schema)
+
+
+def _find(schema: StructType, name: str, what: str, display: str) -> str:
+    """The table's spelling of column ``name`` (case-insensitive) or a SchemaError."""
+    for f in schema.fields:
+        if f.name.lower() == name.lower():
+            return f.name
+    raise SchemaError(
+        f"{what}: column {name!r} is not a column of {display} "
+        f"({', '.join(f.name for f in schema.fields)})"
+    )
+
+
+# ---------------------------------------------------------------------------------------
+# store assignment (Spark's ANSI rules for INSERT)
+
+
+def assignable(source: DataType, target: DataType) -> bool:
+    """Whether Spark's ANSI store assignment lets a ``source`` value into a ``target``
+    column: numbers into numbers (overflow fails at run time), any atomic value into a
+    string, dates and timestamps into each other, NULL into anything, and nested types
+    field by field (structs by position)."""
+    if isinstance(source, NullType) or source == target:
+        return True
+    if isinstance(source, NumericType) and isinstance(target, NumericType):
+        return True
+    if isinstance(target, StringType):
+        return not isinstance(source, ArrayType | MapType | StructType)
+    datetimes = (DateType, TimestampType, TimestampNTZType)
+    if isinstance(source, datetimes) and isinstance(target, datetimes):
+        return True
+    if isinstance(source, ArrayType) and isinstance(target, ArrayType):
+        return assignable(source.elementType, target.elementType)
+    if isinstance(source, MapType) and isinstance(target, MapType):
+        return assignable(source.keyType, target.keyType) and assignable(
+            source.valueType, target.valueType
+        )
+    if isinstance(source, StructType) and isinstance(target, StructType):
+        return len(source.fields) == len(target.fields) and all(
+            assignable(s.dataType, t.dataType)
+            for s, t in zip(source.fields, target.fields, strict=True)
+        )
+    return False
+
+
+def _assign(df: DataFrame, schema: StructType, display: str) -> DataFrame:
+    """``df`` (columns named as the table's) cast to the table's types, or a SchemaError."""
+    by_name = {f.name: f for f in df.schema.fields}
+    cols = []
+    for f in schema.fields:
+        src = by_name.get(f.name)
+        if src is None:
+            cols.append(F.lit(None).cast(f.dataType).alias(f.name))
+            continue
+        if not assignable(src.dataType, f.dataType):
+            raise SchemaError(
+                f"cannot write to {display}: column {f.name!r} is "
+                f"{f.dataType.simpleString()} but the query gives "
+                f"{src.dataType.simpleString()}"
+            )
+        cols.append(F.col(_q(f.name)).cast(f.dataType).alias(f.name))
+    return df.select(*cols)
+
+
+# ---------------------------------------------------------------------------------------
+# INSERT
+
+
+def _insert_operation(session: Session, tbl: Table) -> Operation:
+    opts = tbl.state().options(session.write_options())
+    op = (opts.raw.get(INSERT_OPERATION_KEY) or "upsert").lower()
+    if op not in _INSERT_OPERATIONS:
+        raise SqlError(
+            f"{INSERT_OPERATION_KEY}={op!r} is not supported; use one of "
+            + ", ".join(_INSERT_OPERATIONS)
+        )
+    return cast("Operation", op)
+
+
+def _strip_meta(df: DataFrame) -> DataFrame:
+    """Drop Hudi's meta columns leading a ``SELECT *`` from another Hudi table."""
+    lead = [c for c in df.columns[: len(META_COLUMNS)] if c in META_COLUMNS]
+    return df.drop(*lead) if len(lead) == len(META_COLUMNS) else df
+
+
+def _foreign(session: Session, name: TableName) -> bool:
+    """Whether ``name`` is a Spark table or view rather than a hudilite table."""
+    if session.is_hudilite(name):
+        return False
+    if name.db is None and session.is_temp_view(name.table):
+        return True
+    qualified = f"{name.db}.{name.table}" if name.db else name.table
+    return bool(session.spark.catalog.tableExists(qualified))
+
+
+def _insert(session: Session, stmt: InsertInto) -> Outcome:
+    if _foreign(session, stmt.table):
+        return session.run_in_spark(session.display(stmt.table))
+    display = session.display(stmt.table)
+    tbl = session.table(stmt.table)
+    schema = _columns(tbl)
+    config = tbl.config
+    verb = "INSERT OVERWRITE" if stmt.overwrite else "INSERT INTO"
+    partition_fields = {p.lower(): p for p in config.partition_fields}
+    static: dict[str, Any] = {}
+    for key, value in stmt.partition.items():
+        field = partition_fields.get(key.lower())
+        if field is None:
+            raise SchemaError(
+                f"{verb} {display}: {key!r} is not a partition column "
+                f"(partition columns: {', '.join(config.partition_fields) or 'none'})"
+            )
+        if value is not None:
+            static[field] = value
+    df = session.spark.sql(session.views.rewrite(stmt.query))
+    if stmt.columns is None:
+        df = _strip_meta(df)
+        names = [f.name for f in schema.fields if f.name not in static]
+    else:
+        names = [_find(schema, c, verb, display) for c in stmt.columns]
+        dup = {n for n in names if names.count(n) > 1}
+        if dup:
+            raise SchemaError(f"{verb} {display}: column {sorted(dup)[0]!r} is listed twice")
+        both = [n for n in names if n in static]
+        if both:
+            raise SchemaError(
+                f"{verb} {display}: column {both[0]!r} has a static PARTITION value "
+                "and is in the column list"
+            )
+        required = [*config.record_key_fields, *config.partition_fields]
+        missing = [c for c in required if c not in names and c not in static]
+        if missing:
+            raise SchemaError(f"{verb} {display}: column {missing[0]!r} needs a value")
+    if len(df.columns) != len(names):
+        raise SchemaError(
+            f"{verb} {display}: the query gives {len(df.columns)} column(s) but "
+            f"{len(names)} are expected ({', '.join(names)})"
+        )
+    df = df.toDF(*names)
+    types = {f.name: f.dataType for f in schema.fields}
+    for col, value in static.items():
+        df = df.withColumn(col, F.lit(value).cast(types[col]))
+    df = _assign(df, schema, display)
+    op: Operation
+    if stmt.overwrite:
+        op = "insert_overwrite" if stmt.partition else "insert_overwrite_table"
+    else:
+        op = _insert_operation(session, tbl)
+    return write_outcome(session.spark, tbl.write(df, op, options=session.write_options()))
+
+
+# ---------------------------------------------------------------------------------------
+# UPDATE and DELETE
+
+
+def _protected(tbl: Table) -> set[str]:
+    config = tbl.config
+    return {c.lower() for c in (*config.record_key_fields, *config.partition_fields)}
+
+
+def _update(session: Session, stmt: Update) -> Outcome:
+    if _foreign(session, stmt.table):
+        return session.run_in_spark(session.display(stmt.table))
+    display = session.display(stmt.table)
+    tbl = session.table(stmt.table)
+    schema = _columns(tbl)
+    assigned: dict[str, str] = {}
+    for col, expr in stmt.assignments.items():
+        name = _find(schema, col, "UPDATE", display)
+        if name.lower() in _protected(tbl):
+            raise SchemaError(f"UPDATE {display}: cannot update key or partition column {name!r}")
+        assigned[name] = expr
+    view = session.views.table_view(stmt.table)
+    select = ", ".join(
+        f"CAST(({assigned[f.name]}) AS {f.dataType.simpleString()}) AS {_q(f.name)}"
+        if f.name in assigned
+        else _q(f.name)
+        for f in schema.fields
+    )
+    sql = f"SELECT {select} FROM {_q(view)} AS {_q(stmt.table.table)}"
+    if stmt.where:
+        sql += f" WHERE {stmt.where}"
+    df = session.spark.sql(sql)
+    return write_outcome(session.spark, tbl.write(df, "upsert", options=session.write_options()))
+
+
+def _delete(session: Session, stmt: Delete) -> Outcome:
+    if _foreign(session, stmt.table):
+        return session.run_in_spark(session.display(stmt.table))
+    tbl = session.table(stmt.table)
+    schema = _columns(tbl)
+    view = session.views.table_view(stmt.table)
+    select = ", ".join(_q(f.name) for f in schema.fields)
+    sql = f"SELECT {select} FROM {_q(view)} AS {_q(stmt.table.table)}"
+    if stmt.where:
+        sql += f" WHERE {stmt.where}"
+    df = session.spark.sql(sql)
+    return write_outcome(session.spark, tbl.write(df, "delete", options=session.write_options()))
+
+
+# ---------------------------------------------------------------------------------------
+# MERGE INTO
+
+
+def _merge(session: Session, stmt: MergeInto) -> Outcome:
+    if _foreign(session, stmt.target):
+        return session.run_in_spark(session.display(stmt.target))
+    display = session.display(stmt.target)
+    tbl = session.table(stmt.target)
+    schema = _columns(tbl)
+    config = tbl.config
+    t_alias = stmt.target_alias or stmt.target.table
+    if isinstance(stmt.source, TableName):
+        s_alias = stmt.source_alias or stmt.source.table
+        source_sql = session.views.rewrite(
+            "SELECT * FROM " + ".".join(_q(p) for p in (stmt.source.db, stmt.source.table) if p)
+        )
+    else:
+        s_alias = stmt.source_alias or "source"
+        source_sql = session.views.rewrite(stmt.source)
+    source = session.spark.sql(source_sql)
+    if isinstance(stmt.source, TableName) and session.is_hudilite(stmt.source):
+        source = _strip_meta(source)
+    source_cols = {c.lower(): c for c in source.columns}
+
+    keys = key_expressions(stmt.on, t_alias, config.record_key_fields)
+    if keys is None:
+        pk = ", ".join(f"{t_alias}.{k} = {s_alias}.{k}" for k in config.record_key_fields)
+        raise SqlError(
+            f"MERGE INTO {display}: the ON condition must equate every primary key column "
+            f"of the target with a source value (e.g. ON {pk}), got: {stmt.on}"
+        )
+    ordering = [f for f in config.ordering_fields if f.lower() in source_cols]
+    source_view = session.views.register_frame(source, "merge_source")
+    if ordering and len(ordering) == len(config.ordering_fields):
+        # Combine source rows with the same key: the greatest ordering value wins, then
+        # the later row (Hudi's precombine).
+        part = ", ".join(keys[k] for k in config.record_key_fields)
+        order = ", ".join(f"{_q(s_alias)}.{_q(source_cols[f.lower()])} DESC" for f in ordering)
+        inner = (
+            f"SELECT {_q(s_alias)}.*, monotonically_increasing_id() AS {_SEQ} "
+            f"FROM {_q(source_view)} AS {_q(s_alias)}"
+        )
+        ranked = (
+            f"SELECT {_q(s_alias)}.*, row_number() OVER (PARTITION BY {part} "
+            f"ORDER BY {order}, {_SEQ} DESC) AS {_RANK} FROM ({inner}) AS {_q(s_alias)}"
+        )
+        combined = session.spark.sql(f"SELECT * FROM ({ranked}) WHERE {_RANK} = 1").drop(
+            _RANK, _SEQ
+        )
+        source_view = session.views.register_frame(combined, "merge_source_combined")
+
+    target_view = session.views.table_view(stmt.target)
+    data_cols = ", ".join(_q(f.name) for f in schema.fields)
+    joined_from = (
+        f"FROM {_q(source_view)} AS {_q(s_alias)} LEFT JOIN "
+        f"(SELECT {data_cols}, true AS {_MATCHED} FROM {_q(target_view)}) AS {_q(t_alias)} "
+        f"ON {stmt.on}"
+    )
+    matched = f"{_q(t_alias)}.{_MATCHED} IS NOT NULL"
+    if not ordering:
+        _check_single_match(session, display, joined_from, matched, t_alias, config)
+
+    conditions: list[str] = []
+    for clause in stmt.clauses:
+        base = matched if isinstance(clause, WhenMatched) else f"NOT ({matched})"
+        conditions.append(f"({base}) AND ({clause.condition})" if clause.condition else base)
+
+    def target_col(name: str) -> str:
+        return f"{_q(t_alias)}.{_q(name)}"
+
+    def source_col(name: str, what: str) -> str:
+        src = source_cols.get(name.lower())
+        if src is None:
+            raise SchemaError(
+                f"MERGE INTO {display}: {what} needs source column {name!r} "
+                f"(source columns: {', '.join(source.columns)})"
+            )
+        return f"{_q(s_alias)}.{_q(src)}"
+
+    per_clause: list[dict[str, str]] = []
+    key_cols = {k.lower(): k for k in config.record_key_fields}
+    for clause in stmt.clauses:
+        exprs: dict[str, str] = {}
+        if isinstance(clause, WhenMatched) and clause.action == "delete":
+            exprs = {f.name: target_col(f.name) for f in schema.fields}
+        elif isinstance(clause, WhenMatched):
+            if clause.assignments == "*":
+                exprs = {f.name: source_col(f.name, "UPDATE SET *") for f in schema.fields}
+            else:
+                exprs = {f.name: target_col(f.name) for f in schema.fields}
+                for col, expr in (clause.assignments or {}).items():
+                    name = _find(schema, col, "MERGE INTO UPDATE", display)
+                    if name.lower() in key_cols and expr != keys[key_cols[name.lower()]]:
+                        raise SchemaError(
+                            f"MERGE INTO {display}: cannot update primary key column {name!r} "
+                            f"(only to its matched value {keys[key_cols[name.lower()]]})"
+                        )
+                    exprs[name] = f"({expr})"
+        elif isinstance(clause, WhenNotMatched):
+            if clause.columns == "*":
+                exprs = {f.name: source_col(f.name, "INSERT *") for f in schema.fields}
+            else:
+                values = clause.values or []
+                if len(values) != len(clause.columns):
+                    raise SchemaError(
+                        f"MERGE INTO {display}: INSERT lists {len(clause.columns)} column(s) "
+                        f"but {len(values)} value(s)"
+                    )
+                given = {
+                    _find(schema, c, "MERGE INTO INSERT", display): f"({v})"
+                    for c, v in zip(clause.columns, values, strict=True)
+                }
+                for k in config.record_key_fields:
+                    if k not in given:
+                        raise SchemaError(
+                            f"MERGE INTO {display}: INSERT must give primary key column {k!r}"
+                        )
+                exprs = {f.name: given.get(f.name, "NULL") for f in schema.fields}
+        per_clause.append(exprs)
+
+    def case(values: list[str]) -> str:
+        whens = " ".join(
+            f"WHEN {cond} THEN {value}" for cond, value in zip(conditions, values, strict=True)
+        )
+        return f"CASE {whens} END"
+
+    selects = [
+        f"CAST({case([e[f.name] for e in per_clause])} AS {f.dataType.simpleString()}) "
+        f"AS {_q(f.name)}"
+        for f in schema.fields
+    ]
+    deletes = [
+        "true" if isinstance(c, WhenMatched) and c.action == "delete" else "false"
+        for c in stmt.clauses
+    ]
+    selects.append(f"{case(deletes)} AS {_q(IS_DELETED_COL)}")
+    selects.append(f"{case([str(i) for i in range(len(stmt.clauses))])} AS {_CLAUSE}")
+    if not stmt.clauses:
+        raise SqlError(f"MERGE INTO {display}: no WHEN clause")
+    df = session.spark.sql(f"SELECT {', '.join(selects)} {joined_from}")
+    df = df.where(F.col(_CLAUSE).isNotNull()).drop(_CLAUSE)
+    if "true" not in deletes:
+        df = df.drop(IS_DELETED_COL)
+    return write_outcome(session.spark, tbl.write(df, "upsert", options=session.write_options()))
+
+
+def _check_single_match(
+    session: Session, display: str, joined_from: str, matched: str, t_alias: str, config: Any
+) -> None:
+    """Without an ordering field, two source rows matching one target row are an error."""
+    keys = ", ".join(f"{_q(t_alias)}.{_q(k)}" for k in config.record_key_fields)
+    dup = session.spark.sql(
+        f"SELECT {keys}, count(*) AS n {joined_from} WHERE {matched} "
+        f"GROUP BY {keys} HAVING count(*) > 1 LIMIT 1"
+    ).collect()
+    if dup:
+        row = dup[0]
+        shown = ", ".join(f"{k}={row[i]!r}" for i, k in enumerate(config.record_key_fields))
+        raise SqlError(
+            f"MERGE INTO {display}: {row['n']} source rows match the target row with "
+            f"{shown}; combine them first or give the table an ordering field"
+        )
+
+
+HANDLERS: dict[type, Any] = {
+    InsertInto: _insert,
+    Update: _update,
+    Delete: _delete,
+    MergeInto: _merge,
+}

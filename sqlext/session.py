@@ -83,6 +83,8 @@ class Session:
         self.catalog = catalog
         self.current_database = "default"
         self.options: dict[str, str] = {}
+        # The text of the statement running now, for statements handed to Spark as written.
+        self.current_sql: str | None = None
         self.views = queries.ViewRegistry(self)
         for k, v in (options or {}).items():
             self.set_option(k, str(v))
@@ -123,6 +125,7 @@ class Session:
                     raise
                 col = e.column if e.line > 1 or e.column is None else e.column + column - 1
                 raise SqlParseError(e.description, e.line + line - 1, col) from None
+            self.current_sql = sql
             try:
                 outcome = self.execute(stmt)
             except Exception as e:
@@ -188,6 +191,13 @@ class Session:
         return Table.load(self.spark, self.entry(name).location)
 
     # ------------------------------------------------------------------ state
+    def run_in_spark(self, what: str) -> Outcome:
+        """Hand the running statement to Spark (its hudilite tables read as views), for
+        statements whose target is not a hudilite table."""
+        if self.current_sql is None:
+            raise UnsupportedStatementError(f"{what} is not a hudilite table")
+        return Outcome(self.spark.sql(self.views.rewrite(self.current_sql)))
+
     def use(self, database: str) -> None:
         """Make ``database`` the current one (it must exist)."""
         db = database.lower()
