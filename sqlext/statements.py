@@ -423,9 +423,35 @@ def _names(sql: str) -> list[str]:
     return [w.strip("`") for w in _NAME_RE.findall(_QUOTED_RE.sub(" ", sql))]
 
 
+# Statement kinds Spark runs that hudilite leaves to it (sqlglot's node types).
+_SPARK_STATEMENTS = (
+    exp.Command,
+    exp.Create,
+    exp.Drop,
+    exp.Alter,
+    exp.Cache,
+    exp.Uncache,
+    exp.Analyze,
+    exp.Describe,
+    exp.Refresh,
+    exp.Grant,
+    exp.Revoke,
+    exp.LoadData,
+    exp.Comment,
+    exp.Insert,
+    exp.Set,
+    exp.Use,
+)
+# Bare words that are whole Spark statements but parse as a column name.
+_SPARK_WORDS = {"RESET", "REFRESH"}
+
+
 def _spark_statement(sql: str, node: exp.Expr) -> SparkStatement:
     """A statement left to Spark, with the table it would change when that is known."""
     words = " ".join(sql.split()[:3])
+    if not isinstance(node, _SPARK_STATEMENTS) and sql.split()[0].upper() not in _SPARK_WORDS:
+        # e.g. ``SELEC x`` parses as the expression ``SELEC AS x``: not a statement.
+        raise SqlParseError(f"{sql.split()[0]!r} does not start a SQL statement", 1, 1)
     if isinstance(node, exp.Command):
         return SparkStatement(sql, None, words, opaque=True, names=_names(sql))
     target = None

@@ -255,6 +255,15 @@ def test_other_statements_are_left_to_spark(
         assert sql.split()[-1] in stmt.names
 
 
+def test_a_misspelt_statement_is_a_parse_error_not_a_pass_through() -> None:
+    with pytest.raises(SqlParseError) as info:
+        parse_statement("SELEC uuid FROM trips")
+    assert str(info.value) == (
+        "SQL parse error at line 1, column 1: 'SELEC' does not start a SQL statement"
+    )
+    assert isinstance(parse_statement("RESET"), SparkStatement)
+
+
 # ---------------------------------------------------------------------------- dialect
 
 
