@@ -256,8 +256,10 @@ def test_other_statements_are_left_to_spark(
 
 
 def test_a_misspelt_statement_is_a_parse_error_not_a_pass_through() -> None:
-    with pytest.raises(SqlParseError) as info:
+    with pytest.raises(SqlParseError, match="line 1, column 15"):
         parse_statement("SELEC uuid FROM trips")
+    with pytest.raises(SqlParseError) as info:
+        parse_statement("SELEC uuid")
     assert str(info.value) == (
         "SQL parse error at line 1, column 1: 'SELEC' does not start a SQL statement"
     )
