@@ -1,21 +1,50 @@
-"""CALL procedures with Hudi's names (issue: CALL procedures)."""
+"""CALL procedures with Apache Hudi's names, parameters and output columns.
+
+``run_procedure(session, name, args, named_args)`` runs one for the SQL layer; every
+module of this package registers its procedures in :data:`registry.REGISTRY` when
+imported (:func:`_load_all` imports them all).
+"""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+import importlib
+import pkgutil
 
-from hudilite.errors import HudiliteError
+from .registry import (
+    REGISTRY,
+    Output,
+    Param,
+    ProcedureArgumentError,
+    ProcedureContext,
+    ProcedureError,
+    ProcedureSpec,
+    UnknownProcedureError,
+    procedure,
+    run_procedure,
+)
 
-__all__ = ["UnknownProcedureError", "run_procedure"]
+__all__ = [
+    "REGISTRY",
+    "Output",
+    "Param",
+    "ProcedureArgumentError",
+    "ProcedureContext",
+    "ProcedureError",
+    "ProcedureSpec",
+    "UnknownProcedureError",
+    "procedure",
+    "run_procedure",
+]
+
+_loaded = False
 
 
-class UnknownProcedureError(HudiliteError, ValueError):
-    """``CALL`` names a procedure that does not exist."""
-
-
-def run_procedure(
-    session: Any, name: str, args: Sequence[Any], named_args: Mapping[str, Any]
-) -> Any:
-    """Run procedure ``name`` for a SQL session; returns its rows as a DataFrame."""
-    raise UnknownProcedureError(f"unknown procedure {name!r}")
+def _load_all() -> None:
+    """Import every procedure module once, so each registers its procedures."""
+    global _loaded
+    if _loaded:
+        return
+    for info in pkgutil.iter_modules(__path__):
+        if info.name != "registry" and not info.name.startswith("_"):
+            importlib.import_module(f"{__name__}.{info.name}")
+    _loaded = True

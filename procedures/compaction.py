@@ -1,0 +1,125 @@
+"""Compaction procedures: ``run_compaction`` and ``show_compaction`` (merge-on-read tables).
+
+``run_compaction(op, table|path, timestamp, options, instants, limit)`` follows Hudi:
+``op`` is ``schedule``, ``execute``, ``scheduleandexecute`` or ``run`` (Hudi's alias of
+``scheduleandexecute``); ``timestamp`` or ``instants`` execute those pending plans; with
+``scheduleandexecute`` the new plan runs if one was made, else every pending one (the
+oldest ``limit``). Rows: ``(timestamp, operation_size, state)`` newest first.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hudilite.timeline.instant import COMPACTION, Instant
+
+from .registry import (
+    Output,
+    Param,
+    ProcedureArgumentError,
+    ProcedureContext,
+    ProcedureError,
+    parse_options,
+    procedure,
+)
+
+_OPS = ("schedule", "execute", "scheduleandexecute")
+_COMPACTION_OUTPUT = [Output("timestamp"), Output("operation_size", "int"), Output("state")]
+
+
+def _plan_size(tbl: Any, instant: Instant) -> int:
+    from hudilite.services.compaction import read_compaction_plan
+
+    return len(read_compaction_plan(tbl.state(), instant.requested_time).operations)
+
+
+def _compaction_instants(tbl: Any) -> list[Instant]:
+    """Every compaction on the active timeline (pending ones and completed ones)."""
+    state = tbl.state()
+    out = []
+    for i in state.timeline.instants:
+        if i.action == COMPACTION or (i.action == "commit" and state.config.is_mor):
+            out.append(i)
+    return out
+
+
+@procedure(
+    "run_compaction",
+    [
+        Param("op", "string", required=True),
+        Param("table", "string"),
+        Param("path", "string"),
+        Param("timestamp", "long"),
+        Param("options", "string"),
+        Param("instants", "string"),
+        Param("limit", "integer"),
+    ],
+    _COMPACTION_OUTPUT,
+    "Schedules and/or runs compaction of a merge-on-read table.",
+)
+def run_compaction(ctx: ProcedureContext, args: dict[str, Any]) -> list[tuple[Any, ...]]:
+    op = str(args["op"]).lower()
+    op = "scheduleandexecute" if op == "run" else op
+    if op not in _OPS:
+        raise ProcedureArgumentError(
+            f"run_compaction: invalid op {args['op']!r}; use schedule, execute, "
+            "scheduleandexecute or run"
+        )
+    tbl = ctx.table(args)
+    if not tbl.config.is_mor:
+        raise ProcedureError(
+            f"run_compaction: {tbl.config.name} is a copy-on-write table; compaction applies "
+            "to merge-on-read tables"
+        )
+    options = {**ctx.options, **parse_options(args["options"])}
+    instants = [s.strip() for s in str(args["instants"] or "").split(",") if s.strip()]
+    if args["timestamp"] is not None and not instants:
+        instants, op = [str(args["timestamp"])], "execute"
+    pending = sorted(
+        i.requested_time
+        for i in tbl.state().timeline.instants
+        if i.action == COMPACTION and i.is_pending
+    )
+    if instants:
+        if op != "execute" and args["timestamp"] is None:
+            raise ProcedureArgumentError(
+                "run_compaction: specific instants can only be used with op => 'execute'"
+            )
+        missing = [i for i in instants if i not in pending]
+        if missing:
+            raise ProcedureError(
+                f"run_compaction: no pending compaction at {', '.join(missing)} "
+                f"(pending: {', '.join(pending) or 'none'})"
+            )
+        op, to_run = "execute", sorted(instants)
+    else:
+        to_run = pending[: args["limit"]] if args["limit"] else pending
+    if op in ("schedule", "scheduleandexecute"):
+        plan = tbl.schedule_compaction(force=True, options=options)
+        if plan is not None:
+            to_run = [plan.instant_time]
+    if op in ("execute", "scheduleandexecute"):
+        for instant in to_run:
+            tbl.compact(instant_time=instant, options=options)
+    by_time = {i.requested_time: i for i in tbl.timeline()}
+    rows = []
+    for instant in sorted(to_run, reverse=True):
+        current = by_time.get(instant)
+        if current is None:
+            continue
+        rows.append((instant, _plan_size(tbl, current), current.state.name))
+    return rows
+
+
+@procedure(
+    "show_compaction",
+    [Param("table", "string"), Param("path", "string"), Param("limit", "integer", default=20)],
+    _COMPACTION_OUTPUT,
+    "Lists the compactions of a merge-on-read table, newest first.",
+)
+def show_compaction(ctx: ProcedureContext, args: dict[str, Any]) -> list[tuple[Any, ...]]:
+    tbl = ctx.table(args)
+    if not tbl.config.is_mor:
+        raise ProcedureError("show_compaction: cannot show compaction on a copy-on-write table")
+    instants = sorted(_compaction_instants(tbl), key=lambda i: i.requested_time, reverse=True)
+    return [(i.requested_time, _plan_size(tbl, i), i.state.name) for i in instants[: args["limit"]]]
