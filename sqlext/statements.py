@@ -394,6 +394,13 @@ def parse_statement(sql: str) -> Statement:
     Raises :class:`SqlParseError` (with ``line``/``column``) on a syntax error and
     :class:`UnsupportedStatementError` for a statement hudilite does not handle.
     """
+    setting = _SET_RE.match(sql)
+    if setting:
+        # Spark takes everything after '=' as the value, keywords included (``=insert``).
+        key, value = setting.group(1).strip("`"), setting.group(2).strip()
+        if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+            value = value[1:-1]
+        return SetOption(key, value)
     try:
         nodes = parse_script(sql)
     except ParseError as e:
@@ -480,6 +487,7 @@ def parse_statements(text: str) -> list[Statement]:
     return out
 
 
+_SET_RE = re.compile(r"^\s*SET\s+(`[^`]+`|[A-Za-z_][\w.\-]*)\s*=\s*(.*?)\s*$", re.I | re.S)
 _TOKEN_RE = re.compile(r"<Token token_type: TokenType\.(\w+), text: (.*?), line: \d+.*?>")
 
 

@@ -1,0 +1,1 @@
+SET hoodie.spark.sql.insert.into.operation = insert
