@@ -465,7 +465,7 @@ def _spark_statement(sql: str, node: exp.Expr) -> SparkStatement:
     this = node.args.get("this")
     if isinstance(this, exp.Schema):
         this = this.this
-    if isinstance(node, exp.Drop):
+    if isinstance(node, exp.Drop | exp.Analyze):
         tables = node.args.get("tables") or []
         this = tables[0] if tables else this
     if isinstance(this, exp.Table) and isinstance(this.this, exp.Identifier):
