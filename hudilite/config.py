@@ -422,6 +422,18 @@ COMBINE_BEFORE_INSERT = _key(
 COMBINE_BEFORE_UPSERT = _key(
     "hoodie.combine.before.upsert", True, "De-duplicate upserts by key.", parse=parse_bool
 )
+SET_NULL_FOR_MISSING_COLUMNS = _key(
+    "hoodie.write.set.null.for.missing.columns",
+    False,
+    "Columns a write omits become null (record key and partition fields stay required).",
+    parse=parse_bool,
+)
+OPTIONAL_COLUMNS = _key(
+    "hoodie.hudilite.optional.columns",
+    None,
+    "Columns a write may omit (null); add_columns records the columns it adds here.",
+    parse=parse_fields,
+)
 INSERT_DROP_DUPLICATES = _key(
     "hoodie.datasource.write.insert.drop.duplicates",
     False,
@@ -476,6 +488,88 @@ INLINE_COMPACT_DELTA_COMMITS = _key(
     5,
     "Delta commits that trigger inline compaction.",
     parse=parse_int,
+)
+# Clustering (Hudi's HoodieClusteringConfig, SparkSizeBasedClusteringPlanStrategy defaults).
+CLUSTERING_SMALL_FILE_LIMIT = _key(
+    "hoodie.clustering.plan.strategy.small.file.limit",
+    314572800,
+    "Only file slices whose base file is smaller than this are clustered.",
+    parse=parse_size,
+)
+CLUSTERING_MAX_BYTES_PER_GROUP = _key(
+    "hoodie.clustering.plan.strategy.max.bytes.per.group",
+    2147483648,
+    "Input bytes one clustering group may hold (a log-only slice counts as a max-size file).",
+    parse=parse_size,
+)
+CLUSTERING_TARGET_FILE_MAX_BYTES = _key(
+    "hoodie.clustering.plan.strategy.target.file.max.bytes",
+    1073741824,
+    "Target size of clustering output files: a group writes ceil(bytes / this) files.",
+    parse=parse_size,
+)
+CLUSTERING_MAX_NUM_GROUPS = _key(
+    "hoodie.clustering.plan.strategy.max.num.groups",
+    30,
+    "Clustering groups one plan may hold (per partition and in total).",
+    parse=parse_int,
+)
+CLUSTERING_SORT_COLUMNS = _key(
+    "hoodie.clustering.plan.strategy.sort.columns",
+    None,
+    "Columns clustering sorts the rows of each group by (comma-separated).",
+    parse=parse_fields,
+)
+CLUSTERING_SINGLE_GROUP = _key(
+    "hoodie.clustering.plan.strategy.single.group.clustering.enabled",
+    True,
+    "Cluster a partition even when it yields a group of one file slice.",
+    parse=parse_bool,
+)
+CLUSTERING_PARTITION_FILTER_MODE = _key(
+    "hoodie.clustering.plan.partition.filter.mode",
+    "NONE",
+    "Partitions to plan: NONE (all), SELECTED_PARTITIONS, RECENT_DAYS (DAY_ROLLING unsupported).",
+    parse=choice("NONE", "SELECTED_PARTITIONS", "RECENT_DAYS", "DAY_ROLLING"),
+)
+CLUSTERING_PARTITION_SELECTED = _key(
+    "hoodie.clustering.plan.strategy.partition.selected",
+    None,
+    "Comma-separated partition paths to cluster (overrides the regex pattern).",
+    parse=parse_fields,
+)
+CLUSTERING_PARTITION_REGEX = _key(
+    "hoodie.clustering.plan.strategy.partition.regex.pattern",
+    None,
+    "Only partitions whose path fully matches this Java-style regex are clustered.",
+)
+CLUSTERING_BEGIN_PARTITION = _key(
+    "hoodie.clustering.plan.strategy.cluster.begin.partition",
+    None,
+    "SELECTED_PARTITIONS mode: first partition path (inclusive) of the range to cluster.",
+)
+CLUSTERING_END_PARTITION = _key(
+    "hoodie.clustering.plan.strategy.cluster.end.partition",
+    None,
+    "SELECTED_PARTITIONS mode: last partition path (inclusive) of the range to cluster.",
+)
+CLUSTERING_LOOKBACK_PARTITIONS = _key(
+    "hoodie.clustering.plan.strategy.daybased.lookback.partitions",
+    2,
+    "RECENT_DAYS mode: how many of the latest partitions to cluster.",
+    parse=parse_int,
+)
+CLUSTERING_SKIP_LATEST_PARTITIONS = _key(
+    "hoodie.clustering.plan.strategy.daybased.skipfromlatest.partitions",
+    0,
+    "RECENT_DAYS mode: how many of the very latest partitions to skip.",
+    parse=parse_int,
+)
+LAYOUT_OPTIMIZE_STRATEGY = _key(
+    "hoodie.layout.optimize.strategy",
+    "linear",
+    "How clustering orders rows by the sort columns: linear (z-order and hilbert unsupported).",
+    parse=choice("linear", "z-order", "zorder", "hilbert", upper=False),
 )
 
 ALL_KEYS: tuple[ConfigKey, ...] = tuple(dict.fromkeys(_REGISTRY.values()))

@@ -25,6 +25,10 @@ class ConfigError(HudiliteError, ValueError):
     """An option key or value is unknown or malformed."""
 
 
+class PartitionNotFoundError(ConfigError):
+    """A partition path named by the caller (e.g. to delete it) is not one of the table's."""
+
+
 class SchemaError(HudiliteError, ValueError):
     """Data does not match the table schema (missing or ill-typed columns)."""
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
 import pyarrow as pa
@@ -228,6 +228,88 @@ class Table:
 
             extra["clean"] = clean(state, options)
         return dataclasses.replace(result, extra=extra)
+
+    # ---------------------------------------------------------------- partitions, schema
+    def delete_partitions(
+        self, partitions: Sequence[str], *, options: Mapping[str, Any] | None = None
+    ) -> WriteResult:
+        """Delete every row of ``partitions`` (Hudi's DELETE_PARTITION ``replacecommit``).
+
+        Partitions are relative paths as stored (``city=sf``, or ``sf`` without hive-style
+        folders). No file is rewritten: the partitions' file groups are marked replaced
+        and the cleaner removes them later. ``rows_deleted`` counts the rows dropped,
+        ``replaced_file_groups`` the file groups. An unknown partition raises
+        :class:`~hudilite.errors.PartitionNotFoundError` and nothing is written.
+        """
+        from hudilite.services.partitions import delete_partitions
+
+        result = delete_partitions(
+            self.state(), partitions, _opts(options), count_merged=self._count_merged
+        )
+        return self._after_write(result, _opts(options))
+
+    def truncate(self, *, options: Mapping[str, Any] | None = None) -> WriteResult:
+        """Delete every row: a DELETE_PARTITION of all partitions (``""`` if unpartitioned).
+
+        Time travel to earlier instants keeps working until the cleaner runs.
+        """
+        from hudilite.services.partitions import truncate_table
+
+        result = truncate_table(self.state(), _opts(options), count_merged=self._count_merged)
+        return self._after_write(result, _opts(options))
+
+    def _count_merged(self, state: TableState, plan: ScanPlan) -> int:
+        # Rows of merge-on-read slices with logs: merged and counted in executors.
+        return read_plan(self.spark, state, plan).count()
+
+    def add_columns(
+        self,
+        columns: pa.Schema | StructType | Sequence[pa.Field],
+        *,
+        options: Mapping[str, Any] | None = None,
+    ) -> WriteResult:
+        """ALTER TABLE ADD COLUMNS: append nullable columns to the schema (an empty
+        ``commit``/``deltacommit`` with operation ALTER_SCHEMA; no file is rewritten).
+
+        Rows written before read null in the new columns. An existing name
+        (case-insensitive) or a non-nullable column raises
+        :class:`~hudilite.errors.SchemaError` naming it.
+        """
+        from hudilite.schema_evolution import add_columns
+
+        fields = _to_arrow_schema(columns) if isinstance(columns, StructType) else columns
+        return add_columns(self.state(), fields, _opts(options))
+
+    # ---------------------------------------------------------------- properties
+    def set_properties(self, props: Mapping[str, str]) -> None:
+        """ALTER TABLE SET TBLPROPERTIES: Hudi table properties go to ``hoodie.properties``,
+        other options become write defaults of the table.
+
+        Aliases (``primaryKey``, ``preCombineField``, ``type``...) resolve as in options.
+        Changing a property fixed at creation (record key, partition and ordering fields,
+        table type and version, key generator, ...) raises
+        :class:`~hudilite.errors.ConfigError` naming the key and its current value.
+        """
+        from hudilite.table_properties import set_properties
+
+        set_properties(self.state(), props)
+
+    def unset_properties(self, keys: Iterable[str]) -> None:
+        """ALTER TABLE UNSET TBLPROPERTIES: remove ``keys`` (keys not set are ignored)."""
+        from hudilite.table_properties import unset_properties
+
+        unset_properties(self.state(), keys)
+
+    def properties(self) -> dict[str, str]:
+        """``hoodie.properties`` as stored, overlaid with the table's write defaults."""
+        return dict(self.state().options().raw)
+
+    def rename(self, new_name: str) -> None:
+        """Change the table name in ``hoodie.properties`` (``hoodie.table.name``); the
+        table stays where it is."""
+        from hudilite.table_properties import rename_table
+
+        rename_table(self.state(), new_name)
 
     # ---------------------------------------------------------------- table services
     def schedule_compaction(

@@ -35,6 +35,7 @@ from hudilite.schema import (
     SEQ_COL,
     arrow_to_avro_schema,
 )
+from hudilite.schema_evolution import required_columns
 from hudilite.services.compaction import log_base_instants
 from hudilite.spark.convert import arrow_schema, conform_columns, spark_schema
 from hudilite.spark.keying import native_key_columns
@@ -43,7 +44,7 @@ from hudilite.storage.layout import new_file_id, write_partition_metadata
 from hudilite.storage.parquet_io import read_key_range
 from hudilite.table_state import TableState
 from hudilite.timeline.instant import COMMIT, DELTA_COMMIT, REPLACE_COMMIT
-from hudilite.timeline.metadata import CommitMetadata, WriteStat
+from hudilite.timeline.metadata import CommitMetadata
 from hudilite.write.assign import (
     InsertBucket,
     PackingSettings,
@@ -62,7 +63,7 @@ from hudilite.write.file_group_writer import (
 )
 from hudilite.write.keying import SEQ_PARTITION_SHIFT, KeyingSpec, key_batch, keyed_schema
 from hudilite.write.result import WriteResult
-from hudilite.write.transaction import WriteTransaction
+from hudilite.write.transaction import WriteTransaction, commit_metadata, inflight_content
 
 OPERATIONS = (
     "upsert",
@@ -163,8 +164,12 @@ def _keyed(df: DataFrame, spec: KeyingSpec, *, native: bool = True) -> DataFrame
     return df.mapInArrow(keyfn, out)
 
 
-def _input_frame(state: TableState, df: DataFrame, operation: str) -> DataFrame:
-    """Check and cast the caller's columns to the table schema."""
+def _input_frame(state: TableState, df: DataFrame, operation: str, opts: cfg.Options) -> DataFrame:
+    """Check and cast the caller's columns to the table schema.
+
+    Columns added by schema evolution (and any column, with
+    ``hoodie.write.set.null.for.missing.columns``) may be omitted: they are written null.
+    """
     target = spark_schema(state.data_schema)
     if operation == "delete":
         # Only the key and partition columns matter: the delete operation removes the key
@@ -179,7 +184,7 @@ def _input_frame(state: TableState, df: DataFrame, operation: str) -> DataFrame:
                 for f in target.fields
             ]
         )
-    return conform_columns(df, target)
+    return conform_columns(df, target, required=required_columns(state, opts))
 
 
 def _latest_slices(
@@ -404,7 +409,7 @@ def run_write(
     mor = state.config.is_mor
     overwrite = operation.startswith("insert_overwrite")
     action = REPLACE_COMMIT if overwrite else (DELTA_COMMIT if mor else COMMIT)
-    df = _input_frame(state, data, operation)
+    df = _input_frame(state, data, operation, opts)
     keyspec = KeyingSpec(
         keygen=state.keygen(opts),
         delete_all=operation == "delete",
@@ -631,12 +636,7 @@ def _tag_buckets(
 
 
 def _inflight_content(state: TableState, partitions: list[str], operation: str) -> bytes:
-    meta = CommitMetadata(
-        partition_to_write_stats={p: [] for p in partitions},
-        operation_type=OPERATION_TYPES[operation],
-        extra_metadata={},
-    )
-    return meta.to_json_bytes() if state.config.layout_version == 1 else meta.to_avro_bytes()
+    return inflight_content(state.config, partitions, OPERATION_TYPES[operation])
 
 
 def _commit_metadata(
@@ -645,19 +645,15 @@ def _commit_metadata(
     operation: str,
     replaced: dict[str, list[str]],
 ) -> CommitMetadata:
-    by_partition: dict[str, list[WriteStat]] = {}
-    for s in stats:
-        by_partition.setdefault(s["partition_path"], []).append(write_stat_from_row(s))
-    if not by_partition and not state.config.partition_fields:
-        by_partition[""] = []
     schema = arrow_to_avro_schema(
         state.data_schema, f"{state.config.name}_record", f"hoodie.{state.config.name}"
     )
-    return CommitMetadata(
-        partition_to_write_stats=by_partition,
-        operation_type=OPERATION_TYPES[operation],
-        extra_metadata={"schema": json.dumps(schema, separators=(",", ":"))},
-        partition_to_replace_file_ids=replaced,
+    return commit_metadata(
+        state.config,
+        json.dumps(schema, separators=(",", ":")),
+        [write_stat_from_row(s) for s in stats],
+        OPERATION_TYPES[operation],
+        replaced,
     )
 
 

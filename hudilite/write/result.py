@@ -11,10 +11,13 @@ from typing import Any
 class WriteResult:
     """Metrics of one committed write; the same numbers are in its commit metadata.
 
-    ``num_inserts``/``num_updates``/``num_deletes`` count records; ``files_written``
-    counts base files (or log files) created by the write; ``replaced_file_groups``
-    the file groups an overwrite replaced; ``rolled_back`` the failed instants
-    this write rolled back before starting.
+    ``num_inserts``/``num_updates``/``num_deletes`` count records (also readable as
+    ``rows_inserted``/``rows_updated``/``rows_deleted``); ``files_written`` counts base
+    files (or log files) created by the write; ``replaced_file_groups`` the file groups
+    an overwrite or partition delete replaced; ``rolled_back`` the failed instants this
+    write rolled back before starting. Merge-on-read writes count the updates and deletes
+    they log, as Hudi does: a logged delete that loses to a stored record with a greater
+    ordering value (event-time merging) is still counted.
     """
 
     instant_time: str
@@ -64,6 +67,22 @@ class WriteResult:
             duration_s=duration_s,
             extra=dict(extra or {}),
         )
+
+    # Hudi SQL reports these counts as affected rows; the same numbers under its names.
+    @property
+    def rows_inserted(self) -> int:
+        """Records inserted (``num_inserts``)."""
+        return self.num_inserts
+
+    @property
+    def rows_updated(self) -> int:
+        """Records updated (``num_updates``)."""
+        return self.num_updates
+
+    @property
+    def rows_deleted(self) -> int:
+        """Records deleted (``num_deletes``; for a partition delete, the rows it dropped)."""
+        return self.num_deletes
 
     def __str__(self) -> str:
         return (

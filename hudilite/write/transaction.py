@@ -11,8 +11,9 @@ visible files behind.
 from __future__ import annotations
 
 import contextlib
+import json
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from types import TracebackType
 
@@ -21,12 +22,14 @@ from hudilite.errors import ConflictError, TimelineError
 from hudilite.storage.fs import FileSystemGateway
 from hudilite.timeline.heartbeat import Heartbeat
 from hudilite.timeline.instant import Instant
-from hudilite.timeline.metadata import CommitMetadata
+from hudilite.timeline.metadata import CommitMetadata, WriteStat
 from hudilite.timeline.timeline import Timeline, TimelineWriter
 from hudilite.write.markers import delete_markers
 from hudilite.write.rollback import RollbackResult, rollback_failed_writes, rollback_pending_instant
 
 LOCK_FILE = ".hoodie/.hudilite.lock"
+#: ``operationType`` of a commit that only changes the table schema (Hudi's ALTER TABLE).
+ALTER_SCHEMA = "ALTER_SCHEMA"
 
 
 @contextmanager
@@ -69,8 +72,12 @@ class WriteTransaction:
         *,
         heartbeat_interval_ms: int = 60000,
         tolerable_misses: int = 2,
+        requested_content: bytes = b"",
     ) -> None:
         self.gw = gw
+        # Hudi leaves write requests empty, but a partition delete's request says what it is
+        # (an Avro HoodieRequestedReplaceMetadata), so tools can tell it from a clustering.
+        self.requested_content = requested_content
         self.config = config
         self.action = action
         self.heartbeat_interval_ms = heartbeat_interval_ms
@@ -103,7 +110,7 @@ class WriteTransaction:
         # writer can mistake this fresh instant for a dead one.
         self._heartbeat = Heartbeat(self.gw, time_, self.heartbeat_interval_ms)
         self._heartbeat.__enter__()
-        self.instant = self.writer.create_requested(self.action, time_)
+        self.instant = self.writer.create_requested(self.action, time_, self.requested_content)
         if self.instant.requested_time != time_:
             # The reservation moved to a later time (collision): beat for that one instead.
             fresh = Heartbeat(self.gw, self.instant.requested_time, self.heartbeat_interval_ms)
@@ -134,7 +141,7 @@ class WriteTransaction:
             overlap = mine & theirs
             if overlap and (other_meta.compacted or other_meta.operation_type == "COMPACT"):
                 overlap = self._lost_to_compaction(metadata, overlap, other.requested_time)
-            if overlap:
+            if overlap or _schema_changed_under(metadata, other_meta):
                 clashes.append(other.requested_time)
         return clashes
 
@@ -203,6 +210,60 @@ class WriteTransaction:
         finally:
             if self._heartbeat is not None:
                 self._heartbeat.__exit__(None, None, None)
+
+
+def _schema_changed_under(mine: CommitMetadata, other: CommitMetadata) -> bool:
+    """A schema change committed while this write ran, and this write records another schema.
+
+    Readers take the schema of the latest commit, so committing the schema read before
+    the change would silently undo it (e.g. drop a column just added).
+    """
+    if other.operation_type != ALTER_SCHEMA or not other.schema:
+        return False
+    if not mine.schema:
+        return False
+    try:
+        return bool(json.loads(mine.schema) != json.loads(other.schema))
+    except ValueError:
+        return mine.schema != other.schema
+
+
+def inflight_content(config: TableConfig, partitions: Iterable[str], operation_type: str) -> bytes:
+    """The inflight file of a write: its operation and the partitions it plans to touch
+    (what Hudi's ``saveWorkloadProfileMetadataToInflight`` records)."""
+    meta = CommitMetadata(
+        partition_to_write_stats={p: [] for p in partitions},
+        operation_type=operation_type,
+        extra_metadata={},
+    )
+    return meta.to_bytes(config.layout_version)
+
+
+def commit_metadata(
+    config: TableConfig,
+    schema_json: str,
+    write_stats: Sequence[WriteStat],
+    operation_type: str,
+    replaced: Mapping[str, Sequence[str]] | None = None,
+    extra: Mapping[str, str] | None = None,
+) -> CommitMetadata:
+    """The metadata a write completes with: its write stats by partition, the data schema
+    (Avro JSON, ``extraMetadata.schema``), replaced file groups and extra entries.
+
+    A non-partitioned table always lists its one partition ``""``, even when nothing was
+    written (readers expect the key).
+    """
+    by_partition: dict[str, list[WriteStat]] = {}
+    for stat in write_stats:
+        by_partition.setdefault(stat.partition_path or "", []).append(stat)
+    if not by_partition and not config.partition_fields:
+        by_partition[""] = []
+    return CommitMetadata(
+        partition_to_write_stats=by_partition,
+        operation_type=operation_type,
+        extra_metadata={"schema": schema_json, **(extra or {})},
+        partition_to_replace_file_ids={p: list(ids) for p, ids in (replaced or {}).items()},
+    )
 
 
 def touched_partitions(metadata: CommitMetadata) -> Iterable[str]:

@@ -1,0 +1,213 @@
+"""Schema evolution: adding columns, as Hudi's ``ALTER TABLE ... ADD COLUMNS`` does.
+
+Hudi keeps no separate schema file for a table without the (optional) schema-on-read
+history: readers take the schema recorded in the latest commit's
+``extraMetadata.schema``, and ``hoodie.table.create.schema`` before the first commit.
+``AlterHoodieTableAddColumnsCommand`` therefore changes the schema by committing an
+*empty* write -- ``commit`` on copy-on-write, ``deltacommit`` on merge-on-read, no write
+stats -- whose metadata carries the new schema and ``operationType = ALTER_SCHEMA``.
+Nothing is rewritten: files written before the change lack the new columns and every
+reader returns null for them (Spark's Parquet reader and ``pyarrow.dataset`` with the
+full schema, :func:`hudilite.read.file_group_reader.read_file_slice` conforms base files
+and log blocks the same way; writes merge old rows into the new schema).
+
+The rules Hudi (and Spark's ``ALTER TABLE ADD COLUMNS``) applies:
+
+* new columns are nullable -- old rows have no value for them -- and are appended after
+  the existing columns (partition columns stay where they are);
+* a column name may not already exist, compared case-insensitively as Spark resolves
+  names, nor be one of Hudi's meta columns;
+* the Avro schema keeps the existing fields exactly as recorded (a schema Hudi wrote
+  stays byte-identical) and appends ``["null", T]`` fields with ``"default": null``.
+
+hudilite also writes the new schema to ``hoodie.table.create.schema`` after the commit,
+so a reader that only looks at the table config sees the columns too, and lists the new
+columns in the table's write defaults under ``hoodie.hudilite.optional.columns``: writes
+that omit them store nulls (other columns stay required unless Hudi's
+``hoodie.write.set.null.for.missing.columns`` is on), so producers that predate the
+change keep working. A write that
+started before the change and commits after it would record the old schema and hide the
+new columns; :class:`hudilite.write.transaction.WriteTransaction` makes it a conflict.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Sequence
+from typing import Any
+
+import pyarrow as pa
+
+from hudilite import config as cfg
+from hudilite.errors import SchemaError
+from hudilite.schema import (
+    META_COLUMNS,
+    OPERATION_COL,
+    arrow_to_avro_schema,
+    avro_to_arrow_schema,
+    to_storage_schema,
+)
+from hudilite.services._common import OptionsLike, resolve_options, table_schema_json
+from hudilite.table_properties import update_table_properties
+from hudilite.table_state import TableState
+from hudilite.timeline.instant import COMMIT, DELTA_COMMIT
+from hudilite.write.result import WriteResult
+from hudilite.write.transaction import (
+    ALTER_SCHEMA,
+    WriteTransaction,
+    commit_metadata,
+    inflight_content,
+)
+
+OPERATION = "add_columns"
+#: ``extraMetadata`` entry naming the columns a schema change added.
+ADDED_COLUMNS_KEY = "hudilite.added.columns"
+CREATE_SCHEMA_KEY = "hoodie.table.create.schema"
+
+
+def required_columns(state: TableState, options: cfg.Options) -> list[str] | None:
+    """The data columns a write must carry, or None for all of them.
+
+    Optional: the columns of ``hoodie.hudilite.optional.columns`` (those added by
+    :func:`add_columns`), or every column with ``hoodie.write.set.null.for.missing.columns``;
+    the record key and partition fields are always required (they locate the record).
+    """
+    names = state.data_schema.names
+    if options.get(cfg.SET_NULL_FOR_MISSING_COLUMNS):
+        optional = {n.lower() for n in names}
+    else:
+        optional = {n.lower() for n in options.get(cfg.OPTIONAL_COLUMNS) or ()}
+    locating = (*state.config.record_key_fields, *state.config.partition_field_names)
+    optional -= {n.lower() for n in locating}
+    if not optional:
+        return None
+    return [n for n in names if n.lower() not in optional]
+
+
+def _fields(columns: pa.Schema | Sequence[pa.Field]) -> list[pa.Field]:
+    if isinstance(columns, pa.Schema):
+        return list(columns)
+    if isinstance(columns, pa.Field):
+        return [columns]
+    fields = list(columns)
+    for f in fields:
+        if not isinstance(f, pa.Field):
+            raise SchemaError(
+                f"columns to add must be pyarrow fields (or a schema), got {type(f).__name__}"
+            )
+    return fields
+
+
+def check_new_columns(current: pa.Schema, columns: pa.Schema | Sequence[pa.Field]) -> pa.Schema:
+    """The columns to append to ``current`` (data columns), as stored; raises
+    :class:`SchemaError` naming the column for an empty request, an existing name
+    (case-insensitive), a meta column, a duplicate, a non-nullable field or a type
+    hudilite cannot store."""
+    fields = _fields(columns)
+    if not fields:
+        raise SchemaError("add_columns needs at least one column")
+    taken = {f.name.lower(): f.name for f in current}
+    reserved = {c.lower() for c in (*META_COLUMNS, OPERATION_COL)}
+    seen: dict[str, str] = {}
+    for f in fields:
+        low = f.name.lower()
+        if low in reserved:
+            raise SchemaError(f"column {f.name!r} is a Hudi meta column and cannot be added")
+        if low in taken:
+            raise SchemaError(
+                f"column {f.name!r} already exists in the table schema (as {taken[low]!r})"
+            )
+        if low in seen:
+            raise SchemaError(f"column {f.name!r} is listed twice (also as {seen[low]!r})")
+        seen[low] = f.name
+        if not f.nullable:
+            # Rows already stored have no value for it: Hudi only adds nullable columns.
+            raise SchemaError(f"column {f.name!r} must be nullable to be added to a table")
+    return to_storage_schema(pa.schema(fields))
+
+
+def _record_names(avro: dict[str, Any]) -> tuple[str, str]:
+    """(record name, namespace) of a top-level Avro record, full names split."""
+    name = str(avro.get("name") or "record")
+    namespace = str(avro.get("namespace") or "")
+    if "." in name:
+        namespace, name = name.rsplit(".", 1)
+    return name, namespace
+
+
+def evolve_avro_schema(schema_json: str, added: pa.Schema) -> str:
+    """``schema_json`` (an Avro record of the data columns) with ``added`` appended as
+    nullable fields; the existing fields are kept as they are."""
+    try:
+        avro = json.loads(schema_json)
+    except json.JSONDecodeError as exc:
+        raise SchemaError(f"the table's Avro schema is not valid JSON: {exc}") from exc
+    name, namespace = _record_names(avro)
+    # Nested records of the new fields are named within the table's record, as Hudi names
+    # them (namespace = the record's full name).
+    rendered = arrow_to_avro_schema(added, name, namespace)
+    evolved = dict(avro)
+    evolved["fields"] = [*avro.get("fields", []), *rendered["fields"]]
+    text = json.dumps(evolved, separators=(",", ":"))
+    avro_to_arrow_schema(text)  # the result must read back (raises SchemaError otherwise)
+    return text
+
+
+def _evolve(state: TableState, columns: pa.Schema | Sequence[pa.Field]) -> tuple[pa.Schema, str]:
+    """The columns to add and the evolved Avro schema (JSON) of the table now."""
+    added = check_new_columns(state.data_schema, columns)
+    return added, evolve_avro_schema(table_schema_json(state), added)
+
+
+def add_columns(
+    state: TableState,
+    columns: pa.Schema | Sequence[pa.Field],
+    options: OptionsLike = None,
+) -> WriteResult:
+    """Append nullable ``columns`` to the table schema with an ALTER_SCHEMA commit.
+
+    Returns the commit's :class:`WriteResult` (no files written;
+    ``extra["added_columns"]`` the column names and ``extra["schema"]`` the new Avro
+    schema). Invalid columns raise :class:`SchemaError` before anything is written.
+    """
+    started = time.monotonic()
+    opts = resolve_options(state, options)
+    _evolve(state, columns)  # invalid columns fail before the timeline changes
+    action = DELTA_COMMIT if state.config.is_mor else COMMIT
+    with WriteTransaction(
+        state.gw,
+        state.config,
+        action,
+        heartbeat_interval_ms=int(opts.get(cfg.HEARTBEAT_INTERVAL_MS)),
+        tolerable_misses=int(opts.get(cfg.HEARTBEAT_TOLERABLE_MISSES)),
+    ) as txn:
+        # The schema to extend is the one committed now (a concurrent change counts).
+        state = TableState.load(state.gw)
+        added, schema = _evolve(state, columns)
+        txn.start_inflight(inflight_content(state.config, [], ALTER_SCHEMA))
+        metadata = commit_metadata(
+            state.config,
+            schema,
+            [],
+            ALTER_SCHEMA,
+            extra={ADDED_COLUMNS_KEY: ",".join(added.names)},
+        )
+        completed = txn.commit(metadata)
+    # After the commit, which is what readers follow: if this update fails the table is
+    # still right, only the create schema lags.
+    stored = TableState.load(state.gw).options().get(cfg.OPTIONAL_COLUMNS) or ()
+    optional = [*stored, *added.names]
+    update_table_properties(
+        state.gw,
+        {CREATE_SCHEMA_KEY: schema},
+        write_defaults={cfg.OPTIONAL_COLUMNS.name: ",".join(dict.fromkeys(optional))},
+    )
+    return WriteResult(
+        instant_time=completed.requested_time,
+        operation=OPERATION,
+        rolled_back=tuple(r.rolled_back_instant for r in txn.rolled_back),
+        completion_time=completed.completion_time,
+        duration_s=time.monotonic() - started,
+        extra={"added_columns": tuple(added.names), "schema": schema},
+    )
