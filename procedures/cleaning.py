@@ -1,0 +1,381 @@
+"""Cleaning procedures: ``run_clean``, ``show_cleans``, ``show_cleans_metadata`` and
+``show_clean_plans``.
+
+``run_clean`` follows Hudi 1.0's ``RunCleanProcedure``: each parameter given becomes a
+cleaner option (``clean_policy`` → ``hoodie.cleaner.policy``, ``retain_commits`` →
+``hoodie.cleaner.commits.retained``, ``hours_retained`` → ``hoodie.cleaner.hours.retained``,
+``file_versions_retained`` → ``hoodie.cleaner.fileversions.retained``, ``trigger_strategy`` →
+``hoodie.clean.trigger.strategy``, ``trigger_max_commits`` → ``hoodie.clean.max.commits``),
+``options`` (``k=v,...``) are merged last. Pending cleans always run first; with
+``schedule_in_line`` a new clean is planned when its trigger fires (``NUM_COMMITS``: at
+least ``hoodie.clean.max.commits`` (1) commits since the last clean's last completed
+commit, as Hudi's ``CleanPlanActionExecutor.needsCleaning``) and executed. The one row
+comes from the last clean's ``HoodieCleanMetadata``; no row when nothing was cleaned.
+``skip_locking`` (0.14/0.15) is accepted and has no effect: planning takes the table lock.
+
+The ``show_*`` procedures are Hudi's post-1.0 ones (newest first); ``filter`` is a Spark
+SQL predicate over the output columns, applied before ``limit``.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from typing import Any
+
+from pyspark.errors import AnalysisException
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+
+from hudilite.errors import HudiliteError
+from hudilite.services.clean import (
+    CLEANER_COMMITS_RETAINED,
+    CLEANER_FILE_VERSIONS_RETAINED,
+    CLEANER_HOURS_RETAINED,
+    CLEANER_POLICY,
+    KEEP_LATEST_BY_HOURS,
+    KEEP_LATEST_COMMITS,
+    KEEP_LATEST_FILE_VERSIONS,
+    CleanResult,
+    execute_clean,
+    pending_cleans,
+    schedule_clean,
+)
+from hudilite.storage.fs import join
+from hudilite.table_state import TableState
+from hudilite.timeline.instant import CLEAN, Instant, State
+from hudilite.timeline.instant_time import format_instant
+from hudilite.timeline.metadata import read_avro_record
+
+from .registry import (
+    REGISTRY,
+    Output,
+    Param,
+    ProcedureArgumentError,
+    ProcedureContext,
+    parse_options,
+    procedure,
+)
+
+CLEAN_TRIGGER_STRATEGY = "hoodie.clean.trigger.strategy"
+CLEAN_MAX_COMMITS = "hoodie.clean.max.commits"
+_POLICIES = (KEEP_LATEST_COMMITS, KEEP_LATEST_FILE_VERSIONS, KEEP_LATEST_BY_HOURS)
+#: run_clean parameter → the write option it overrides.
+_PARAM_KEYS = {
+    "clean_policy": CLEANER_POLICY.name,
+    "retain_commits": CLEANER_COMMITS_RETAINED.name,
+    "hours_retained": CLEANER_HOURS_RETAINED.name,
+    "file_versions_retained": CLEANER_FILE_VERSIONS_RETAINED.name,
+    "trigger_strategy": CLEAN_TRIGGER_STRATEGY,
+    "trigger_max_commits": CLEAN_MAX_COMMITS,
+}
+
+# ---------------------------------------------------------------------------------------
+# helpers shared with the savepoint and rollback procedures
+
+
+def transition_time(state: TableState, inst: Instant) -> str | None:
+    """When ``inst`` reached its state: the completion time of a version 8 file name, else
+    (version 6 records none) the timeline file's modification time, as Hudi reports it."""
+    if inst.completion_time:
+        return inst.completion_time
+    try:
+        name = state.timeline.file_name(inst)
+        ms = state.gw.mtime_ms(join(state.config.timeline_dir, name))
+    except (OSError, HudiliteError):  # a file that vanished has no time
+        return None
+    return format_instant(datetime.fromtimestamp(ms / 1000, UTC))
+
+
+def filtered(
+    ctx: ProcedureContext, rows: list[tuple[Any, ...]], limit: int | None, filter_expr: str | None
+) -> list[tuple[Any, ...]] | DataFrame:
+    """``rows`` (already in output order) kept by ``filter_expr`` (a Spark SQL predicate
+    over the output columns), then the first ``limit``; an invalid expression is an error
+    naming it."""
+    if limit is not None and limit <= 0:
+        raise ProcedureArgumentError(f"{ctx.procedure}: limit must be positive, got {limit}")
+    if not filter_expr or not filter_expr.strip():
+        return rows[:limit] if limit is not None else rows
+    frame = ctx.frame(rows, REGISTRY[ctx.procedure].schema)
+    try:
+        out = frame.filter(F.expr(filter_expr))
+        _ = out.schema  # analysed here, so a bad column fails now rather than on collect
+    except AnalysisException as exc:
+        first = str(exc).strip().splitlines()[0]
+        raise ProcedureArgumentError(
+            f"{ctx.procedure}: invalid filter {filter_expr!r}: {first}"
+        ) from None
+    return out.limit(limit) if limit is not None else out
+
+
+def check_archived(ctx: ProcedureContext, state: TableState, show_archived: bool) -> None:
+    """hudilite never archives; refuse ``showArchived`` only when a Hudi writer did."""
+    if not show_archived:
+        return
+    folder = state.config.archive_dir
+    if state.gw.exists(folder) and any(not e.is_dir for e in state.gw.list_dir(folder)):
+        raise ProcedureArgumentError(
+            f"{ctx.procedure}: showArchived is not supported: {state.config.name} has archived "
+            f"instants in {folder} and hudilite reads the active timeline only"
+        )
+
+
+# ---------------------------------------------------------------------------------------
+# run_clean
+
+
+def _commits_since_last_clean(state: TableState) -> int:
+    """Hudi's ``getCommitsSinceLastCleaning``: completed commits after the last completed
+    clean's ``lastCompletedCommitTimestamp`` (all of them when there was no clean)."""
+    commits = state.timeline.commits()
+    cleans = [i for i in state.timeline.filter(actions=CLEAN) if i.is_completed]
+    if not cleans:
+        return len(commits)
+    meta = read_avro_record(state.timeline.instant_content(cleans[-1]))
+    last = str(meta.get("lastCompletedCommitTimestamp") or "")
+    return sum(1 for c in commits if c.requested_time > last)
+
+
+def _option_choice(ctx: ProcedureContext, param: str, value: str, allowed: tuple[str, ...]) -> str:
+    text = value.strip().upper()
+    if text not in allowed:
+        raise ProcedureArgumentError(
+            f"{ctx.procedure}: invalid {param} {value!r}; use {', '.join(allowed)}"
+        )
+    return text
+
+
+def _clean_row(result: CleanResult) -> tuple[Any, ...]:
+    meta = result.metadata
+    return (
+        meta.get("startCleanTime", result.instant_time),
+        int(meta.get("timeTakenInMillis") or 0),
+        int(meta.get("totalFilesDeleted") or 0),
+        meta.get("earliestCommitToRetain"),
+        # Hudi renders the bootstrap map with Jackson: "{}" when empty.
+        json.dumps(meta.get("bootstrapPartitionMetadata") or {}, separators=(",", ":")),
+        meta.get("version"),
+    )
+
+
+@procedure(
+    "run_clean",
+    [
+        Param("table", "string"),
+        Param("schedule_in_line", "boolean", default=True),
+        Param("clean_policy", "string"),
+        Param("retain_commits", "integer"),
+        Param("hours_retained", "integer"),
+        Param("file_versions_retained", "integer"),
+        Param("trigger_strategy", "string"),
+        Param("trigger_max_commits", "integer"),
+        Param("options", "string"),
+        Param("skip_locking", "boolean", default=False),
+        Param("path", "string"),
+    ],
+    [
+        Output("start_clean_time"),
+        Output("time_taken_in_millis", "long"),
+        Output("total_files_deleted", "int"),
+        Output("earliest_commit_to_retain"),
+        Output("bootstrap_part_metadata"),
+        Output("version", "int"),
+    ],
+    "Runs pending cleans and, when due, plans and runs a new one.",
+)
+def run_clean(ctx: ProcedureContext, args: dict[str, Any]) -> list[tuple[Any, ...]]:
+    """Clean the table; one row of the last clean's metadata, none when nothing was done."""
+    if args["clean_policy"] is not None:
+        args["clean_policy"] = _option_choice(ctx, "clean_policy", args["clean_policy"], _POLICIES)
+    if args["trigger_strategy"] is not None:
+        args["trigger_strategy"] = _option_choice(
+            ctx, "trigger_strategy", args["trigger_strategy"], ("NUM_COMMITS",)
+        )
+    for name in ("retain_commits", "file_versions_retained", "trigger_max_commits"):
+        if args[name] is not None and args[name] < 1:
+            raise ProcedureArgumentError(f"{ctx.procedure}: {name} must be at least 1")
+    if args["hours_retained"] is not None and args["hours_retained"] < 0:
+        raise ProcedureArgumentError(f"{ctx.procedure}: hours_retained must not be negative")
+    tbl = ctx.table(args)
+    overrides = {key: str(args[p]) for p, key in _PARAM_KEYS.items() if args[p] is not None}
+    options = {**ctx.options, **overrides, **parse_options(args["options"])}
+    state = tbl.state()
+    raw = state.options(options).raw
+    strategy = str(raw.get(CLEAN_TRIGGER_STRATEGY, "NUM_COMMITS")).strip().upper()
+    if strategy != "NUM_COMMITS":  # the only strategy Hudi has
+        raise ProcedureArgumentError(
+            f"{ctx.procedure}: unsupported {CLEAN_TRIGGER_STRATEGY} {strategy!r}; use NUM_COMMITS"
+        )
+    try:
+        max_commits = int(str(raw.get(CLEAN_MAX_COMMITS, "1")).strip())
+    except ValueError:
+        raise ProcedureArgumentError(
+            f"{ctx.procedure}: {CLEAN_MAX_COMMITS} must be an integer, "
+            f"got {raw.get(CLEAN_MAX_COMMITS)!r}"
+        ) from None
+    # As Hudi's clean action: earlier pending cleans are finished first.
+    results = [execute_clean(state, t) for t in pending_cleans(state)]
+    state = TableState.load(state.gw)
+    if args["schedule_in_line"] and _commits_since_last_clean(state) >= max_commits:
+        scheduled = schedule_clean(state, options)
+        if scheduled is not None:
+            fresh = TableState.load(state.gw)
+            results.append(execute_clean(fresh, scheduled[0].requested_time))
+    return [_clean_row(results[-1])] if results else []
+
+
+# ---------------------------------------------------------------------------------------
+# show_cleans / show_cleans_metadata / show_clean_plans
+
+_SHOW_PARAMS = [
+    Param("table", "string"),
+    Param("limit", "integer", default=10),
+    Param("showArchived", "boolean", default=False),
+    Param("filter", "string", default=""),
+    Param("path", "string"),
+    Param("show_archived", "boolean", default=False),
+]
+
+
+def _completed_cleans(state: TableState) -> list[tuple[Instant, dict[str, Any]]]:
+    """Completed cleans newest first, each with its ``HoodieCleanMetadata``."""
+    cleans = [i for i in state.timeline.filter(actions=CLEAN) if i.is_completed]
+    cleans.sort(key=lambda i: i.requested_time, reverse=True)
+    return [(i, read_avro_record(state.timeline.instant_content(i))) for i in cleans]
+
+
+def _show_state(ctx: ProcedureContext, args: dict[str, Any]) -> TableState:
+    state = ctx.table(args).state()
+    check_archived(ctx, state, bool(args["showArchived"] or args["show_archived"]))
+    return state
+
+
+@procedure(
+    "show_cleans",
+    _SHOW_PARAMS,
+    [
+        Output("clean_time"),
+        Output("state_transition_time"),
+        Output("action"),
+        Output("start_clean_time"),
+        Output("time_taken_in_millis", "long"),
+        Output("total_files_deleted", "int"),
+        Output("earliest_commit_to_retain"),
+        Output("last_completed_commit_timestamp"),
+        Output("version", "int"),
+    ],
+    "Lists the completed cleans, newest first.",
+)
+def show_cleans(ctx: ProcedureContext, args: dict[str, Any]) -> Any:
+    """One row per completed clean."""
+    state = _show_state(ctx, args)
+    rows = [
+        (
+            inst.requested_time,
+            transition_time(state, inst),
+            inst.action,
+            meta.get("startCleanTime"),
+            meta.get("timeTakenInMillis"),
+            meta.get("totalFilesDeleted"),
+            meta.get("earliestCommitToRetain"),
+            meta.get("lastCompletedCommitTimestamp"),
+            meta.get("version"),
+        )
+        for inst, meta in _completed_cleans(state)
+    ]
+    return filtered(ctx, rows, args["limit"], args["filter"])
+
+
+@procedure(
+    "show_cleans_metadata",
+    _SHOW_PARAMS,
+    [
+        Output("clean_time"),
+        Output("state_transition_time"),
+        Output("action"),
+        Output("start_clean_time"),
+        Output("partition_path"),
+        Output("policy"),
+        Output("delete_path_patterns", "int"),
+        Output("success_delete_files", "int"),
+        Output("failed_delete_files", "int"),
+        Output("is_partition_deleted", "boolean"),
+        Output("time_taken_in_millis", "long"),
+        Output("total_files_deleted", "int"),
+    ],
+    "Lists the completed cleans per partition, newest first.",
+)
+def show_cleans_metadata(ctx: ProcedureContext, args: dict[str, Any]) -> Any:
+    """One row per partition of every completed clean (``limit`` counts rows)."""
+    state = _show_state(ctx, args)
+    rows = []
+    for inst, meta in _completed_cleans(state):
+        for partition, pm in sorted((meta.get("partitionMetadata") or {}).items()):
+            rows.append(
+                (
+                    inst.requested_time,
+                    transition_time(state, inst),
+                    inst.action,
+                    meta.get("startCleanTime"),
+                    partition,
+                    pm.get("policy"),
+                    len(pm.get("deletePathPatterns") or []),
+                    len(pm.get("successDeleteFiles") or []),
+                    len(pm.get("failedDeleteFiles") or []),
+                    bool(pm.get("isPartitionDeleted")),
+                    meta.get("timeTakenInMillis"),
+                    meta.get("totalFilesDeleted"),
+                )
+            )
+    return filtered(ctx, rows, args["limit"], args["filter"])
+
+
+def _plan_row(state: TableState, inst: Instant) -> tuple[Any, ...]:
+    try:
+        plan = read_avro_record(
+            state.timeline.instant_content(Instant(inst.requested_time, CLEAN, State.REQUESTED))
+        )
+    except Exception:  # as Hudi: an unreadable plan gives a row of nulls, not a failure
+        return (inst.requested_time, inst.state.name, inst.action) + (None,) * 7
+    earliest = plan.get("earliestInstantToRetain") or {}
+    extra = plan.get("extraMetadata") or {}
+    return (
+        inst.requested_time,
+        inst.state.name,
+        inst.action,
+        earliest.get("timestamp"),
+        plan.get("lastCompletedCommitTimestamp"),
+        plan.get("policy"),
+        plan.get("version"),
+        len(plan.get("filePathsToBeDeletedPerPartition") or {}),
+        len(plan.get("partitionsToBeDeleted") or []),
+        ", ".join(f"{k}={v}" for k, v in extra.items()) or None,
+    )
+
+
+@procedure(
+    "show_clean_plans",
+    _SHOW_PARAMS,
+    [
+        Output("plan_time"),
+        Output("state"),
+        Output("action"),
+        Output("earliest_instant_to_retain"),
+        Output("last_completed_commit_timestamp"),
+        Output("policy"),
+        Output("version", "int"),
+        Output("total_partitions_to_clean", "int"),
+        Output("total_partitions_to_delete", "int"),
+        Output("extra_metadata"),
+    ],
+    "Lists the clean plans (requested, inflight and completed cleans), newest first.",
+)
+def show_clean_plans(ctx: ProcedureContext, args: dict[str, Any]) -> Any:
+    """One row per clean instant in any state, from its ``HoodieCleanerPlan``."""
+    state = _show_state(ctx, args)
+    cleans = sorted(
+        state.timeline.filter(actions=CLEAN), key=lambda i: i.requested_time, reverse=True
+    )
+    rows = [_plan_row(state, inst) for inst in cleans]
+    return filtered(ctx, rows, args["limit"], args["filter"])
