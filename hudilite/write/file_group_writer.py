@@ -190,6 +190,21 @@ def _conform(ctx: WriteContext, table: pa.Table) -> pa.Table:
     return pa.Table.from_arrays(cols, schema=ctx.storage_schema)
 
 
+def _align_types(ctx: WriteContext, incoming: pa.Table) -> pa.Table:
+    """``incoming``'s table columns cast to the storage schema's types.
+
+    Spark hands Arrow timestamps over in the session time zone
+    (``spark.sql.session.timeZone``); stored files say UTC. Same instants, but Arrow will
+    not merge the two types, so incoming rows take the stored types first.
+    """
+    types = {f.name: f.type for f in ctx.storage_schema}
+    for i, name in enumerate(incoming.column_names):
+        want = types.get(name)
+        if want is not None and incoming.schema.field(i).type != want:
+            incoming = incoming.set_column(i, name, incoming.column(i).cast(want))
+    return incoming
+
+
 def write_file_group(
     ctx: WriteContext,
     partition_path: str,
@@ -205,6 +220,7 @@ def write_file_group(
     written even when every record was deleted (an empty file), because the
     latest slice must stop showing the deleted rows.
     """
+    incoming = _align_types(ctx, incoming)
     if (partition_path, file_id) in ctx.log_targets:
         from hudilite.write.log_writer import append_log_file
 
