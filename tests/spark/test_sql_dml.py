@@ -93,7 +93,7 @@ def test_insert_operation_option_keeps_duplicates(session: Any, kind: str) -> No
         "bulk_insert"
     )
     session.sql("SET hoodie.spark.sql.insert.into.operation=merge")
-    with pytest.raises(SqlError, match="hoodie.spark.sql.insert.into.operation='merge'"):
+    with pytest.raises(SqlError, match=r"hoodie\.spark\.sql\.insert\.into\.operation='merge'"):
         session.sql("INSERT INTO trips VALUES ('q', 1, 1.0, 'ny')")
 
 
@@ -152,11 +152,11 @@ def test_insert_errors_name_the_problem_and_write_nothing(session: Any, kind: st
         r"string$",
     ):
         session.sql("INSERT INTO trips VALUES ('b', 'yesterday', 1.0, 'sf')")
-    with pytest.raises(SchemaError, match="column 'nope' is not a column of default.trips"):
+    with pytest.raises(SchemaError, match=r"column 'nope' is not a column of default\.trips"):
         session.sql("INSERT INTO trips (uuid, nope) VALUES ('b', 1)")
     with pytest.raises(SchemaError, match="column 'uuid' needs a value"):
         session.sql("INSERT INTO trips (ts, city) VALUES (1, 'sf')")
-    with pytest.raises(hudilite.TableNotFoundError, match="table default.nope not found"):
+    with pytest.raises(hudilite.TableNotFoundError, match=r"table default\.nope not found"):
         session.sql("INSERT INTO nope VALUES (1)")
     assert timeline_len(session) == before
     assert rows(session) == [("a", 1, 1.0, "sf")]
@@ -176,7 +176,7 @@ def test_update_sets_expressions_where_condition_holds(session: Any, kind: str) 
     assert hudi_rs_rows(session) == rows(session)
     with pytest.raises(SchemaError, match="cannot update key or partition column 'uuid'"):
         session.sql("UPDATE trips SET uuid = 'x'")
-    with pytest.raises(SchemaError, match="column 'nope' is not a column of default.trips"):
+    with pytest.raises(SchemaError, match=r"column 'nope' is not a column of default\.trips"):
         session.sql("UPDATE trips SET nope = 1")
 
 
@@ -283,7 +283,7 @@ def test_merge_errors(session: Any, kind: str) -> None:
         session.sql(
             "MERGE INTO trips t USING (SELECT 'a' AS k) s ON t.city = s.k WHEN MATCHED THEN DELETE"
         )
-    with pytest.raises(SchemaError, match="UPDATE SET \\* needs source column 'ts'"):
+    with pytest.raises(SchemaError, match=r"UPDATE SET \* needs source column 'ts'"):
         session.sql(
             "MERGE INTO trips t USING (SELECT 'a' AS uuid) s ON t.uuid = s.uuid "
             "WHEN MATCHED THEN UPDATE SET *"

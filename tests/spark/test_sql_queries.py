@@ -84,7 +84,9 @@ def test_temp_view_shadows_table_and_unknown_table_errors(session: Any) -> None:
     session.spark.createDataFrame([(42,)], "x int").createOrReplaceTempView("trips")
     assert collect(session, "SELECT * FROM trips") == [(42,)]
     assert collect(session, "SELECT uuid FROM default.trips") == [("a",)]
-    with pytest.raises(hudilite.TableNotFoundError, match="^table or view default.nope not found$"):
+    with pytest.raises(
+        hudilite.TableNotFoundError, match=r"^table or view default\.nope not found$"
+    ):
         session.sql("SELECT * FROM nope")
 
 
@@ -144,12 +146,12 @@ def test_other_statements_pass_to_spark_unless_they_change_a_hudilite_table(
     session.sql("DROP VIEW nums")
     with pytest.raises(
         UnsupportedStatementError,
-        match="^unsupported statement on hudilite table default.trips: ALTER TABLE trips$",
+        match=r"^unsupported statement on hudilite table default\.trips: ALTER TABLE trips$",
     ):
         session.sql("ALTER TABLE trips DROP COLUMN fare")
     with pytest.raises(
         UnsupportedStatementError,
-        match="^unsupported statement on hudilite table default.trips: ANALYZE TABLE trips$",
+        match=r"^unsupported statement on hudilite table default\.trips: ANALYZE TABLE trips$",
     ):
         session.sql("ANALYZE TABLE trips COMPUTE STATISTICS")
 
