@@ -31,6 +31,7 @@ lint: install
 
 demo: install
 	$(BIN)/hudilite demo --warehouse ./hudilite-warehouse
+	$(BIN)/hudilite sql --warehouse ./hudilite-warehouse -f examples/runbook.sql
 
 bench: install
 	$(BIN)/python benchmarks/bench_cow.py $(BENCH_ARGS)
