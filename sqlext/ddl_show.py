@@ -1,0 +1,353 @@
+"""Statements that describe the warehouse: SHOW DATABASES|TABLES|PARTITIONS|CREATE TABLE and
+DESCRIBE [EXTENDED], with the rows Spark SQL (with Hudi) returns.
+
+* ``SHOW DATABASES`` -- column ``namespace``: the warehouse's databases.
+* ``SHOW TABLES [IN db]`` -- ``namespace, tableName, isTemporary``: the hudilite tables of
+  the database, then the session's temporary views (namespace ``""``), as Spark lists them;
+  the views hudilite registers for queries are not listed.
+* ``DESCRIBE [EXTENDED] t`` -- ``col_name, data_type, comment``: Hudi's meta columns first
+  (Hudi's catalog schema holds them), then the data columns with Spark's type names
+  (``bigint``, ``decimal(10,5)``, ``array<struct<a:string>>``) as a query reads them, then
+  ``# Partition Information``; EXTENDED adds ``# Detailed Table Information``.
+* ``SHOW CREATE TABLE t`` -- ``createtab_stmt``: a CREATE TABLE that recreates an equivalent
+  table (the key, ordering and type options rendered from the table itself, the other
+  options as they were given; ``LOCATION`` only for external tables, as Spark does).
+* ``SHOW PARTITIONS t`` -- ``partition``: every partition path with live file groups,
+  as stored (``city=sf`` for hive-style tables).
+
+The render functions are pure (no JVM) and unit-tested; the handlers read the catalog
+entry and the table.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from pyspark.sql.types import StructField, StructType
+
+from hudilite import config as cfg
+from hudilite.catalog import DatabaseNotFoundError
+
+from .ddl_common import (
+    CONSUMED_KEYS,
+    META_AND_OPERATION,
+    column_sql,
+    decode_column_notes,
+    live_partitions,
+    quote_identifier,
+    sql_string,
+    visible_properties,
+    with_notes,
+)
+from .queries import VIEW_PREFIX
+from .results import Outcome
+from .statements import (
+    Describe,
+    ShowCreateTable,
+    ShowDatabases,
+    ShowPartitions,
+    ShowTables,
+    SqlError,
+    TableName,
+)
+
+if TYPE_CHECKING:
+    from hudilite.catalog.warehouse import TableEntry
+    from hudilite.table_state import TableState
+
+    from .session import Session
+
+__all__ = [
+    "DESCRIBE_SCHEMA",
+    "HANDLERS",
+    "DescribeDetail",
+    "create_table_properties",
+    "describe_rows",
+    "render_create_table",
+    "spark_fallback",
+]
+
+DESCRIBE_SCHEMA = "col_name string, data_type string, comment string"
+DescribeRow = tuple[str, str, str | None]
+
+# --------------------------------------------------------------------------------------------
+# pure rendering
+
+
+@dataclass(frozen=True)
+class DescribeDetail:
+    """The ``# Detailed Table Information`` of DESCRIBE EXTENDED."""
+
+    database: str
+    table: str
+    external: bool
+    location: str
+    table_type: str
+    table_version: int
+    record_key: Sequence[str]
+    ordering: Sequence[str]
+    properties: Mapping[str, str]
+
+
+def describe_rows(
+    schema: StructType,
+    partition_fields: Sequence[str],
+    detail: DescribeDetail | None = None,
+) -> list[DescribeRow]:
+    """DESCRIBE's rows: every column of ``schema`` (``simpleString`` types, comments from
+    field metadata), Spark's partition section when ``partition_fields``, and the detailed
+    section when ``detail`` (DESCRIBE EXTENDED)."""
+
+    def comment(f: StructField) -> str | None:
+        value = (f.metadata or {}).get("comment")
+        return None if value is None else str(value)
+
+    rows: list[DescribeRow] = [(f.name, f.dataType.simpleString(), comment(f)) for f in schema]
+    if partition_fields:
+        by_name = {f.name.lower(): f for f in schema}
+        rows.append(("# Partition Information", "", ""))
+        rows.append(("# col_name", "data_type", "comment"))
+        for p in partition_fields:
+            f = by_name.get(p.lower())
+            rows.append(
+                (p, f.dataType.simpleString() if f else "string", comment(f) if f else None)
+            )
+    if detail is not None:
+        props = ", ".join(f"{k}={v}" for k, v in sorted(detail.properties.items()))
+        rows += [
+            ("", "", ""),
+            ("# Detailed Table Information", "", ""),
+            ("Database", detail.database, ""),
+            ("Table", detail.table, ""),
+            ("Type", "EXTERNAL" if detail.external else "MANAGED", ""),
+            ("Provider", "hudi", ""),
+            ("Location", detail.location, ""),
+            ("Table Type", detail.table_type, ""),
+            ("Table Version", str(detail.table_version), ""),
+            ("Primary Key", ",".join(detail.record_key), ""),
+            ("Ordering Fields", ",".join(detail.ordering), ""),
+            ("Table Properties", f"[{props}]", ""),
+        ]
+    return rows
+
+
+def _sql_keygen(keys: Sequence[str], parts: Sequence[str]) -> str:
+    """The key generator a SQL-created table gets without options (as ``Table.create``)."""
+    if not parts:
+        return "NON_PARTITION" if len(keys) == 1 else "COMPLEX"
+    return "SIMPLE" if len(keys) == 1 and len(parts) == 1 else "COMPLEX"
+
+
+def create_table_properties(config: cfg.TableConfig, recorded: Mapping[str, str]) -> dict[str, str]:
+    """The TBLPROPERTIES of SHOW CREATE TABLE.
+
+    The table's own config decides the key, type and layout options (``type``,
+    ``primaryKey``, ``preCombineField``, ``hoodie.write.table.version`` when not 6,
+    hive style/URL encoding/key generator/merge semantics when they differ from what a
+    SQL CREATE TABLE picks by default); then the options recorded at create time (and
+    ``SET TBLPROPERTIES``) as given, except other spellings of the keys above.
+    """
+    out: dict[str, str] = {
+        "type": "mor" if config.is_mor else "cow",
+        "primaryKey": ",".join(config.record_key_fields),
+    }
+    if config.ordering_fields:
+        out["preCombineField"] = ",".join(config.ordering_fields)
+    if config.table_version != 6:
+        out[cfg.TABLE_VERSION.name] = str(config.table_version)
+    parts = config.partition_field_names
+    if parts and not config.hive_style:
+        out[cfg.HIVE_STYLE.name] = "false"
+    if config.url_encode:
+        out[cfg.URL_ENCODE.name] = "true"
+    if config.keygen_type != _sql_keygen(config.record_key_fields, parts):
+        out[cfg.KEYGEN_TYPE.name] = config.keygen_type
+        if any(":" in p for p in config.partition_fields):
+            out[cfg.PARTITION_FIELDS.name] = ",".join(config.partition_fields)
+    for k, v in config.props.items():
+        if k.startswith("hoodie.keygen."):
+            out[k] = v
+    default_mode = cfg.EVENT_TIME_ORDERING if config.ordering_fields else cfg.COMMIT_TIME_ORDERING
+    if config.table_version >= 8 and config.merge_mode != default_mode:
+        out["recordMergeMode"] = config.merge_mode
+    if config.table_version < 9:
+        payload = config.payload_class or cfg.payload_for_merge_mode(config.merge_mode)
+        if payload and payload != cfg.payload_for_merge_mode(default_mode):
+            out["payloadClass"] = payload
+
+    def same_key(a: str, b: str) -> bool:
+        ka, kb = cfg.find_key(a), cfg.find_key(b)
+        return a.lower() == b.lower() or (ka is not None and ka is kb)
+
+    for k, v in visible_properties(recorded).items():
+        known = cfg.find_key(k)
+        if known is not None and known in CONSUMED_KEYS:
+            continue
+        if any(same_key(k, present) for present in out):
+            continue
+        out[k] = v
+    return out
+
+
+def render_create_table(
+    qualified_name: str,
+    schema: StructType,
+    partition_fields: Sequence[str],
+    location: str | None,
+    properties: Mapping[str, str],
+) -> str:
+    """SHOW CREATE TABLE's text, laid out as Spark prints it."""
+    cols = ",\n".join(f"  {column_sql(f)}" for f in schema)
+    lines = [f"CREATE TABLE {qualified_name} (\n{cols})", "USING hudi"]
+    if partition_fields:
+        lines.append(f"PARTITIONED BY ({', '.join(quote_identifier(p) for p in partition_fields)})")
+    if location is not None:
+        lines.append(f"LOCATION {sql_string(location)}")
+    if properties:
+        props = ",\n".join(f"  {sql_string(k)} = {sql_string(v)}" for k, v in properties.items())
+        lines.append(f"TBLPROPERTIES (\n{props})")
+    return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------------------------
+# shared by the handlers
+
+
+def spark_fallback(session: Session, name: TableName, sql: str) -> Outcome | None:
+    """Run ``sql`` in Spark when ``name`` is not a hudilite table but a Spark temporary view
+    or table; None when ``name`` is a hudilite table. :class:`TableNotFoundError` naming
+    ``db.t`` when it is neither."""
+    if session.is_hudilite(name):
+        return None
+    if name.db is None and session.is_temp_view(name.table):
+        return Outcome(session.spark.sql(sql))
+    qualified = f"{name.db}.{name.table}" if name.db else name.table
+    try:
+        exists = session.spark.catalog.tableExists(qualified)
+    except Exception:  # an unknown database: not found either
+        exists = False
+    if exists and not name.table.startswith(VIEW_PREFIX):
+        return Outcome(session.spark.sql(sql))
+    session.entry(name)  # raises TableNotFoundError naming db.t
+    return None
+
+
+def sql_name(name: TableName) -> str:
+    """``name`` as SQL text."""
+    parts = [name.db, name.table] if name.db else [name.table]
+    return ".".join(quote_identifier(p) for p in parts)
+
+
+def hudilite_table(session: Session, name: TableName, sql: str) -> tuple[Outcome | None, Any]:
+    """``(spark outcome, None)`` for a Spark table or view, else ``(None, (entry, state))``."""
+    done = spark_fallback(session, name, sql)
+    if done is not None:
+        return done, None
+    entry = session.entry(name)
+    from hudilite.storage.fs import FileSystemGateway
+    from hudilite.table_state import TableState
+
+    return None, (entry, TableState.load(FileSystemGateway(entry.location)))
+
+
+def table_columns(entry: TableEntry, state: TableState, *, meta: bool) -> StructType:
+    """The table's columns as Spark types (as a query reads them) with the catalog's notes."""
+    from hudilite.spark.convert import spark_schema
+
+    arrow = state.storage_schema if meta else state.data_schema
+    schema = spark_schema(arrow)
+    return with_notes(schema, decode_column_notes(entry.properties))
+
+
+# --------------------------------------------------------------------------------------------
+# handlers
+
+
+def _show_databases(session: Session, stmt: ShowDatabases) -> Outcome:
+    rows = [(db,) for db in session.catalog.list_databases()]
+    return Outcome(session.spark.createDataFrame(rows, "namespace string"))
+
+
+def _show_tables(session: Session, stmt: ShowTables) -> Outcome:
+    db = (stmt.db or session.current_database).lower()
+    if not session.catalog.database_exists(db):
+        raise DatabaseNotFoundError(f"database {db} does not exist")
+    rows: list[tuple[str, str, bool]] = [(db, t, False) for t in session.catalog.list_tables(db)]
+    views = sorted(
+        t.name
+        for t in session.spark.catalog.listTables()
+        if t.isTemporary and not t.name.startswith(VIEW_PREFIX)
+    )
+    rows += [("", v, True) for v in views]
+    schema = "namespace string, tableName string, isTemporary boolean"
+    return Outcome(session.spark.createDataFrame(rows, schema))
+
+
+def _describe(session: Session, stmt: Describe) -> Outcome:
+    sql = f"DESCRIBE {'EXTENDED ' if stmt.extended else ''}{sql_name(stmt.name)}"
+    done, found = hudilite_table(session, stmt.name, sql)
+    if done is not None:
+        return done
+    entry, state = found
+    config = state.config
+    detail = None
+    if stmt.extended:
+        detail = DescribeDetail(
+            database=entry.database,
+            table=entry.name,
+            external=entry.external,
+            location=entry.location,
+            table_type=config.table_type,
+            table_version=config.table_version,
+            record_key=config.record_key_fields,
+            ordering=config.ordering_fields,
+            properties=visible_properties(entry.properties),
+        )
+    rows = describe_rows(
+        table_columns(entry, state, meta=True), config.partition_field_names, detail
+    )
+    return Outcome(session.spark.createDataFrame(rows, DESCRIBE_SCHEMA))
+
+
+def _show_create_table(session: Session, stmt: ShowCreateTable) -> Outcome:
+    done, found = hudilite_table(session, stmt.name, f"SHOW CREATE TABLE {sql_name(stmt.name)}")
+    if done is not None:
+        return done
+    entry, state = found
+    config = state.config
+    schema = StructType(
+        [f for f in table_columns(entry, state, meta=False) if f.name not in META_AND_OPERATION]
+    )
+    text = render_create_table(
+        f"{quote_identifier(entry.database)}.{quote_identifier(entry.name)}",
+        schema,
+        config.partition_field_names,
+        entry.location if entry.external else None,
+        create_table_properties(config, entry.properties),
+    )
+    return Outcome(session.spark.createDataFrame([(text,)], "createtab_stmt string"))
+
+
+def _show_partitions(session: Session, stmt: ShowPartitions) -> Outcome:
+    done, found = hudilite_table(session, stmt.name, f"SHOW PARTITIONS {sql_name(stmt.name)}")
+    if done is not None:
+        return done
+    entry, state = found
+    if not state.config.is_partitioned:
+        raise SqlError(
+            "SHOW PARTITIONS is not allowed on a table that is not partitioned: "
+            f"{entry.qualified_name}"
+        )
+    rows = [(p,) for p in live_partitions(state)]
+    return Outcome(session.spark.createDataFrame(rows, "partition string"))
+
+
+HANDLERS: dict[type, Any] = {
+    ShowDatabases: _show_databases,
+    ShowTables: _show_tables,
+    Describe: _describe,
+    ShowCreateTable: _show_create_table,
+    ShowPartitions: _show_partitions,
+}
