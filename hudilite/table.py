@@ -490,5 +490,40 @@ class Table:
         except AnalysisException:
             return None
 
+    # ---------------------------------------------------------------- clustering
+    if TYPE_CHECKING:
+        from hudilite.services.clustering import ClusteringResult
+        from hudilite.services.clustering_plan import ClusteringPlan
+
+    def schedule_clustering(
+        self, *, options: Mapping[str, Any] | None = None
+    ) -> ClusteringPlan | None:
+        """Plan a clustering of the small file slices (``hoodie.clustering.plan.*`` options,
+        e.g. ``hoodie.clustering.plan.strategy.sort.columns``); None when nothing qualifies.
+        The plan is executed by :meth:`cluster`."""
+        from hudilite.services.clustering import schedule_clustering
+
+        return schedule_clustering(self.state(), _opts(options))
+
+    def cluster(
+        self,
+        *,
+        instant_time: str | None = None,
+        schedule: bool = True,
+        options: Mapping[str, Any] | None = None,
+    ) -> list[ClusteringResult]:
+        """Cluster: with ``schedule`` plan first and run the new plan (else every pending
+        one, oldest first); ``instant_time`` runs only that pending plan. One Spark task
+        per clustering group; each result has the instant and its metrics."""
+        from hudilite.spark.clustering_job import run_clustering
+
+        return run_clustering(
+            self.spark,
+            self.state(),
+            _opts(options),
+            schedule=schedule and instant_time is None,
+            instant_times=[instant_time] if instant_time else None,
+        )
+
     def __repr__(self) -> str:
         return f"Table({self.path!r})"

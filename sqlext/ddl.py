@@ -93,6 +93,7 @@ from .statements import (
     Column,
     CreateDatabase,
     CreateTable,
+    DropDatabase,
     DropTable,
     SqlError,
     TableName,
@@ -428,6 +429,19 @@ def _create_database(session: Session, stmt: CreateDatabase) -> Outcome:
     return Outcome()
 
 
+def _drop_database(session: Session, stmt: DropDatabase) -> Outcome:
+    """``DROP DATABASE [IF EXISTS] db [CASCADE]``: with CASCADE its tables go too (managed
+    tables with their data); a non-empty database without CASCADE is an error."""
+    db = stmt.name.lower()
+    tables = session.catalog.list_tables(db) if session.catalog.database_exists(db) else []
+    session.catalog.drop_database(db, stmt.cascade, if_exists=stmt.if_exists)
+    for table in tables:
+        _drop_views(session, db, table)
+    if session.current_database == db:
+        session.current_database = "default"
+    return Outcome()
+
+
 def _drop_views(session: Session, db: str, table: str) -> None:
     """Drop the views this session registered for ``db.table``."""
     from .queries import VIEW_PREFIX
@@ -596,6 +610,7 @@ def _truncate(session: Session, stmt: TruncateTable) -> Outcome:
 HANDLERS: dict[type, Callable[[Session, Any], Outcome]] = {
     CreateTable: _create_table,
     CreateDatabase: _create_database,
+    DropDatabase: _drop_database,
     DropTable: _drop_table,
     AlterTableAddColumns: _add_columns,
     AlterTableSetProperties: _set_properties,

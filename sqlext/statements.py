@@ -36,6 +36,7 @@ __all__ = [
     "CreateTable",
     "Delete",
     "Describe",
+    "DropDatabase",
     "DropTable",
     "InsertInto",
     "MergeInto",
@@ -124,6 +125,13 @@ class CreateDatabase:
     name: str
     if_not_exists: bool
     location: str | None = None
+
+
+@dataclass(frozen=True)
+class DropDatabase:
+    name: str
+    if_exists: bool
+    cascade: bool
 
 
 @dataclass(frozen=True)
@@ -286,6 +294,7 @@ class Query:
 Statement = (
     CreateTable
     | CreateDatabase
+    | DropDatabase
     | UseDatabase
     | ShowDatabases
     | ShowTables
@@ -518,6 +527,12 @@ def _translate(node: exp.Expr) -> Statement | None:
     if isinstance(node, exp.TruncateTable):
         tables = node.expressions
         return TruncateTable(_table(tables[0])) if len(tables) == 1 else None
+    if isinstance(node, exp.Drop) and str(node.args.get("kind")).upper() in ("DATABASE", "SCHEMA"):
+        tables = node.args.get("tables") or []
+        if len(tables) != 1:
+            return None
+        db = tables[0].name or tables[0].db
+        return DropDatabase(db, bool(node.args.get("exists")), bool(node.args.get("cascade")))
     if isinstance(node, exp.Drop):
         tables = node.args.get("tables") or []
         if str(node.args.get("kind")).upper() != "TABLE" or len(tables) != 1:

@@ -17,8 +17,15 @@ from hudilite.config import TableConfig
 from hudilite.filegroup.view import FileSystemView
 from hudilite.storage.fs import FileSystemGateway
 from hudilite.timeline.heartbeat import is_expired
-from hudilite.timeline.instant import COMMIT, DELTA_COMMIT, REPLACE_COMMIT, ROLLBACK, Instant
-from hudilite.timeline.metadata import write_avro_record
+from hudilite.timeline.instant import (
+    COMMIT,
+    DELTA_COMMIT,
+    REPLACE_COMMIT,
+    ROLLBACK,
+    Instant,
+    State,
+)
+from hudilite.timeline.metadata import read_avro_record, write_avro_record
 from hudilite.timeline.timeline import Timeline, TimelineWriter
 from hudilite.write.markers import delete_markers, marked_files
 
@@ -107,6 +114,21 @@ def rollback_pending_instant(
     return RollbackResult(requested.requested_time, instant.requested_time, deleted)
 
 
+def _is_clustering(timeline: Timeline, instant: Instant) -> bool:
+    """True for a version-6 pending clustering: a replacecommit whose request holds a
+    clustering plan. Hudi never rolls those back as failed writes; clustering rolls back
+    its own abandoned attempts (``hudilite.services.clustering``)."""
+    if instant.action != REPLACE_COMMIT:
+        return False
+    try:
+        data = timeline.instant_content(
+            Instant(instant.requested_time, REPLACE_COMMIT, State.REQUESTED)
+        )
+        return bool(data.strip()) and read_avro_record(data).get("operationType") == "CLUSTER"
+    except Exception:  # no or unreadable request: an ordinary write
+        return False
+
+
 def rollback_failed_writes(
     gw: FileSystemGateway,
     config: TableConfig,
@@ -121,6 +143,8 @@ def rollback_failed_writes(
     for instant in timeline.pending():
         if instant.action not in WRITE_ACTIONS or instant.requested_time == exclude:
             continue
+        if _is_clustering(timeline, instant):
+            continue  # a table service awaiting execution (v6 spells it replacecommit)
         if not is_expired(gw, instant.requested_time, heartbeat_interval_ms, tolerable_misses):
             continue  # another writer is still working on it
         results.append(rollback_pending_instant(gw, config, timeline, instant))

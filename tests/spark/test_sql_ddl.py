@@ -12,7 +12,7 @@ import pytest
 
 import hudilite
 from hudilite import config as cfg
-from hudilite.catalog import DatabaseExistsError, DatabaseNotFoundError
+from hudilite.catalog import DatabaseExistsError, DatabaseNotEmptyError, DatabaseNotFoundError
 from hudilite.errors import (
     ConfigError,
     KeyGenerationError,
@@ -502,6 +502,17 @@ def test_databases_and_show_tables(session: Any, spark: Any, tmp_path: Path) -> 
     assert collect(session, "SHOW TABLES")[0] == ("sales", "orders", False)
     with pytest.raises(DatabaseNotFoundError, match="database nodb does not exist"):
         session.sql("SHOW TABLES IN nodb")
+    # DROP DATABASE: refused while it has tables, unless CASCADE (managed data goes too).
+    location = session.entry(TableName("sales", "orders")).location
+    with pytest.raises(DatabaseNotEmptyError, match="use CASCADE"):
+        session.sql("DROP DATABASE sales")
+    session.sql("DROP DATABASE sales CASCADE")
+    assert session.current_database == "default"
+    assert collect(session, "SHOW DATABASES") == [("default",)]
+    assert not Path(location).exists()
+    session.sql("DROP DATABASE IF EXISTS sales")
+    with pytest.raises(DatabaseNotFoundError, match="database sales does not exist"):
+        session.sql("DROP DATABASE sales")
 
 
 # --------------------------------------------------------------------------------------------
