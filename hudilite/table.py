@@ -525,5 +525,49 @@ class Table:
             instant_times=[instant_time] if instant_time else None,
         )
 
+    # ---------------------------------------------------------------- archival, table version
+    if TYPE_CHECKING:
+        from hudilite.services.archive import ArchiveResult
+        from hudilite.services.archive_formats import ArchivedInstant
+        from hudilite.services.upgrade import VersionChangeResult
+
+    def archive(self, *, options: Mapping[str, Any] | None = None) -> ArchiveResult:
+        """Archive old completed instants as Hudi's archiver does (``hoodie.keep.min.commits``
+        / ``hoodie.keep.max.commits``, default 20 / 30): v6 into ``.hoodie/archived`` log
+        files, v8 into the LSM timeline ``.hoodie/timeline/history``."""
+        from hudilite.services.archive import archive
+
+        return archive(self.state(), _opts(options))
+
+    def archived_timeline(self) -> list[ArchivedInstant]:
+        """The archived instants (action, state, times, decoded metadata), oldest first."""
+        from hudilite.services.archive import archived_timeline
+
+        return archived_timeline(self.state())
+
+    def upgrade(
+        self, to_version: int | str = 8, *, options: Mapping[str, Any] | None = None
+    ) -> VersionChangeResult:
+        """Upgrade the table version (6 -> 8; ``8`` or Hudi's ``"EIGHT"``), as Hudi's
+        upgrade handler does; merge-on-read tables are compacted first (on Spark)."""
+        from hudilite.services.upgrade import upgrade_table
+        from hudilite.spark.services_job import spark_runner
+
+        return upgrade_table(
+            self.state(), to_version, _opts(options), runner=spark_runner(self.spark)
+        )
+
+    def downgrade(
+        self, to_version: int | str = 6, *, options: Mapping[str, Any] | None = None
+    ) -> VersionChangeResult:
+        """Downgrade the table version (8 -> 6; ``6`` or ``"SIX"``), as Hudi's downgrade
+        handler does; merge-on-read tables are compacted first (on Spark)."""
+        from hudilite.services.upgrade import downgrade_table
+        from hudilite.spark.services_job import spark_runner
+
+        return downgrade_table(
+            self.state(), to_version, _opts(options), runner=spark_runner(self.spark)
+        )
+
     def __repr__(self) -> str:
         return f"Table({self.path!r})"
