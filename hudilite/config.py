@@ -463,6 +463,12 @@ CLEANER_COMMITS_RETAINED = _key(
     "hoodie.cleaner.commits.retained", 10, "Commits whose files the cleaner keeps.", parse=parse_int
 )
 AUTO_CLEAN = _key("hoodie.clean.automatic", True, "Clean after each commit.", parse=parse_bool)
+AUTO_ARCHIVE = _key(
+    "hoodie.archive.automatic",
+    True,
+    "Archive old instants after each commit (beyond hoodie.keep.max.commits).",
+    parse=parse_bool,
+)
 KEEP_MIN_COMMITS = _key(
     "hoodie.keep.min.commits", 20, "Archival keeps at least this many.", parse=parse_int
 )

@@ -204,9 +204,11 @@ class Table:
         return self._after_write(result, _opts(options))
 
     def _after_write(self, result: WriteResult, options: dict[str, str]) -> WriteResult:
-        """Inline table services after a commit: compaction (MOR) and automatic cleaning.
+        """Inline table services after a commit: compaction (MOR), automatic cleaning and
+        archival (``hoodie.archive.automatic``, as Hudi: beyond ``hoodie.keep.max.commits``).
 
-        Their results are reported in ``result.extra`` (``compactions``, ``clean``).
+        Their results are reported in ``result.extra`` (``compactions``, ``clean``,
+        ``archive``).
         """
         state = self.state()
         opts = state.options(options)
@@ -227,6 +229,12 @@ class Table:
             from hudilite.services.clean import clean
 
             extra["clean"] = clean(state, options)
+        if opts.get(cfg.AUTO_ARCHIVE):
+            from hudilite.services.archive import archive
+
+            archived = archive(TableState.load(self.gw), options)
+            if archived.num_archived:
+                extra["archive"] = archived
         return dataclasses.replace(result, extra=extra)
 
     # ---------------------------------------------------------------- partitions, schema
