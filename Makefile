@@ -2,7 +2,7 @@
 PY ?= python3.11
 VENV := .venv
 BIN := $(VENV)/bin
-PYTEST_ARGS ?=
+PYTEST_ARGS ?= --durations=30
 
 .PHONY: install test test-unit test-spark lint demo bench clean
 
