@@ -35,6 +35,7 @@ from pyspark.sql.types import (
     TimestampType,
 )
 
+from hudilite import config as cfg
 from hudilite.errors import SchemaError
 from hudilite.schema import IS_DELETED_COL, META_COLUMNS
 from hudilite.spark.convert import spark_schema
@@ -146,7 +147,11 @@ def _assign(df: DataFrame, schema: StructType, display: str) -> DataFrame:
 
 def _insert_operation(session: Session, tbl: Table) -> Operation:
     opts = tbl.state().options(session.write_options())
-    op = (opts.raw.get(INSERT_OPERATION_KEY) or "upsert").lower()
+    op = opts.raw.get(INSERT_OPERATION_KEY)
+    if op is None and opts.is_set(cfg.OPERATION):
+        # A table or session `write.operation` / `hoodie.datasource.write.operation`.
+        op = str(opts.get(cfg.OPERATION))
+    op = (op or "upsert").lower()
     if op not in _INSERT_OPERATIONS:
         raise SqlError(
             f"{INSERT_OPERATION_KEY}={op!r} is not supported; use one of "

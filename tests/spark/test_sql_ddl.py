@@ -829,3 +829,23 @@ def test_registered_fixtures_read_as_hudi_rs_does(
     assert detail["Table Version"] == str(config.table_version)
     assert detail["Type"] == "EXTERNAL"
     assert detail["Primary Key"] == ",".join(config.record_key_fields)
+
+
+def test_flink_style_options_configure_the_table(session: Any) -> None:
+    session.sql(
+        """CREATE TABLE events (id INT, ts BIGINT, v STRING) USING hudi
+           WITH ('primaryKey' = 'id', 'table.type' = 'MERGE_ON_READ', 'precombine.field' = 'ts',
+                 'changelog.enabled' = 'true', 'write.operation' = 'insert')"""
+    )
+    tbl = session.table(TableName(None, "events"))
+    config = tbl.config
+    assert (config.table_type, config.ordering_fields) == ("MERGE_ON_READ", ("ts",))
+    assert tbl.state().changelog
+    # write.operation = insert: INSERT keeps both versions of a key.
+    session.sql("INSERT INTO events VALUES (1, 1, 'a')")
+    out = session.sql("INSERT INTO events VALUES (1, 2, 'b')").collect()[0]
+    assert out.operation == "insert"
+    assert collect(session, "SELECT id, ts, v FROM events ORDER BY ts") == [
+        (1, 1, "a"),
+        (1, 2, "b"),
+    ]
