@@ -28,8 +28,8 @@ SELECT ride_id, fare FROM rides ORDER BY ride_id;
 CALL rollback_to_savepoint(table => 'rides');
 SELECT ride_id, fare, city FROM rides ORDER BY ride_id;
 
--- Keep one commit's file versions; older ones go.
+-- Keep only the newest version of each file group; older ones go.
 CALL delete_savepoint(table => 'rides');
-CALL run_clean(table => 'rides', retain_commits => 1);
+CALL run_clean(table => 'rides', clean_policy => 'KEEP_LATEST_FILE_VERSIONS', file_versions_retained => 1);
 
 CALL show_commits(table => 'rides', limit => 10);

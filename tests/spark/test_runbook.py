@@ -43,6 +43,8 @@ def test_runbook_runs_through_the_cli(spark: Any, tmp_path: Path) -> None:
     commits = [r for r in lines if "commit_time" in r and "total_records_written" in r]
     assert [r["action"] for r in commits] == ["commit", "deltacommit", "deltacommit"]
     assert {"rollback_savepoint_result": True} in lines
+    (cleaned,) = [r for r in lines if "total_files_deleted" in r]
+    assert cleaned["total_files_deleted"] == 2  # sf's first base file and its log file
     table = hudi_rs_read(str(wh / "default.db" / "rides"))
     got = sorted(zip(table["ride_id"].to_pylist(), table["fare"].to_pylist(), strict=True))
     assert got == [("r1", 11.0), ("r2", 20.0), ("r3", 31.0)]
