@@ -209,13 +209,21 @@ class Catalog:
         return join(CATALOG_DIR, db, TABLES_DIR, f"{name}.json")
 
     def database_location(self, db: str) -> str:
-        """Folder of the managed tables of ``db``: ``<warehouse>/<db>.db``."""
-        return self._location(f"{normalize_name(db, 'database')}.db")
+        """Folder of the managed tables of ``db``: its ``LOCATION`` if it was created with
+        one, else ``<warehouse>/<db>.db``."""
+        db = normalize_name(db, "database")
+        data = self._read(self._db_file(db))
+        if data is not None:
+            location = DatabaseEntry.from_json(data).location
+            if location:
+                return location
+        return self._location(f"{db}.db")
 
     def default_location(self, db: str, name: str) -> str:
-        """Where a managed table lives: ``<warehouse>/<db>.db/<name>``."""
-        db, name = normalize_name(db, "database"), normalize_name(name)
-        return self._location(join(f"{db}.db", name))
+        """Where a managed table lives: ``<database location>/<name>``."""
+        base = self.database_location(db)
+        name = normalize_name(name)
+        return join(base, name) if "://" in base else os.path.join(base, name)
 
     # ---- reading helpers ---------------------------------------------------------------
 
@@ -263,12 +271,16 @@ class Catalog:
         *,
         comment: str | None = None,
         properties: Mapping[str, str] | None = None,
+        location: str | None = None,
     ) -> DatabaseEntry:
-        """Create a database; :class:`DatabaseExistsError` unless ``if_not_exists``."""
+        """Create a database; :class:`DatabaseExistsError` unless ``if_not_exists``.
+
+        ``location`` is the folder (path or URI) for its managed tables; by default
+        ``<warehouse>/<db>.db``.
+        """
         db = normalize_name(name, "database")
-        entry = DatabaseEntry(
-            db, self.database_location(db), _now(), comment, dict(properties or {})
-        )
+        folder = _location_of(location) if location else self._location(f"{db}.db")
+        entry = DatabaseEntry(db, folder, _now(), comment, dict(properties or {}))
         if db == DEFAULT_DATABASE or not self.gw.create_exclusive(
             self._db_file(db), entry.to_json()
         ):

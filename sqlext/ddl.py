@@ -98,7 +98,6 @@ from .statements import (
     SqlError,
     TableName,
     TruncateTable,
-    UnsupportedStatementError,
 )
 
 if TYPE_CHECKING:
@@ -418,14 +417,9 @@ def _column_text(c: Column) -> str:
 
 
 def _create_database(session: Session, stmt: CreateDatabase) -> Outcome:
-    if stmt.location is not None:
-        db = stmt.name.lower()
-        raise UnsupportedStatementError(
-            f"CREATE DATABASE {db} LOCATION is not supported: the managed tables of every "
-            f"database live in the warehouse ({session.catalog.database_location(db)}); "
-            "create the database without LOCATION and give tables a LOCATION instead"
-        )
-    session.catalog.create_database(stmt.name, if_not_exists=stmt.if_not_exists)
+    session.catalog.create_database(
+        stmt.name, if_not_exists=stmt.if_not_exists, location=stmt.location
+    )
     return Outcome()
 
 

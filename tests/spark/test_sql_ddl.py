@@ -21,7 +21,7 @@ from hudilite.errors import (
     TableExistsError,
     TableNotFoundError,
 )
-from hudilite.sqlext.statements import SqlError, TableName, UnsupportedStatementError
+from hudilite.sqlext.statements import SqlError, TableName
 from hudilite.storage.fs import FileSystemGateway
 from hudilite.table_state import WRITE_DEFAULTS_FILE, load_config
 from tests.conftest import FIXTURES
@@ -479,8 +479,12 @@ def test_databases_and_show_tables(session: Any, spark: Any, tmp_path: Path) -> 
     session.sql("CREATE DATABASE IF NOT EXISTS sales")
     with pytest.raises(DatabaseExistsError, match="database sales already exists"):
         session.sql("CREATE DATABASE sales")
-    with pytest.raises(UnsupportedStatementError, match="CREATE DATABASE x LOCATION"):
-        session.sql(f"CREATE DATABASE x LOCATION '{tmp_path / 'x'}'")
+    session.sql(f"CREATE DATABASE x LOCATION '{tmp_path / 'xdir'}'")
+    make_trips(session, "cow", "x.far")
+    assert session.entry(TableName("x", "far")).location == str(tmp_path / "xdir" / "far")
+    assert (tmp_path / "xdir" / "far" / ".hoodie" / "hoodie.properties").exists()
+    session.sql("DROP DATABASE x CASCADE")
+    assert not (tmp_path / "xdir" / "far").exists()
     assert collect(session, "SHOW DATABASES") == [("default",), ("sales",)]
     make_trips(session, "cow", "b_trips")
     make_trips(session, "mor", "a_trips")
