@@ -90,6 +90,7 @@ from .statements import (
     AlterTableDropPartition,
     AlterTableRename,
     AlterTableSetProperties,
+    AlterTableUnsetProperties,
     Column,
     CreateDatabase,
     CreateTable,
@@ -536,6 +537,27 @@ def _set_properties(session: Session, stmt: AlterTableSetProperties) -> Outcome:
     return Outcome()
 
 
+def _unset_properties(session: Session, stmt: AlterTableUnsetProperties) -> Outcome:
+    keys = ", ".join(sql_string(k) for k in stmt.keys)
+    exists = "IF EXISTS " if stmt.if_exists else ""
+    sql = f"ALTER TABLE {sql_name(stmt.name)} UNSET TBLPROPERTIES {exists}({keys})"
+    done, found = _table(session, stmt.name, sql)
+    if done is not None:
+        return done
+    entry, table = found
+    if not stmt.if_exists:
+        present = {k.lower() for k in table.properties()} | {k.lower() for k in entry.properties}
+        missing = [k for k in stmt.keys if k.lower() not in present]
+        if missing:
+            raise SqlError(
+                f"cannot unset table property {missing[0]!r} of {entry.qualified_name}: "
+                "it is not set (use UNSET TBLPROPERTIES IF EXISTS)"
+            )
+    table.unset_properties(stmt.keys)  # refuses fixed keys before writing anything
+    session.catalog.update_properties(entry.database, entry.name, dict.fromkeys(stmt.keys))
+    return Outcome()
+
+
 def _rename(session: Session, stmt: AlterTableRename) -> Outcome:
     new = stmt.new_name
     sql = f"ALTER TABLE {sql_name(stmt.name)} RENAME TO {sql_name(new)}"
@@ -608,6 +630,7 @@ HANDLERS: dict[type, Callable[[Session, Any], Outcome]] = {
     DropTable: _drop_table,
     AlterTableAddColumns: _add_columns,
     AlterTableSetProperties: _set_properties,
+    AlterTableUnsetProperties: _unset_properties,
     AlterTableRename: _rename,
     AlterTableDropPartition: _drop_partition,
     TruncateTable: _truncate,

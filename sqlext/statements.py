@@ -30,6 +30,7 @@ __all__ = [
     "AlterTableDropPartition",
     "AlterTableRename",
     "AlterTableSetProperties",
+    "AlterTableUnsetProperties",
     "Call",
     "Column",
     "CreateDatabase",
@@ -178,6 +179,13 @@ class AlterTableSetProperties:
 
 
 @dataclass(frozen=True)
+class AlterTableUnsetProperties:
+    name: TableName
+    keys: list[str]
+    if_exists: bool = False
+
+
+@dataclass(frozen=True)
 class AlterTableRename:
     name: TableName
     new_name: TableName
@@ -303,6 +311,7 @@ Statement = (
     | ShowPartitions
     | AlterTableAddColumns
     | AlterTableSetProperties
+    | AlterTableUnsetProperties
     | AlterTableRename
     | AlterTableDropPartition
     | TruncateTable
@@ -403,6 +412,13 @@ def parse_statement(sql: str) -> Statement:
     Raises :class:`SqlParseError` (with ``line``/``column``) on a syntax error and
     :class:`UnsupportedStatementError` for a statement hudilite does not handle.
     """
+    unset = _UNSET_RE.match(sql)
+    if unset:
+        # sqlglot keeps this form as an opaque command; it is small enough to read here.
+        keys = [k.strip().strip("'\"`") for k in unset.group(3).split(",") if k.strip()]
+        parts = unset.group(1).replace("`", "").split(".")
+        name = TableName(parts[-2] if len(parts) > 1 else None, parts[-1])
+        return AlterTableUnsetProperties(name, keys, bool(unset.group(2)))
     setting = _SET_RE.match(sql)
     if setting:
         # Spark takes everything after '=' as the value, keywords included (``=insert``).
@@ -496,6 +512,11 @@ def parse_statements(text: str) -> list[Statement]:
     return out
 
 
+_UNSET_RE = re.compile(
+    r"^\s*ALTER\s+TABLE\s+((?:`[^`]+`|\w+)(?:\.(?:`[^`]+`|\w+))?)\s+UNSET\s+TBLPROPERTIES\s*"
+    r"(IF\s+EXISTS\s*)?\((.*)\)\s*$",
+    re.I | re.S,
+)
 _SET_RE = re.compile(r"^\s*SET\s+(`[^`]+`|[A-Za-z_][\w.\-]*)\s*=\s*(.*?)\s*$", re.I | re.S)
 _TOKEN_RE = re.compile(r"<Token token_type: TokenType\.(\w+), text: (.*?), line: \d+.*?>")
 

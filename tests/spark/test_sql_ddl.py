@@ -674,6 +674,18 @@ def test_set_tblproperties(session: Any, tmp_path: Path, kind: str) -> None:
     session.sql(f"ALTER TABLE trips SET TBLPROPERTIES ('type' = '{kind}')")  # same value: fine
     with pytest.raises(SqlError, match="reserved for hudilite"):
         session.sql("ALTER TABLE trips SET TBLPROPERTIES ('hudilite.sql.columns' = '{}')")
+    # UNSET: the key goes from the table and the catalog; an absent key is an error unless
+    # IF EXISTS; fixed keys stay.
+    session.sql("ALTER TABLE trips UNSET TBLPROPERTIES ('hoodie.cleaner.commits.retained')")
+    defaults = cfg.parse_properties((location / ".hoodie" / "hudilite.properties").read_text())
+    assert "hoodie.cleaner.commits.retained" not in defaults
+    props = dict((r[0], r[1]) for r in collect(session, "DESCRIBE EXTENDED trips"))
+    assert "hoodie.cleaner.commits.retained" not in props["Table Properties"]
+    with pytest.raises(SqlError, match=r"cannot unset table property 'nope' of default\.trips"):
+        session.sql("ALTER TABLE trips UNSET TBLPROPERTIES ('nope')")
+    session.sql("ALTER TABLE trips UNSET TBLPROPERTIES IF EXISTS ('nope', 'comment')")
+    with pytest.raises(ConfigError, match="primaryKey"):
+        session.sql("ALTER TABLE trips UNSET TBLPROPERTIES ('primaryKey')")
 
 
 @pytest.mark.parametrize("kind", KINDS)

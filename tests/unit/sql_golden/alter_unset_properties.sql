@@ -1,0 +1,1 @@
+ALTER TABLE sales.orders UNSET TBLPROPERTIES IF EXISTS ('hoodie.cleaner.commits.retained', 'note')
