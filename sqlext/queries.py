@@ -36,6 +36,7 @@ class ViewRegistry:
 
     def __init__(self, session: Session) -> None:
         self.session = session
+        self._warehouse = _digest(str(session.catalog.warehouse))[:8]
         # Views of current snapshots, by view name: refreshed when a user view may read them.
         self._snapshots: dict[str, tuple[TableName, str]] = {}
 
@@ -74,7 +75,8 @@ class ViewRegistry:
         db, table = self.session.qualify(name)
         tbl = self.session.table(name)
         suffix = query_type if as_of is None else "asof_" + _digest(as_of)
-        view = f"{VIEW_PREFIX}{db}__{table}__{suffix}"
+        # Sessions on other warehouses may share this SparkSession (and its temp views).
+        view = f"{VIEW_PREFIX}{db}__{table}__{suffix}__{self._warehouse}"
         self._register(view, tbl.read(query_type=query_type, as_of=as_of))  # type: ignore[arg-type]
         if as_of is None:
             self._snapshots[view] = (TableName(db, table), query_type)

@@ -172,3 +172,15 @@ def test_run_script_with_comments_set_and_errors(session: Any) -> None:
     with pytest.raises(SqlParseError) as info:
         session.run_script("SELECT 1;\n\nSELECT * FROM t1 WHERE")
     assert info.value.line == 3
+
+
+def test_sessions_on_two_warehouses_share_spark_without_mixing_tables(
+    session: Any, spark: Any, tmp_path: Path
+) -> None:
+    other = hudilite.connect(str(tmp_path / "other_wh"), spark=spark)
+    for s, value in ((session, "mine"), (other, "theirs")):
+        s.sql("CREATE TABLE t (id INT, v STRING) USING hudi TBLPROPERTIES (primaryKey = 'id')")
+        s.sql(f"INSERT INTO t VALUES (1, '{value}')")
+    session.sql("CREATE TEMP VIEW mine_v AS SELECT v FROM t")
+    assert collect(other, "SELECT v FROM t") == [("theirs",)]
+    assert collect(session, "SELECT v FROM mine_v") == [("mine",)]
