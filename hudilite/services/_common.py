@@ -1,24 +1,44 @@
-"""Small helpers shared by the table services (compaction, clean, savepoint, rollback).
+"""Small helpers shared by the table services (compaction, clustering, clean, savepoint,
+rollback).
 
 Nothing here decides policy; these are the timeline and plan chores every service
 repeats: resolving options, creating or deleting one timeline file directly (savepoints
 share their requested time with the commit they protect, which ``TimelineWriter`` would
 refuse), reading the file groups named by pending compaction and clustering plans, and
-the table's current Avro schema for commit metadata.
+the table's current Avro schema for commit metadata. The second half is what compaction
+and clustering share to execute a plan: the executor context (:class:`ServiceContext`),
+the text form of plan units for Spark rows, one heartbeat-guarded attempt
+(:func:`run_attempt`) and its commit (:func:`commit_attempt`).
 """
 
 from __future__ import annotations
 
+import base64
 import json
+import pickle
 import posixpath
-from collections.abc import Iterable, Mapping
-from typing import Any
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar, TypeVar
 
+import pyarrow as pa
+
+from hudilite import config as cfg
 from hudilite.config import Options, TableConfig
-from hudilite.errors import TimelineError
+from hudilite.errors import (
+    ConflictError,
+    CorruptFileError,
+    HudiliteError,
+    TimelineError,
+    WriteError,
+)
+from hudilite.filegroup.slices import BaseFile, FileSlice, LogFile, join_path
+from hudilite.merge import MergeSpec
 from hudilite.schema import arrow_to_avro_schema
 from hudilite.storage.fs import FileSystemGateway, join
+from hudilite.storage.layout import BaseFileName, LogFileName
 from hudilite.table_state import TableState
+from hudilite.timeline.heartbeat import Heartbeat, is_expired
 from hudilite.timeline.instant import (
     CLUSTERING,
     COMPACTION,
@@ -27,13 +47,22 @@ from hudilite.timeline.instant import (
     Instant,
     State,
 )
-from hudilite.timeline.metadata import read_avro_record
-from hudilite.timeline.timeline import Timeline
+from hudilite.timeline.metadata import WriteStat, read_avro_record
+from hudilite.timeline.timeline import Timeline, TimelineWriter
+from hudilite.write.markers import delete_markers, marked_files
+from hudilite.write.rollback import rollback_failed_writes
+from hudilite.write.transaction import table_lock
 
 #: Pending table services whose requested file holds a plan naming file groups.
 PLAN_ACTIONS = frozenset({COMPACTION, LOG_COMPACTION, CLUSTERING, REPLACE_COMMIT})
 
 OptionsLike = Options | Mapping[str, Any] | None
+ReadSliceFn = Callable[..., pa.Table]
+#: Test hook (same key as the write path): raise at a named point of a table service.
+FAIL_POINT_KEY = "hudilite.internal.fail.point"
+
+_T = TypeVar("_T")
+_ContextT = TypeVar("_ContextT", bound="ServiceContext")
 
 
 def resolve_options(state: TableState, options: OptionsLike) -> Options:
@@ -171,3 +200,231 @@ def table_schema_json(state: TableState) -> str:
 def instant_info(instant: Instant) -> dict[str, str]:
     """A ``HoodieInstantInfo`` record (requested time and the action as on disk)."""
     return {"commitTime": instant.requested_time, "action": instant.action}
+
+
+# ------------------------------------------------------ executing compaction and clustering
+
+
+def heartbeat_settings(opts: Options) -> tuple[int, int]:
+    """``(heartbeat interval in ms, tolerable misses)`` of ``opts``."""
+    return int(opts.get(cfg.HEARTBEAT_INTERVAL_MS)), int(opts.get(cfg.HEARTBEAT_TOLERABLE_MISSES))
+
+
+def rollback_expired_writes(state: TableState, opts: Options) -> None:
+    """Roll back failed writes (expired heartbeats) before a table service is planned."""
+    interval, misses = heartbeat_settings(opts)
+    rollback_failed_writes(
+        state.gw, state.config, heartbeat_interval_ms=interval, tolerable_misses=misses
+    )
+
+
+def default_reader() -> ReadSliceFn:
+    """``read_file_slice`` (imported late: the read path is heavier than the services)."""
+    from hudilite.read.file_group_reader import read_file_slice
+
+    return read_file_slice
+
+
+@dataclass(frozen=True)
+class ServiceContext:
+    """What an executor needs to rewrite file slices for table service ``instant_time``
+    (pickled to Spark tasks). ``completed`` maps the requested time of every completed
+    instant to its completion time (None on table version 6); it decides which log blocks
+    apply and, on version 8, the order of the log files. ``kind`` names the service in
+    error messages."""
+
+    kind: ClassVar[str] = "table service"
+
+    gw: FileSystemGateway
+    instant_time: str
+    storage_schema: pa.Schema
+    merge_spec: MergeSpec
+    table_version: int
+    completed: Mapping[str, str | None]
+    timeline_start: str | None
+    read_slice_fn: ReadSliceFn | None = None
+    fail_point: str | None = None  # test hook, see check_fail_point
+
+    @classmethod
+    def of_state(
+        cls: type[_ContextT],
+        state: TableState,
+        instant_time: str,
+        opts: Options,
+        read_slice_fn: ReadSliceFn | None = None,
+        **extra: Any,
+    ) -> _ContextT:
+        """The context of ``instant_time`` on ``state``'s timeline (``extra``: the
+        subclass's own fields)."""
+        first = state.timeline.first_active()
+        return cls(
+            gw=state.gw,
+            instant_time=instant_time,
+            storage_schema=state.storage_schema,
+            merge_spec=state.merge_spec(opts),
+            table_version=int(state.config.table_version),
+            completed={i.requested_time: i.completion_time for i in state.timeline.completed()},
+            timeline_start=first.requested_time if first is not None else None,
+            read_slice_fn=read_slice_fn,
+            fail_point=opts.raw.get(FAIL_POINT_KEY),
+            **extra,
+        )
+
+    def is_instant_visible(self, instant_time: str) -> bool:
+        """Log blocks the service applies: of instants before ``T`` that completed (or
+        were archived)."""
+        if instant_time >= self.instant_time:
+            return False
+        if instant_time in self.completed:
+            return True
+        return self.timeline_start is not None and instant_time < self.timeline_start
+
+    def check_fail_point(self, name: str) -> None:
+        """Raise a simulated crash at ``name`` when the test hook asks for it."""
+        if self.fail_point == name:
+            raise WriteError(f"simulated failure at {name!r}")
+
+    def planned_slice(
+        self,
+        partition: str,
+        file_id: str,
+        data_file: str | None,
+        delta_files: Sequence[str],
+        base_instant: str | None = None,
+    ) -> FileSlice:
+        """The slice a plan names (base file name, log file names), with sizes from
+        storage and version-8 log order; ``base_instant`` defaults to the base file's
+        instant, else the oldest log's.
+
+        Raises :class:`CorruptFileError` when a planned file is missing (it was deleted
+        behind the plan's back; rewriting without it would lose or resurrect data).
+        """
+
+        def size(rel: str) -> int:
+            try:
+                return self.gw.size(rel)
+            except FileNotFoundError:
+                raise CorruptFileError(
+                    f"{self.kind} {self.instant_time}: planned file {rel} is missing"
+                ) from None
+
+        base = None
+        if data_file:
+            name = BaseFileName.parse(data_file)
+            if name is None:
+                raise CorruptFileError(f"{self.kind} plan names a bad base file {data_file!r}")
+            base = BaseFile(partition, name, size(join_path(partition, data_file)))
+        logs = []
+        for log_name in delta_files:
+            parsed = LogFileName.parse(log_name)
+            if parsed is None:
+                raise CorruptFileError(f"{self.kind} plan names a bad log file {log_name!r}")
+            completion = (
+                self.completed.get(parsed.base_instant) or parsed.base_instant
+                if self.table_version >= 8
+                else None
+            )
+            logs.append(
+                LogFile(partition, parsed, size(join_path(partition, log_name)), completion)
+            )
+        logs.sort(key=LogFile.sort_key)
+        if base_instant is None:
+            base_instant = (
+                base.instant_time
+                if base is not None
+                else min((log.instant_time for log in logs), default="")
+            )
+        return FileSlice(partition, file_id, base_instant, base, tuple(logs))
+
+
+def encode_unit(unit: object) -> str:
+    """Text form of a plan unit (operation, group) for a DataFrame row (base64 pickle)."""
+    return base64.b64encode(pickle.dumps(unit, protocol=pickle.HIGHEST_PROTOCOL)).decode()
+
+
+def decode_unit(text: str, cls: type[_T], what: str) -> _T:
+    """Inverse of :func:`encode_unit`; :class:`CorruptFileError` unless a ``cls``."""
+    value = pickle.loads(base64.b64decode(text))
+    if not isinstance(value, cls):
+        raise CorruptFileError(f"not a {what}: {type(value).__name__}")
+    return value
+
+
+def take_over_expired(
+    state: TableState,
+    kind: str,
+    instant: Instant,
+    opts: Options,
+    rollback: Callable[[TableState], str],
+) -> tuple[TableState, str | None]:
+    """Before a new attempt of the pending ``instant``: an inflight attempt whose
+    heartbeat expired is rolled back (``rollback(state)`` returns the rollback instant)
+    and the table reloaded; a live one is a :class:`ConflictError`. Returns the state to
+    go on with and the rollback instant (None when there was nothing to take over)."""
+    if not instant.is_inflight:
+        return state, None
+    interval, misses = heartbeat_settings(opts)
+    if not is_expired(state.gw, instant.requested_time, interval, misses):
+        raise ConflictError(f"{kind} {instant.requested_time} is being executed by another process")
+    rolled_back = rollback(state)
+    return TableState.load(state.gw), rolled_back
+
+
+def run_attempt(
+    state: TableState,
+    kind: str,
+    requested: Instant,
+    opts: Options,
+    work: Callable[[Instant], _T],
+    rollback: Callable[[], object],
+) -> _T:
+    """One attempt of the pending table service ``requested``: start its heartbeat, move
+    it inflight and return ``work(inflight)``. Losing the race to go inflight is a
+    :class:`ConflictError`. On a failure of ``work``, ``rollback()`` undoes the attempt
+    (the plan stays requested) and the error is re-raised (non-hudilite errors as
+    :class:`WriteError`)."""
+    instant_time = requested.requested_time
+    interval, _ = heartbeat_settings(opts)
+    # Beat before going inflight, so no one mistakes the fresh attempt for a dead one.
+    heartbeat = Heartbeat(state.gw, instant_time, interval).start()
+    writer = TimelineWriter(state.gw, state.config)
+    try:
+        inflight = writer.transition_inflight(requested)
+    except TimelineError:
+        heartbeat.stop(delete=False)  # the heartbeat file is the other attempt's now
+        raise ConflictError(f"{kind} {instant_time} was started by another process") from None
+    try:
+        try:
+            return work(inflight)
+        except BaseException as exc:
+            rollback()
+            if isinstance(exc, HudiliteError) or not isinstance(exc, Exception):
+                raise
+            raise WriteError(
+                f"{kind} {instant_time} failed and was rolled back (its plan stays "
+                f"requested): {exc}"
+            ) from exc
+    finally:
+        heartbeat.stop()
+
+
+def commit_attempt(
+    state: TableState,
+    inflight: Instant,
+    stats: Sequence[WriteStat],
+    metadata: Callable[[dict[str, list[WriteStat]]], bytes],
+) -> Instant:
+    """Complete ``inflight`` with the commit metadata ``metadata(stats by partition)``
+    (called under the table lock), after deleting files its markers name that no stat
+    lists (a retried task's duplicates); then drop its markers."""
+    by_partition: dict[str, list[WriteStat]] = {}
+    for stat in stats:
+        by_partition.setdefault(stat.partition_path or "", []).append(stat)
+    written = {s.path for s in stats}
+    for leftover in marked_files(state.gw, inflight.requested_time):
+        if leftover not in written:  # a retried task's duplicate: never part of the commit
+            state.gw.delete_file(leftover)
+    with table_lock(state.gw):
+        done = TimelineWriter(state.gw, state.config).complete(inflight, metadata(by_partition))
+    delete_markers(state.gw, inflight.requested_time)
+    return done

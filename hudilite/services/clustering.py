@@ -41,28 +41,33 @@ Tables with the bucket index are refused: their file ids carry the bucket number
 
 from __future__ import annotations
 
-import base64
 import math
-import pickle
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import ClassVar
 
 import pyarrow as pa
 
 from hudilite import config as cfg
-from hudilite.errors import (
-    ConfigError,
-    ConflictError,
-    CorruptFileError,
-    HudiliteError,
-    TimelineError,
-    WriteError,
-)
-from hudilite.filegroup.slices import BaseFile, FileSlice, LogFile, join_path
-from hudilite.merge import MergeSpec
+from hudilite.errors import ConfigError, ConflictError, TimelineError, WriteError
+from hudilite.filegroup.slices import FileSlice, join_path
 from hudilite.schema import FILE_NAME_COL
-from hudilite.services._common import OptionsLike, resolve_options, table_schema_json
+from hudilite.services._common import FAIL_POINT_KEY as FAIL_POINT_KEY  # re-export
+from hudilite.services._common import (
+    OptionsLike,
+    ReadSliceFn,
+    ServiceContext,
+    commit_attempt,
+    decode_unit,
+    default_reader,
+    encode_unit,
+    resolve_options,
+    rollback_expired_writes,
+    run_attempt,
+    table_schema_json,
+    take_over_expired,
+)
 from hudilite.services.clustering_plan import (
     ClusteringGroup,
     ClusteringPlan,
@@ -74,22 +79,16 @@ from hudilite.services.clustering_plan import (
     read_clustering_plan,
 )
 from hudilite.services.rollback_completed import RollbackInstantResult, perform_rollback
-from hudilite.storage.fs import FileSystemGateway
-from hudilite.storage.layout import BaseFileName, LogFileName, new_file_id
+from hudilite.storage.layout import BaseFileName, new_file_id
 from hudilite.storage.parquet_io import write_base_file
 from hudilite.table_state import TableState
-from hudilite.timeline.heartbeat import Heartbeat, is_expired
 from hudilite.timeline.instant import Instant, State
 from hudilite.timeline.metadata import CommitMetadata, WriteStat
 from hudilite.timeline.timeline import TimelineWriter
-from hudilite.write.markers import create_marker, delete_markers, marked_files
-from hudilite.write.rollback import rollback_failed_writes
+from hudilite.write.markers import create_marker, marked_files
 from hudilite.write.transaction import table_lock
 
-ReadSliceFn = Callable[..., pa.Table]
 _PYARROW_MAJOR = int(pa.__version__.split(".")[0])
-#: Test hook (same key as the write path): raise at a named point of a clustering.
-FAIL_POINT_KEY = "hudilite.internal.fail.point"
 
 
 @dataclass(frozen=True)
@@ -120,79 +119,21 @@ class ClusteringResult:
 
 
 @dataclass(frozen=True)
-class ClusteringContext:
+class ClusteringContext(ServiceContext):
     """What an executor needs to rewrite the groups of clustering ``instant_time`` (pickled
-    to Spark tasks); ``completed`` maps requested -> completion time (None on v6) of every
-    completed instant and decides which log blocks apply and the v8 log order."""
+    to Spark tasks); see :class:`ServiceContext`. ``sort_columns`` order each group's
+    rows."""
 
-    gw: FileSystemGateway
-    instant_time: str
-    storage_schema: pa.Schema
-    merge_spec: MergeSpec
-    table_version: int
-    completed: Mapping[str, str | None]
-    timeline_start: str | None
+    kind: ClassVar[str] = "clustering"
+
     sort_columns: tuple[str, ...] = ()
-    read_slice_fn: ReadSliceFn | None = None
-    fail_point: str | None = None  # test hook, see check_fail_point
-
-    def is_instant_visible(self, instant_time: str) -> bool:
-        """Log blocks the clustering applies: of instants before ``T`` that completed (or
-        were archived)."""
-        if instant_time >= self.instant_time:
-            return False
-        if instant_time in self.completed:
-            return True
-        return self.timeline_start is not None and instant_time < self.timeline_start
-
-    def check_fail_point(self, name: str) -> None:
-        """Raise a simulated crash at ``name`` when the test hook asks for it."""
-        if self.fail_point == name:
-            raise WriteError(f"simulated failure at {name!r}")
 
     def file_slice(self, info: ClusteringSlice) -> FileSlice:
         """The slice ``info`` names, with sizes from storage and version-8 log order;
         :class:`CorruptFileError` when a planned file is missing."""
-
-        def size(rel: str) -> int:
-            try:
-                return self.gw.size(rel)
-            except FileNotFoundError:
-                raise CorruptFileError(
-                    f"clustering {self.instant_time}: planned file {rel} is missing"
-                ) from None
-
-        part = info.partition_path
-        base = None
-        if info.data_file:
-            name = BaseFileName.parse(info.data_file)
-            if name is None:
-                raise CorruptFileError(f"clustering plan names a bad base file {info.data_file!r}")
-            base = BaseFile(part, name, size(join_path(part, info.data_file)))
-        logs = []
-        for log_name in info.delta_files:
-            parsed = LogFileName.parse(log_name)
-            if parsed is None:
-                raise CorruptFileError(f"clustering plan names a bad log file {log_name!r}")
-            completion = (
-                self.completed.get(parsed.base_instant) or parsed.base_instant
-                if self.table_version >= 8
-                else None
-            )
-            logs.append(LogFile(part, parsed, size(join_path(part, log_name)), completion))
-        logs.sort(key=LogFile.sort_key)
-        base_instant = (
-            base.instant_time
-            if base is not None
-            else min((log.instant_time for log in logs), default="")
+        return self.planned_slice(
+            info.partition_path, info.file_id, info.data_file, info.delta_files
         )
-        return FileSlice(part, info.file_id, base_instant, base, tuple(logs))
-
-
-def _default_reader() -> ReadSliceFn:
-    from hudilite.read.file_group_reader import read_file_slice
-
-    return read_file_slice
 
 
 def sort_rows(table: pa.Table, columns: Sequence[str]) -> pa.Table:
@@ -213,7 +154,7 @@ def cluster_group(
     """Rewrite one input group: merge its slices, sort, write the new base files; returns
     one write stat per file written (none when every record of the group was deleted)."""
     started = time.monotonic()
-    read = ctx.read_slice_fn or _default_reader()
+    read = ctx.read_slice_fn or default_reader()
     parts = [
         read(
             ctx.gw,
@@ -277,15 +218,12 @@ def run_locally(ctx: ClusteringContext, groups: Sequence[ClusteringGroup]) -> li
 
 def encode_group(group: ClusteringGroup) -> str:
     """Text form of a group for a DataFrame row (base64 pickle)."""
-    return base64.b64encode(pickle.dumps(group, protocol=pickle.HIGHEST_PROTOCOL)).decode()
+    return encode_unit(group)
 
 
 def decode_group(text: str) -> ClusteringGroup:
     """Inverse of :func:`encode_group`."""
-    value = pickle.loads(base64.b64decode(text))
-    if not isinstance(value, ClusteringGroup):
-        raise CorruptFileError(f"not a clustering group: {type(value).__name__}")
-    return value
+    return decode_unit(text, ClusteringGroup, "clustering group")
 
 
 # ------------------------------------------------------------------------------ scheduling
@@ -308,12 +246,7 @@ def schedule_clustering(state: TableState, options: OptionsLike = None) -> Clust
             "it would move records out of their buckets"
         )
     params = plan_strategy_params(state, opts)
-    rollback_failed_writes(
-        state.gw,
-        state.config,
-        heartbeat_interval_ms=int(opts.get(cfg.HEARTBEAT_INTERVAL_MS)),
-        tolerable_misses=int(opts.get(cfg.HEARTBEAT_TOLERABLE_MISSES)),
-    )
+    rollback_expired_writes(state, opts)
     with table_lock(state.gw):
         state = TableState.load(state.gw)
         groups = plan_groups(state, opts)
@@ -340,18 +273,8 @@ def clustering_context(
 ) -> ClusteringContext:
     """The executor context of ``plan`` on ``state``'s timeline."""
     opts = resolve_options(state, options)
-    first = state.timeline.first_active()
-    return ClusteringContext(
-        gw=state.gw,
-        instant_time=plan.instant_time,
-        storage_schema=state.storage_schema,
-        merge_spec=state.merge_spec(opts),
-        table_version=int(state.config.table_version),
-        completed={i.requested_time: i.completion_time for i in state.timeline.completed()},
-        timeline_start=first.requested_time if first is not None else None,
-        sort_columns=plan.sort_columns,
-        read_slice_fn=read_slice_fn,
-        fail_point=opts.raw.get(FAIL_POINT_KEY),
+    return ClusteringContext.of_state(
+        state, plan.instant_time, opts, read_slice_fn, sort_columns=plan.sort_columns
     )
 
 
@@ -402,14 +325,7 @@ def _drop_if_stale(state: TableState, plan: ClusteringPlan) -> None:
 def _commit(
     state: TableState, inflight: Instant, plan: ClusteringPlan, stats: list[WriteStat]
 ) -> Instant:
-    by_partition: dict[str, list[WriteStat]] = {}
-    for stat in stats:
-        by_partition.setdefault(stat.partition_path or "", []).append(stat)
-    written = {s.path for s in stats}
-    for leftover in marked_files(state.gw, inflight.requested_time):
-        if leftover not in written:  # a retried task's duplicate: never part of the commit
-            state.gw.delete_file(leftover)
-    with table_lock(state.gw):
+    def metadata(by_partition: dict[str, list[WriteStat]]) -> bytes:
         current = TableState.load(state.gw)
         _drop_if_stale(current, plan)
         meta = CommitMetadata(
@@ -420,10 +336,9 @@ def _commit(
             extra_metadata={"schema": table_schema_json(current)},
             partition_to_replace_file_ids=plan.replaced_file_ids(),
         )
-        content = meta.to_bytes(state.config.layout_version, replace=True)
-        done = TimelineWriter(state.gw, state.config).complete(inflight, content)
-    delete_markers(state.gw, inflight.requested_time)
-    return done
+        return meta.to_bytes(state.config.layout_version, replace=True)
+
+    return commit_attempt(state, inflight, stats, metadata)
 
 
 def execute_clustering(
@@ -443,46 +358,33 @@ def execute_clustering(
     """
     started = time.monotonic()
     opts = resolve_options(state, options)
-    interval = int(opts.get(cfg.HEARTBEAT_INTERVAL_MS))
-    misses = int(opts.get(cfg.HEARTBEAT_TOLERABLE_MISSES))
     state = TableState.load(state.gw)
     inst = state.timeline.get(instant_time)
     plan = read_clustering_plan(state, instant_time)  # InstantNotFoundError if none
     if inst is None or inst.is_completed:
         raise TimelineError(f"clustering {instant_time} is already completed")
-    rolled_back = None
-    if inst.is_inflight:
-        if not is_expired(state.gw, instant_time, interval, misses):
-            raise ConflictError(f"clustering {instant_time} is being executed by another process")
-        rolled_back = _rollback(state, instant_time, keep_plan=True).rollback_instant
-        state = TableState.load(state.gw)
+    state, rolled_back = take_over_expired(
+        state,
+        "clustering",
+        inst,
+        opts,
+        lambda st: _rollback(st, instant_time, keep_plan=True).rollback_instant,
+    )
     _drop_if_stale(state, plan)
-    # Beat before going inflight, so no one mistakes the fresh attempt for a dead one.
-    heartbeat = Heartbeat(state.gw, instant_time, interval).start()
-    writer = TimelineWriter(state.gw, state.config)
-    try:
-        inflight = writer.transition_inflight(_target(state, instant_time, State.REQUESTED))
-    except TimelineError:
-        heartbeat.stop(delete=False)  # the heartbeat file is the other attempt's now
-        raise ConflictError(f"clustering {instant_time} was started by another process") from None
-    try:
-        try:
-            ctx = clustering_context(state, plan, opts, read_slice_fn)
-            stats = (runner or run_locally)(ctx, plan.groups)
-            ctx.check_fail_point("before_commit")
-            done = _commit(state, inflight, plan, stats)
-        except BaseException as exc:
-            current = TableState.load(state.gw)
-            if current.timeline.get(instant_time) is not None:  # else a conflict removed it
-                _rollback(current, instant_time, keep_plan=True)
-            if isinstance(exc, HudiliteError) or not isinstance(exc, Exception):
-                raise
-            raise WriteError(
-                f"clustering {instant_time} failed and was rolled back (its plan stays "
-                f"requested): {exc}"
-            ) from exc
-    finally:
-        heartbeat.stop()
+
+    def work(inflight: Instant) -> tuple[Instant, list[WriteStat]]:
+        ctx = clustering_context(state, plan, opts, read_slice_fn)
+        stats = (runner or run_locally)(ctx, plan.groups)
+        ctx.check_fail_point("before_commit")
+        return _commit(state, inflight, plan, stats), stats
+
+    def rollback() -> None:
+        current = TableState.load(state.gw)
+        if current.timeline.get(instant_time) is not None:  # else a conflict removed it
+            _rollback(current, instant_time, keep_plan=True)
+
+    requested = _target(state, instant_time, State.REQUESTED)
+    done, stats = run_attempt(state, "clustering", requested, opts, work, rollback)
     return ClusteringResult(
         instant_time=instant_time,
         completion_time=done.completion_time,

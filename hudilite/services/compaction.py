@@ -40,12 +40,10 @@ back the same way before a new one starts.
 
 from __future__ import annotations
 
-import base64
-import pickle
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -55,27 +53,32 @@ from hudilite.config import ConfigKey, choice, parse_int
 from hudilite.errors import (
     ConfigError,
     ConflictError,
-    CorruptFileError,
     HudiliteError,
     InstantNotFoundError,
     TimelineError,
-    WriteError,
 )
 from hudilite.filegroup.slices import BaseFile, FileSlice, LogFile, join_path
-from hudilite.merge import MergeSpec
 from hudilite.schema import COMMIT_SEQNO_COL, FILE_NAME_COL, RECORD_KEY_COL
+from hudilite.services._common import FAIL_POINT_KEY as FAIL_POINT_KEY  # re-export
 from hudilite.services._common import (
     OptionsLike,
+    ReadSliceFn,
+    ServiceContext,
+    commit_attempt,
+    decode_unit,
+    default_reader,
+    encode_unit,
     pending_plan_groups,
     resolve_options,
+    rollback_expired_writes,
+    run_attempt,
     table_schema_json,
+    take_over_expired,
 )
 from hudilite.services.rollback_completed import RollbackInstantResult, perform_rollback
-from hudilite.storage.fs import FileSystemGateway
-from hudilite.storage.layout import BaseFileName, LogFileName
+from hudilite.storage.layout import BaseFileName
 from hudilite.storage.parquet_io import read_base_file, write_base_file
 from hudilite.table_state import TableState
-from hudilite.timeline.heartbeat import Heartbeat, is_expired
 from hudilite.timeline.instant import (
     COMMIT,
     COMPACTION,
@@ -92,8 +95,7 @@ from hudilite.timeline.metadata import (
     write_avro_record,
 )
 from hudilite.timeline.timeline import Timeline, TimelineWriter
-from hudilite.write.markers import create_marker, delete_markers, marked_files
-from hudilite.write.rollback import rollback_failed_writes
+from hudilite.write.markers import create_marker, marked_files
 from hudilite.write.transaction import table_lock
 
 COMPACTION_PLAN_VERSION = 2  # names relative to the partition (Hudi's current version)
@@ -139,10 +141,6 @@ TOTAL_IO_READ_MB = "TOTAL_IO_READ_MB"
 TOTAL_LOG_FILES_SIZE = "TOTAL_LOG_FILES_SIZE"
 TOTAL_IO_WRITE_MB = "TOTAL_IO_WRITE_MB"
 _MB = 1024 * 1024
-
-ReadSliceFn = Callable[..., pa.Table]
-#: Test hook (same key as the write path): raise at a named point of a compaction.
-FAIL_POINT_KEY = "hudilite.internal.fail.point"
 
 
 # ----------------------------------------------------------------------------- the plan
@@ -310,35 +308,11 @@ class CompactionResult:
 
 
 @dataclass(frozen=True)
-class CompactionContext:
+class CompactionContext(ServiceContext):
     """What an executor needs to compact operations of instant ``instant_time`` (pickled
-    to Spark tasks). ``completed`` maps the requested time of every completed instant to
-    its completion time (None on table version 6); it decides which log blocks apply and,
-    on version 8, the order of the log files."""
+    to Spark tasks); see :class:`ServiceContext`."""
 
-    gw: FileSystemGateway
-    instant_time: str
-    storage_schema: pa.Schema
-    merge_spec: MergeSpec
-    table_version: int
-    completed: Mapping[str, str | None]
-    timeline_start: str | None
-    read_slice_fn: ReadSliceFn | None = None
-    fail_point: str | None = None  # test hook, see check_fail_point
-
-    def is_instant_visible(self, instant_time: str) -> bool:
-        """Log blocks the compaction applies: of instants before ``T`` that completed (or
-        were archived)."""
-        if instant_time >= self.instant_time:
-            return False
-        if instant_time in self.completed:
-            return True
-        return self.timeline_start is not None and instant_time < self.timeline_start
-
-    def check_fail_point(self, name: str) -> None:
-        """Raise a simulated crash at ``name`` when the test hook asks for it."""
-        if self.fail_point == name:
-            raise WriteError(f"simulated failure at {name!r}")
+    kind: ClassVar[str] = "compaction"
 
     def file_slice(self, op: CompactionOperation) -> FileSlice:
         """The slice ``op`` names, with sizes from storage and version-8 log order.
@@ -346,43 +320,9 @@ class CompactionContext:
         Raises :class:`CorruptFileError` when a planned file is missing (it was deleted
         behind the plan's back; compacting without it would lose or resurrect data).
         """
-
-        def size(rel: str) -> int:
-            try:
-                return self.gw.size(rel)
-            except FileNotFoundError:
-                raise CorruptFileError(
-                    f"compaction {self.instant_time}: planned file {rel} is missing"
-                ) from None
-
-        base = None
-        if op.data_file:
-            name = BaseFileName.parse(op.data_file)
-            if name is None:
-                raise CorruptFileError(f"compaction plan names a bad base file {op.data_file!r}")
-            base = BaseFile(
-                op.partition_path, name, size(join_path(op.partition_path, op.data_file))
-            )
-        logs = []
-        for log_name in op.delta_files:
-            parsed = LogFileName.parse(log_name)
-            if parsed is None:
-                raise CorruptFileError(f"compaction plan names a bad log file {log_name!r}")
-            completion = (
-                self.completed.get(parsed.base_instant) or parsed.base_instant
-                if self.table_version >= 8
-                else None
-            )
-            rel = join_path(op.partition_path, log_name)
-            logs.append(LogFile(op.partition_path, parsed, size(rel), completion))
-        logs.sort(key=LogFile.sort_key)
-        return FileSlice(op.partition_path, op.file_id, op.base_instant, base, tuple(logs))
-
-
-def _default_reader() -> ReadSliceFn:
-    from hudilite.read.file_group_reader import read_file_slice
-
-    return read_file_slice
+        return self.planned_slice(
+            op.partition_path, op.file_id, op.data_file, op.delta_files, op.base_instant
+        )
 
 
 def _count_changes(base: pa.Table | None, out: pa.Table) -> tuple[int, int, int]:
@@ -416,7 +356,7 @@ def compact_operation(
     """
     started = time.monotonic()
     file_slice = ctx.file_slice(op)
-    read = read_slice_fn or ctx.read_slice_fn or _default_reader()
+    read = read_slice_fn or ctx.read_slice_fn or default_reader()
     merged = read(
         ctx.gw,
         file_slice,
@@ -481,15 +421,12 @@ def run_locally(ctx: CompactionContext, ops: Sequence[CompactionOperation]) -> l
 
 def encode_operation(op: CompactionOperation) -> str:
     """Text form of an operation for a DataFrame row (base64 pickle)."""
-    return base64.b64encode(pickle.dumps(op, protocol=pickle.HIGHEST_PROTOCOL)).decode()
+    return encode_unit(op)
 
 
 def decode_operation(text: str) -> CompactionOperation:
     """Inverse of :func:`encode_operation`."""
-    value = pickle.loads(base64.b64decode(text))
-    if not isinstance(value, CompactionOperation):
-        raise CorruptFileError(f"not a compaction operation: {type(value).__name__}")
-    return value
+    return decode_unit(text, CompactionOperation, "compaction operation")
 
 
 # ------------------------------------------------------------------------------ scheduling
@@ -601,12 +538,7 @@ def schedule_compaction(
         raise ConfigError("compaction applies to merge-on-read tables only")
     opts = resolve_options(state, options)
     strategy = str(opts.get(COMPACT_TRIGGER_STRATEGY))
-    rollback_failed_writes(
-        state.gw,
-        state.config,
-        heartbeat_interval_ms=int(opts.get(cfg.HEARTBEAT_INTERVAL_MS)),
-        tolerable_misses=int(opts.get(cfg.HEARTBEAT_TOLERABLE_MISSES)),
-    )
+    rollback_expired_writes(state, opts)
     with table_lock(state.gw):
         state = TableState.load(state.gw)
         writer = TimelineWriter(state.gw, state.config)
@@ -676,18 +608,7 @@ def compaction_context(
 ) -> CompactionContext:
     """The executor context of compaction ``instant_time`` on ``state``'s timeline."""
     opts = resolve_options(state, options)
-    first = state.timeline.first_active()
-    return CompactionContext(
-        gw=state.gw,
-        instant_time=instant_time,
-        storage_schema=state.storage_schema,
-        merge_spec=state.merge_spec(opts),
-        table_version=int(state.config.table_version),
-        completed={i.requested_time: i.completion_time for i in state.timeline.completed()},
-        timeline_start=first.requested_time if first is not None else None,
-        read_slice_fn=read_slice_fn,
-        fail_point=opts.raw.get(FAIL_POINT_KEY),
-    )
+    return CompactionContext.of_state(state, instant_time, opts, read_slice_fn)
 
 
 def _rollback_attempt(state: TableState, instant_time: str) -> RollbackInstantResult:
@@ -704,25 +625,18 @@ def _commit(
     inflight: Instant,
     stats: Sequence[WriteStat],
 ) -> Instant:
-    by_partition: dict[str, list[WriteStat]] = {}
-    for stat in stats:
-        by_partition.setdefault(stat.partition_path or "", []).append(stat)
-    meta = CommitMetadata(
-        partition_to_write_stats=by_partition,
-        operation_type="COMPACT",
-        extra_metadata={"schema": table_schema_json(state)},
-        compacted=True,
-    )
-    written = {s.path for s in stats}
-    for leftover in marked_files(state.gw, inflight.requested_time):
-        if leftover not in written:  # a retried task's duplicate: never part of the commit
-            state.gw.delete_file(leftover)
-    with table_lock(state.gw):
-        done = TimelineWriter(state.gw, state.config).complete(
-            inflight, meta.to_bytes(state.config.layout_version)
+    schema = table_schema_json(state)
+
+    def metadata(by_partition: dict[str, list[WriteStat]]) -> bytes:
+        meta = CommitMetadata(
+            partition_to_write_stats=by_partition,
+            operation_type="COMPACT",
+            extra_metadata={"schema": schema},
+            compacted=True,
         )
-    delete_markers(state.gw, inflight.requested_time)
-    return done
+        return meta.to_bytes(state.config.layout_version)
+
+    return commit_attempt(state, inflight, stats, metadata)
 
 
 def execute_compaction(
@@ -742,45 +656,32 @@ def execute_compaction(
     """
     started = time.monotonic()
     opts = resolve_options(state, options)
-    interval = int(opts.get(cfg.HEARTBEAT_INTERVAL_MS))
-    misses = int(opts.get(cfg.HEARTBEAT_TOLERABLE_MISSES))
     state = TableState.load(state.gw)
     inst = state.timeline.get(instant_time)
     if inst is not None and inst.is_completed and inst.action == COMMIT:
         raise TimelineError(f"compaction {instant_time} is already completed")
     if inst is None or inst.action != COMPACTION:
         raise InstantNotFoundError(f"no pending compaction {instant_time} on the timeline")
-    rolled_back = None
-    if inst.is_inflight:
-        if not is_expired(state.gw, instant_time, interval, misses):
-            raise ConflictError(f"compaction {instant_time} is being executed by another process")
-        rolled_back = _rollback_attempt(state, instant_time).rollback_instant
-        state = TableState.load(state.gw)
+    state, rolled_back = take_over_expired(
+        state,
+        "compaction",
+        inst,
+        opts,
+        lambda st: _rollback_attempt(st, instant_time).rollback_instant,
+    )
     plan = read_compaction_plan(state, instant_time)
-    # Beat before going inflight, so no one mistakes the fresh attempt for a dead one.
-    heartbeat = Heartbeat(state.gw, instant_time, interval).start()
-    writer = TimelineWriter(state.gw, state.config)
-    try:
-        inflight = writer.transition_inflight(Instant(instant_time, COMPACTION, State.REQUESTED))
-    except TimelineError:
-        heartbeat.stop(delete=False)  # the heartbeat file is the other attempt's now
-        raise ConflictError(f"compaction {instant_time} was started by another process") from None
-    try:
-        try:
-            ctx = compaction_context(state, instant_time, opts, read_slice_fn)
-            stats = (runner or run_locally)(ctx, plan.operations)
-            ctx.check_fail_point("before_commit")
-            done = _commit(state, inflight, stats)
-        except BaseException as exc:
-            _rollback_attempt(TableState.load(state.gw), instant_time)
-            if isinstance(exc, HudiliteError) or not isinstance(exc, Exception):
-                raise
-            raise WriteError(
-                f"compaction {instant_time} failed and was rolled back (its plan stays "
-                f"requested): {exc}"
-            ) from exc
-    finally:
-        heartbeat.stop()
+
+    def work(inflight: Instant) -> tuple[Instant, list[WriteStat]]:
+        ctx = compaction_context(state, instant_time, opts, read_slice_fn)
+        stats = (runner or run_locally)(ctx, plan.operations)
+        ctx.check_fail_point("before_commit")
+        return _commit(state, inflight, stats), stats
+
+    def rollback() -> None:
+        _rollback_attempt(TableState.load(state.gw), instant_time)
+
+    requested = Instant(instant_time, COMPACTION, State.REQUESTED)
+    done, stats = run_attempt(state, "compaction", requested, opts, work, rollback)
     return CompactionResult(
         instant_time=instant_time,
         completion_time=done.completion_time,

@@ -6,13 +6,18 @@ one row per operation (its pickled descriptor), spread one row per partition, an
 ``mapInArrow`` that merges the slice and writes its new base file, returning the pickled
 write stat. Failures inside tasks come back as hudilite's own errors; the compaction is
 then rolled back by the driver (its plan stays requested).
+
+:func:`task_runner` is that machinery for any table service whose plan is a list of
+independent units (compaction operations here, clustering groups in
+``hudilite.spark.clustering_job``).
 """
 
 from __future__ import annotations
 
 import base64
 import pickle
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from typing import TypeVar
 
 import pyarrow as pa
 from pyspark import TaskContext
@@ -23,7 +28,6 @@ from hudilite.errors import WriteError
 from hudilite.services._common import OptionsLike
 from hudilite.services.compaction import (
     CompactionContext,
-    CompactionOperation,
     CompactionResult,
     Runner,
     compact,
@@ -36,13 +40,16 @@ from hudilite.spark.task_errors import first_line, hudilite_error_from
 from hudilite.table_state import TableState
 from hudilite.timeline.metadata import WriteStat
 
-_OPS_SCHEMA = StructType(
-    [StructField("idx", IntegerType(), False), StructField("op", StringType(), False)]
+_UNITS_SCHEMA = StructType(
+    [StructField("idx", IntegerType(), False), StructField("unit", StringType(), False)]
 )
 _OUT_SCHEMA = StructType(
-    [StructField("idx", IntegerType(), False), StructField("stat", StringType(), False)]
+    [StructField("idx", IntegerType(), False), StructField("stats", StringType(), False)]
 )
-_OUT_ARROW = pa.schema([("idx", pa.int32()), ("stat", pa.string())])
+_OUT_ARROW = pa.schema([("idx", pa.int32()), ("stats", pa.string())])
+
+ContextT = TypeVar("ContextT")
+UnitT = TypeVar("UnitT")
 
 
 def _write_token() -> str:
@@ -52,25 +59,35 @@ def _write_token() -> str:
     return f"{ctx.partitionId()}-{ctx.stageId()}-{ctx.taskAttemptId()}"
 
 
-def spark_runner(spark: SparkSession) -> Runner:
-    """A compaction runner executing each operation as its own Spark task."""
+def task_runner(
+    spark: SparkSession,
+    kind: str,
+    encode: Callable[[UnitT], str],
+    execute: Callable[[ContextT, str, str], list[WriteStat]],
+) -> Callable[[ContextT, Sequence[UnitT]], list[WriteStat]]:
+    """A table-service runner executing each plan unit as its own Spark task.
 
-    def run(ctx: CompactionContext, ops: Sequence[CompactionOperation]) -> list[WriteStat]:
-        if not ops:
+    ``encode(unit)`` is the unit's text for its DataFrame row; inside the task
+    ``execute(ctx, text, write_token)`` decodes and runs it, returning its write stats
+    (``ctx`` and ``execute`` are pickled to the executors). The runner returns the stats
+    of every unit in plan order; a failed task raises hudilite's own error, else
+    :class:`WriteError` naming ``kind``.
+    """
+
+    def run(ctx: ContextT, units: Sequence[UnitT]) -> list[WriteStat]:
+        if not units:
             return []
-        rows = [(i, encode_operation(op)) for i, op in enumerate(ops)]
+        rows = [(i, encode(unit)) for i, unit in enumerate(units)]
         rdd = spark.sparkContext.parallelize(rows, numSlices=len(rows))
-        frame = spark.createDataFrame(rdd, _OPS_SCHEMA)
+        frame = spark.createDataFrame(rdd, _UNITS_SCHEMA)
 
         def task(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
             token = _write_token()
             for batch in batches:
                 idx = batch.column("idx").to_pylist()
-                texts = batch.column("op").to_pylist()
+                texts = batch.column("unit").to_pylist()
                 stats = [
-                    base64.b64encode(
-                        pickle.dumps(compact_operation(ctx, decode_operation(text), token))
-                    ).decode()
+                    base64.b64encode(pickle.dumps(execute(ctx, text, token))).decode()
                     for text in texts
                 ]
                 yield pa.RecordBatch.from_arrays(
@@ -82,12 +99,22 @@ def spark_runner(spark: SparkSession) -> Runner:
         except Exception as exc:
             mapped = hudilite_error_from(exc)
             if mapped is None:
-                raise WriteError(f"compaction task failed: {first_line(exc)}") from exc
+                raise WriteError(f"{kind} task failed: {first_line(exc)}") from exc
             raise mapped from exc
-        by_idx = {int(r["idx"]): pickle.loads(base64.b64decode(r["stat"])) for r in out}
-        return [by_idx[i] for i in range(len(ops))]
+        by_idx = {int(r["idx"]): pickle.loads(base64.b64decode(r["stats"])) for r in out}
+        return [stat for i in range(len(units)) for stat in by_idx[i]]
 
     return run
+
+
+def _compact_task(ctx: CompactionContext, text: str, write_token: str) -> list[WriteStat]:
+    """One compaction operation inside a Spark task (its single write stat, as a list)."""
+    return [compact_operation(ctx, decode_operation(text), write_token)]
+
+
+def spark_runner(spark: SparkSession) -> Runner:
+    """A compaction runner executing each operation as its own Spark task."""
+    return task_runner(spark, "compaction", encode_operation, _compact_task)
 
 
 def run_compaction(
