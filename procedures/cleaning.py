@@ -14,7 +14,9 @@ comes from the last clean's ``HoodieCleanMetadata``; no row when nothing was cle
 ``skip_locking`` (0.14/0.15) is accepted and has no effect: planning takes the table lock.
 
 The ``show_*`` procedures are Hudi's post-1.0 ones (newest first); ``filter`` is a Spark
-SQL predicate over the output columns, applied before ``limit``.
+SQL predicate over the output columns, applied before ``limit``. ``showArchived`` (or
+``show_archived``) merges in the cleans of the archived timeline, with the metadata and plan
+the archive kept (table version 6: ``.hoodie/archived``; 8: the LSM timeline).
 """
 
 from __future__ import annotations
@@ -28,6 +30,8 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from hudilite.errors import HudiliteError
+from hudilite.services.archive import archived_timeline
+from hudilite.services.archive_formats import ArchivedInstant
 from hudilite.services.clean import (
     CLEANER_COMMITS_RETAINED,
     CLEANER_FILE_VERSIONS_RETAINED,
@@ -109,16 +113,18 @@ def filtered(
     return out.limit(limit) if limit is not None else out
 
 
-def check_archived(ctx: ProcedureContext, state: TableState, show_archived: bool) -> None:
-    """hudilite never archives; refuse ``showArchived`` only when a Hudi writer did."""
+def archived_instants(
+    state: TableState, show_archived: bool, action: str, active: set[str]
+) -> list[ArchivedInstant]:
+    """With ``show_archived``, the archived ``action`` instants (most advanced state, with
+    the metadata and plan the archive holds) whose requested time is not in ``active``
+    (an archival interrupted before deleting the timeline files leaves both: the active
+    copy wins); nothing without it, so the archive is only read when asked for."""
     if not show_archived:
-        return
-    folder = state.config.archive_dir
-    if state.gw.exists(folder) and any(not e.is_dir for e in state.gw.list_dir(folder)):
-        raise ProcedureArgumentError(
-            f"{ctx.procedure}: showArchived is not supported: {state.config.name} has archived "
-            f"instants in {folder} and hudilite reads the active timeline only"
-        )
+        return []
+    return [
+        a for a in archived_timeline(state) if a.action == action and a.requested_time not in active
+    ]
 
 
 # ---------------------------------------------------------------------------------------
@@ -238,17 +244,36 @@ _SHOW_PARAMS = [
 ]
 
 
-def _completed_cleans(state: TableState) -> list[tuple[Instant, dict[str, Any]]]:
-    """Completed cleans newest first, each with its ``HoodieCleanMetadata``."""
+#: One clean to show: requested time, state transition time, action, metadata.
+_Clean = tuple[str, str | None, str, dict[str, Any]]
+
+
+def _completed_cleans(state: TableState, show_archived: bool) -> list[_Clean]:
+    """Completed cleans newest first, each with its ``HoodieCleanMetadata``; archived ones
+    too with ``show_archived`` (transition time: the completion time the archive recorded,
+    metadata: the archived entry's)."""
     cleans = [i for i in state.timeline.filter(actions=CLEAN) if i.is_completed]
-    cleans.sort(key=lambda i: i.requested_time, reverse=True)
-    return [(i, read_avro_record(state.timeline.instant_content(i))) for i in cleans]
+    out: list[_Clean] = [
+        (
+            i.requested_time,
+            transition_time(state, i),
+            i.action,
+            read_avro_record(state.timeline.instant_content(i)),
+        )
+        for i in cleans
+    ]
+    active = {i.requested_time for i in cleans}
+    out += [
+        (a.requested_time, a.completion_time, a.action, dict(a.metadata or {}))
+        for a in archived_instants(state, show_archived, CLEAN, active)
+        if a.is_completed
+    ]
+    return sorted(out, key=lambda c: c[0], reverse=True)
 
 
-def _show_state(ctx: ProcedureContext, args: dict[str, Any]) -> TableState:
-    state = ctx.table(args).state()
-    check_archived(ctx, state, bool(args["showArchived"] or args["show_archived"]))
-    return state
+def _show_state(ctx: ProcedureContext, args: dict[str, Any]) -> tuple[TableState, bool]:
+    """The table's state and whether archived instants were asked for (either spelling)."""
+    return ctx.table(args).state(), bool(args["showArchived"] or args["show_archived"])
 
 
 @procedure(
@@ -268,13 +293,13 @@ def _show_state(ctx: ProcedureContext, args: dict[str, Any]) -> TableState:
     "Lists the completed cleans, newest first.",
 )
 def show_cleans(ctx: ProcedureContext, args: dict[str, Any]) -> Any:
-    """One row per completed clean."""
-    state = _show_state(ctx, args)
+    """One row per completed clean (archived ones too with ``showArchived``)."""
+    state, show_archived = _show_state(ctx, args)
     rows = [
         (
-            inst.requested_time,
-            transition_time(state, inst),
-            inst.action,
+            time,
+            when,
+            action,
             meta.get("startCleanTime"),
             meta.get("timeTakenInMillis"),
             meta.get("totalFilesDeleted"),
@@ -282,7 +307,7 @@ def show_cleans(ctx: ProcedureContext, args: dict[str, Any]) -> Any:
             meta.get("lastCompletedCommitTimestamp"),
             meta.get("version"),
         )
-        for inst, meta in _completed_cleans(state)
+        for time, when, action, meta in _completed_cleans(state, show_archived)
     ]
     return filtered(ctx, rows, args["limit"], args["filter"])
 
@@ -307,16 +332,17 @@ def show_cleans(ctx: ProcedureContext, args: dict[str, Any]) -> Any:
     "Lists the completed cleans per partition, newest first.",
 )
 def show_cleans_metadata(ctx: ProcedureContext, args: dict[str, Any]) -> Any:
-    """One row per partition of every completed clean (``limit`` counts rows)."""
-    state = _show_state(ctx, args)
+    """One row per partition of every completed clean (archived ones too with
+    ``showArchived``; ``limit`` counts rows)."""
+    state, show_archived = _show_state(ctx, args)
     rows = []
-    for inst, meta in _completed_cleans(state):
+    for time, when, action, meta in _completed_cleans(state, show_archived):
         for partition, pm in sorted((meta.get("partitionMetadata") or {}).items()):
             rows.append(
                 (
-                    inst.requested_time,
-                    transition_time(state, inst),
-                    inst.action,
+                    time,
+                    when,
+                    action,
                     meta.get("startCleanTime"),
                     partition,
                     pm.get("policy"),
@@ -331,19 +357,16 @@ def show_cleans_metadata(ctx: ProcedureContext, args: dict[str, Any]) -> Any:
     return filtered(ctx, rows, args["limit"], args["filter"])
 
 
-def _plan_row(state: TableState, inst: Instant) -> tuple[Any, ...]:
-    try:
-        plan = read_avro_record(
-            state.timeline.instant_content(Instant(inst.requested_time, CLEAN, State.REQUESTED))
-        )
-    except Exception:  # as Hudi: an unreadable plan gives a row of nulls, not a failure
-        return (inst.requested_time, inst.state.name, inst.action) + (None,) * 7
+def _plan_row(time: str, state_name: str, action: str, plan: Any) -> tuple[Any, ...]:
+    """A ``show_clean_plans`` row from a ``HoodieCleanerPlan`` (None: unreadable)."""
+    if not isinstance(plan, dict):  # as Hudi: an unreadable plan gives nulls, not a failure
+        return (time, state_name, action) + (None,) * 7
     earliest = plan.get("earliestInstantToRetain") or {}
     extra = plan.get("extraMetadata") or {}
     return (
-        inst.requested_time,
-        inst.state.name,
-        inst.action,
+        time,
+        state_name,
+        action,
         earliest.get("timestamp"),
         plan.get("lastCompletedCommitTimestamp"),
         plan.get("policy"),
@@ -352,6 +375,16 @@ def _plan_row(state: TableState, inst: Instant) -> tuple[Any, ...]:
         len(plan.get("partitionsToBeDeleted") or []),
         ", ".join(f"{k}={v}" for k, v in extra.items()) or None,
     )
+
+
+def _active_plan(state: TableState, inst: Instant) -> Any:
+    """The ``.clean.requested`` plan of an active clean, None when unreadable."""
+    try:
+        return read_avro_record(
+            state.timeline.instant_content(Instant(inst.requested_time, CLEAN, State.REQUESTED))
+        )
+    except Exception:  # damaged or missing plan: a row of nulls, as in Hudi
+        return None
 
 
 @procedure(
@@ -372,10 +405,17 @@ def _plan_row(state: TableState, inst: Instant) -> tuple[Any, ...]:
     "Lists the clean plans (requested, inflight and completed cleans), newest first.",
 )
 def show_clean_plans(ctx: ProcedureContext, args: dict[str, Any]) -> Any:
-    """One row per clean instant in any state, from its ``HoodieCleanerPlan``."""
-    state = _show_state(ctx, args)
-    cleans = sorted(
-        state.timeline.filter(actions=CLEAN), key=lambda i: i.requested_time, reverse=True
-    )
-    rows = [_plan_row(state, inst) for inst in cleans]
+    """One row per clean instant in any state, from its ``HoodieCleanerPlan``; archived
+    cleans too with ``showArchived`` (the plan the archive kept with them)."""
+    state, show_archived = _show_state(ctx, args)
+    cleans = list(state.timeline.filter(actions=CLEAN))
+    rows = [
+        _plan_row(i.requested_time, i.state.name, i.action, _active_plan(state, i)) for i in cleans
+    ]
+    active = {i.requested_time for i in cleans}
+    rows += [
+        _plan_row(a.requested_time, a.state.name, a.action, dict(a.plan) if a.plan else None)
+        for a in archived_instants(state, show_archived, CLEAN, active)
+    ]
+    rows.sort(key=lambda r: r[0], reverse=True)
     return filtered(ctx, rows, args["limit"], args["filter"])

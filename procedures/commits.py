@@ -5,7 +5,10 @@
 Parameters and output columns are Hudi 1.0's (``docs/hudi-procedures-reference.md``;
 ``show_timeline`` is Hudi's post-1.0 procedure). Every procedure also takes ``path``, after
 Hudi's own parameters so positional calls keep working; ``table`` is therefore optional
-here and :meth:`ProcedureContext.table` insists on one of the two.
+here and :meth:`ProcedureContext.table` insists on one of the two. ``show_commits`` and
+``show_commits_metadata`` take post-1.0's ``show_archived`` last; with it, and with
+``show_timeline``'s ``showArchived``, the archived timeline is merged in (archived rows of
+``show_timeline`` have ``timeline_type`` ``ARCHIVED``).
 
 The numbers come from the commit metadata write stats (JSON on table version 6, Avro on 8
 and later; :class:`hudilite.timeline.metadata.CommitMetadata` decodes both). Only
@@ -21,6 +24,8 @@ from typing import Any
 from pyspark.errors import AnalysisException
 
 from hudilite.errors import HudiliteError
+from hudilite.services.archive import archived_commits, archived_timeline
+from hudilite.services.archive_formats import ArchivedInstant, comparable_action
 from hudilite.table_state import TableState
 from hudilite.timeline.instant import (
     COMMIT,
@@ -109,6 +114,34 @@ def _newest_commits(state: TableState) -> list[Instant]:
     return sorted(state.timeline.commits(), key=lambda i: i.requested_time, reverse=True)
 
 
+def _commit_entries(
+    state: TableState, show_archived: bool
+) -> list[tuple[str, str | None, str, Instant | CommitMetadata]]:
+    """``(commit time, state transition time, action, instant)`` of every completed commit,
+    newest first; with ``show_archived`` the archived ones too (their transition time is
+    the completion time the archive recorded, their metadata in place of the instant, as
+    the archive holds it). Active metadata is read later, only for the rows shown."""
+    out: list[tuple[str, str | None, str, Instant | CommitMetadata]] = [
+        (i.requested_time, transition_time(state, i), i.action, i) for i in _newest_commits(state)
+    ]
+    if show_archived:
+        active = {(t, a) for t, _, a, _ in out}
+        # An archival that stopped between writing the archive and deleting the timeline
+        # files leaves an instant in both: the active copy wins, as in Hudi's merged view.
+        out += [
+            (a.requested_time, a.completion_time, a.action, meta)
+            for a, meta in archived_commits(state)
+            if (a.requested_time, a.action) not in active
+        ]
+        out.sort(key=lambda e: e[0], reverse=True)
+    return out
+
+
+def _entry_metadata(state: TableState, inst: Instant | CommitMetadata) -> CommitMetadata:
+    """The commit metadata of an entry of :func:`_commit_entries`."""
+    return state.timeline.commit_metadata(inst) if isinstance(inst, Instant) else inst
+
+
 # ---------------------------------------------------------------------------------------
 # show_table_properties
 
@@ -163,6 +196,9 @@ _TABLE_LIMIT = [
     Param("table", "string"),
     Param("limit", "integer", default=10),
     Param("path", "string"),
+    # Hudi's post-1.0 show_commits flag, after 1.0's parameters so positional calls work.
+    Param("show_archived", "boolean", default=False),
+    Param("showArchived", "boolean"),
 ]
 
 
@@ -170,21 +206,25 @@ _TABLE_LIMIT = [
     "show_commits",
     _TABLE_LIMIT,
     _COMMITS_OUTPUT,
-    "Lists the completed commits of the active timeline with their write totals, newest first.",
+    "Lists the completed commits (active timeline, and the archived one with show_archived) "
+    "with their write totals, newest first.",
 )
 def show_commits(ctx: ProcedureContext, args: dict[str, Any]) -> list[tuple[Any, ...]]:
-    """One row per completed commit/deltacommit/replacecommit, newest first."""
+    """One row per completed commit/deltacommit/replacecommit, newest first; archived
+    ones too with ``show_archived``."""
     state = ctx.table(args).state()
     rows = []
-    for instant in _newest_commits(state)[: args["limit"]]:
-        meta = state.timeline.commit_metadata(instant)
+    for time, when, action, instant in _commit_entries(state, _show_archived(args))[
+        : args["limit"]
+    ]:
+        meta = _entry_metadata(state, instant)
         stats = meta.write_stats()
         added = sum(1 for s in stats if _is_new(s))
         rows.append(
             (
-                instant.requested_time,
-                transition_time(state, instant),
-                instant.action,
+                time,
+                when,
+                action,
                 sum(s.total_write_bytes for s in stats),
                 added,
                 len(stats) - added,
@@ -201,24 +241,24 @@ def show_commits(ctx: ProcedureContext, args: dict[str, Any]) -> list[tuple[Any,
     "show_commits_metadata",
     _TABLE_LIMIT,
     _COMMITS_METADATA_OUTPUT,
-    "Lists the write stats (one row per file) of the completed commits, newest first.",
+    "Lists the write stats (one row per file) of the completed commits (archived ones too "
+    "with show_archived), newest first.",
 )
 def show_commits_metadata(ctx: ProcedureContext, args: dict[str, Any]) -> list[tuple[Any, ...]]:
     """One row per write stat; as in Hudi, ``limit`` counts rows (files), not commits."""
     state = ctx.table(args).state()
     rows: list[tuple[Any, ...]] = []
-    for instant in _newest_commits(state):
+    for time, when, action, instant in _commit_entries(state, _show_archived(args)):
         if len(rows) >= args["limit"]:
             break
-        meta = state.timeline.commit_metadata(instant)
-        when = transition_time(state, instant)
+        meta = _entry_metadata(state, instant)
         for partition, stats in meta.partition_to_write_stats.items():
             for s in stats:
                 rows.append(
                     (
-                        instant.requested_time,
+                        time,
                         when,
-                        instant.action,
+                        action,
                         partition,
                         s.file_id,
                         s.prev_commit,
@@ -236,6 +276,11 @@ def show_commits_metadata(ctx: ProcedureContext, args: dict[str, Any]) -> list[t
                     )
                 )
     return rows[: args["limit"]]
+
+
+def _show_archived(args: dict[str, Any]) -> bool:
+    """``show_archived`` or its camelCase spelling ``showArchived``."""
+    return bool(args.get("show_archived") or args.get("showArchived"))
 
 
 # ---------------------------------------------------------------------------------------
@@ -422,17 +467,13 @@ def show_timeline(ctx: ProcedureContext, args: dict[str, Any]) -> Any:
     """Instants newest first: action, state, the times their state files were written,
     and what rolled them back (or what a rollback undid). ``startTime``/``endTime`` are
     inclusive bounds on the requested time; with both, ``limit`` does not apply.
+    ``showArchived`` merges in the archived timeline (``timeline_type`` ``ARCHIVED``).
     ``filter`` is a Spark SQL condition over the output columns."""
     tbl = ctx.table(args)
     state = tbl.state()
     show_archived = bool(args["show_archived"] or args["showArchived"])
     start = str(args["start_time"] or args["startTime"] or "").strip()
     end = str(args["end_time"] or args["endTime"] or "").strip()
-    if show_archived and _has_archived(state):
-        raise ProcedureError(
-            f"show_timeline: showArchived => true needs the archived timeline in "
-            f"{state.gw.abs_path(state.config.archive_dir)}, which hudilite cannot read yet"
-        )
     files = _timeline_files(state)
     rolled_back_by: dict[str, list[str]] = {}
     for (time, action), states in sorted(files.items()):
@@ -440,11 +481,8 @@ def show_timeline(ctx: ProcedureContext, args: dict[str, Any]) -> Any:
             latest = states[max(states)][0]
             for target in _rollback_targets(state, latest):
                 rolled_back_by.setdefault(target, []).append(time)
-    rows = []
-    # Newest first; one requested time (a commit and its savepoint) in action order, as
-    # Hudi's stable sort leaves its timeline order.
-    by_action = sorted(files.items(), key=lambda kv: kv[0][1])
-    for (time, _), states in sorted(by_action, key=lambda kv: kv[0][0], reverse=True):
+    entries: list[tuple[str, str, tuple[Any, ...]]] = []
+    for (time, action), states in files.items():
         if (start and time < start) or (end and time > end):
             continue
         instant = states[max(states)][0]
@@ -459,7 +497,15 @@ def show_timeline(ctx: ProcedureContext, args: dict[str, Any]) -> Any:
         else:
             info = None
         times = [_state_time(states[s][1] if s in states else None, time) for s in State]
-        rows.append((time, instant.action, instant.state.name, *times, "ACTIVE", info))
+        row = (time, instant.action, instant.state.name, *times, "ACTIVE", info)
+        entries.append((time, action, row))
+    if show_archived:
+        entries += _archived_timeline_entries(state, set(files), start, end)
+    # Newest first; one requested time (a commit and its savepoint) in action order, as
+    # Hudi's stable sort leaves its timeline order.
+    entries.sort(key=lambda e: e[1])
+    entries.sort(key=lambda e: e[0], reverse=True)
+    rows = [row for _, _, row in entries]
     if not (start and end):
         rows = rows[: args["limit"]]
     condition = str(args["filter"] or "").strip()
@@ -474,10 +520,62 @@ def show_timeline(ctx: ProcedureContext, args: dict[str, Any]) -> Any:
         ) from None
 
 
-def _has_archived(state: TableState) -> bool:
-    """Whether instants were archived (any file in the archive folder)."""
+def _instant_state_time(instant_time: str | None) -> str | None:
+    """An instant time shown as ``MM-dd HH:mm:ss``: what Hudi shows for an archived
+    instant, which has no state files to take times from (None when not a time)."""
     try:
-        entries = state.gw.list_dir(state.config.archive_dir)
-    except OSError:
-        return False
-    return any(not e.is_dir and not e.name.endswith(".crc") for e in entries)
+        return datetime.strptime(str(instant_time)[:14], "%Y%m%d%H%M%S").strftime("%m-%d %H:%M:%S")
+    except ValueError:
+        return None
+
+
+def _archived_rollback_targets(inst: ArchivedInstant) -> list[str]:
+    """What an archived rollback undid (its metadata) or would undo (its plan)."""
+    try:
+        if inst.is_completed:
+            return [str(t) for t in (inst.metadata or {}).get("commitsRollback") or []]
+        return [str((inst.plan or {})["instantToRollback"]["commitTime"])]
+    except (KeyError, TypeError):  # no or foreign content: no rollback info, as in Hudi
+        return []
+
+
+def _archived_timeline_entries(
+    state: TableState, active: set[tuple[str, str]], start: str, end: str
+) -> list[tuple[str, str, tuple[Any, ...]]]:
+    """``show_timeline`` rows of the archived instants requested in ``[start, end]``.
+
+    As Hudi, the state times come from the instant itself (requested and inflight: the
+    requested time; completed: the completion time), and rollback info only from archived
+    rollbacks. An instant still on the active timeline (an archival interrupted before it
+    deleted the timeline files) is shown once, as active.
+    """
+    archived = [
+        a
+        for a in archived_timeline(state)
+        if (a.requested_time, comparable_action(a.action)) not in active
+    ]
+    rolled_back_by: dict[str, list[str]] = {}
+    for a in archived:
+        if a.action == ROLLBACK:
+            for target in _archived_rollback_targets(a):
+                rolled_back_by.setdefault(target, []).append(a.requested_time)
+    out = []
+    for a in archived:
+        time = a.requested_time
+        if (start and time < start) or (end and time > end):
+            continue
+        if a.action == ROLLBACK:
+            targets = _archived_rollback_targets(a)
+            if a.is_completed:
+                info: str | None = f"Rolled back: {', '.join(targets)}"
+            else:
+                info = f"Rolls back {targets[0]}" if targets else None
+        elif time in rolled_back_by:
+            info = f"Rolled back by: {', '.join(rolled_back_by[time])}"
+        else:
+            info = None
+        requested = _instant_state_time(time)
+        completed = _instant_state_time(a.completion_time or time)
+        row = (time, a.action, a.state.name, requested, requested, completed, "ARCHIVED", info)
+        out.append((time, comparable_action(a.action), row))
+    return out
