@@ -51,6 +51,7 @@ from .registry import (
     ProcedureError,
     parse_options,
     procedure,
+    run_pending,
 )
 
 _OPS = ("schedule", "execute", "scheduleandexecute")
@@ -206,29 +207,23 @@ def run_clustering(ctx: ProcedureContext, args: dict[str, Any]) -> list[tuple[An
     if selected == "":
         return []  # the selection matched no partition: Hudi schedules nothing
     options = _clustering_options(ctx, tbl, args, selected)
-    instants = [s.strip() for s in str(args["instants"] or "").split(",") if s.strip()]
     pending = [i.requested_time for i in pending_clusterings(tbl.state().timeline)]
-    if instants:
-        if args["op"] is not None and op != "execute":
-            raise ProcedureArgumentError(
-                "run_clustering: specific instants can only be used with op => 'execute'"
-            )
-        missing = [i for i in instants if i not in pending]
-        if missing:
-            raise ProcedureError(
-                f"run_clustering: no pending clustering at {', '.join(missing)} "
-                f"(pending: {', '.join(pending) or 'none'})"
-            )
-        op, to_run = "execute", sorted(instants)
-    else:
-        to_run = pending[: args["limit"]] if args["limit"] else pending
-    if op in ("schedule", "scheduleandexecute"):
+
+    def schedule() -> str | None:
         plan = tbl.schedule_clustering(options=options)
-        if plan is not None:
-            to_run = [plan.instant_time]
-    if op in ("execute", "scheduleandexecute"):
-        for instant in to_run:
-            tbl.cluster(instant_time=instant, options=options)
+        return None if plan is None else plan.instant_time
+
+    to_run = run_pending(
+        "run_clustering",
+        "clustering",
+        op,
+        instants=args["instants"],
+        pending=pending,
+        limit=args["limit"],
+        schedule=schedule,
+        execute=lambda instant: tbl.cluster(instant_time=instant, options=options),
+        op_given=args["op"] is not None,
+    )
     return _rows(tbl, set(to_run), bool(args["show_involved_partition"]))
 
 

@@ -21,6 +21,7 @@ from .registry import (
     ProcedureError,
     parse_options,
     procedure,
+    run_pending,
 )
 
 _OPS = ("schedule", "execute", "scheduleandexecute")
@@ -72,35 +73,30 @@ def run_compaction(ctx: ProcedureContext, args: dict[str, Any]) -> list[tuple[An
             "to merge-on-read tables"
         )
     options = {**ctx.options, **parse_options(args["options"])}
-    instants = [s.strip() for s in str(args["instants"] or "").split(",") if s.strip()]
+    instants = args["instants"]
     if args["timestamp"] is not None and not instants:
-        instants, op = [str(args["timestamp"])], "execute"
+        # Hudi's legacy form: a timestamp executes that pending plan.
+        instants, op = str(args["timestamp"]), "execute"
     pending = sorted(
         i.requested_time
         for i in tbl.state().timeline.instants
         if i.action == COMPACTION and i.is_pending
     )
-    if instants:
-        if op != "execute" and args["timestamp"] is None:
-            raise ProcedureArgumentError(
-                "run_compaction: specific instants can only be used with op => 'execute'"
-            )
-        missing = [i for i in instants if i not in pending]
-        if missing:
-            raise ProcedureError(
-                f"run_compaction: no pending compaction at {', '.join(missing)} "
-                f"(pending: {', '.join(pending) or 'none'})"
-            )
-        op, to_run = "execute", sorted(instants)
-    else:
-        to_run = pending[: args["limit"]] if args["limit"] else pending
-    if op in ("schedule", "scheduleandexecute"):
+
+    def schedule() -> str | None:
         plan = tbl.schedule_compaction(force=True, options=options)
-        if plan is not None:
-            to_run = [plan.instant_time]
-    if op in ("execute", "scheduleandexecute"):
-        for instant in to_run:
-            tbl.compact(instant_time=instant, options=options)
+        return None if plan is None else plan.instant_time
+
+    to_run = run_pending(
+        "run_compaction",
+        "compaction",
+        op,
+        instants=instants,
+        pending=pending,
+        limit=args["limit"],
+        schedule=schedule,
+        execute=lambda instant: tbl.compact(instant_time=instant, options=options),
+    )
     by_time = {i.requested_time: i for i in tbl.timeline()}
     rows = []
     for instant in sorted(to_run, reverse=True):

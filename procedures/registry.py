@@ -281,6 +281,51 @@ def parse_options(text: str | None) -> dict[str, str]:
     return out
 
 
+def run_pending(
+    procedure_name: str,
+    kind: str,
+    op: str,
+    *,
+    instants: str | None,
+    pending: Sequence[str],
+    limit: int | None,
+    schedule: Callable[[], str | None],
+    execute: Callable[[str], Any],
+    op_given: bool = True,
+) -> list[str]:
+    """Hudi's ``HoodieProcedureUtils`` flow shared by ``run_compaction`` and ``run_clustering``.
+
+    ``instants`` (comma-separated) executes exactly those pending plans (``op`` must then be
+    ``execute`` or not given); otherwise the oldest ``limit`` pending plans are the
+    candidates. ``schedule``/``scheduleandexecute`` first plan a new one (``schedule()``
+    returns its instant or None); when one is made it is the only one run. Returns the
+    instants acted on.
+    """
+    wanted = [s.strip() for s in str(instants or "").split(",") if s.strip()]
+    if wanted:
+        if op_given and op != "execute":
+            raise ProcedureArgumentError(
+                f"{procedure_name}: specific instants can only be used with op => 'execute'"
+            )
+        missing = [i for i in wanted if i not in pending]
+        if missing:
+            raise ProcedureError(
+                f"{procedure_name}: no pending {kind} at {', '.join(missing)} "
+                f"(pending: {', '.join(pending) or 'none'})"
+            )
+        op, to_run = "execute", sorted(wanted)
+    else:
+        to_run = list(pending[:limit] if limit else pending)
+    if op in ("schedule", "scheduleandexecute"):
+        planned = schedule()
+        if planned is not None:
+            to_run = [planned]
+    if op in ("execute", "scheduleandexecute"):
+        for instant in to_run:
+            execute(instant)
+    return to_run
+
+
 # ---------------------------------------------------------------------------------------
 # help
 
