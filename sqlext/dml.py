@@ -253,32 +253,39 @@ def _update(session: Session, stmt: Update) -> Outcome:
         if name.lower() in _protected(tbl):
             raise SchemaError(f"UPDATE {display}: cannot update key or partition column {name!r}")
         assigned[name] = expr
-    view = session.views.table_view(stmt.table)
-    select = ", ".join(
+    select = [
         f"CAST(({assigned[f.name]}) AS {f.dataType.simpleString()}) AS {_q(f.name)}"
         if f.name in assigned
         else _q(f.name)
         for f in schema.fields
-    )
-    sql = f"SELECT {select} FROM {_q(view)} AS {_q(stmt.table.table)}"
-    if stmt.where:
-        sql += f" WHERE {stmt.where}"
-    df = session.spark.sql(sql)
-    return write_outcome(session.spark, tbl.write(df, "upsert", options=session.write_options()))
+    ]
+    return _write_selected(session, tbl, stmt.table, select, stmt.where, "upsert")
 
 
 def _delete(session: Session, stmt: Delete) -> Outcome:
     if _foreign(session, stmt.table):
         return session.run_in_spark(session.display(stmt.table))
     tbl = session.table(stmt.table)
-    schema = _columns(tbl)
-    view = session.views.table_view(stmt.table)
-    select = ", ".join(_q(f.name) for f in schema.fields)
-    sql = f"SELECT {select} FROM {_q(view)} AS {_q(stmt.table.table)}"
-    if stmt.where:
-        sql += f" WHERE {stmt.where}"
+    select = [_q(f.name) for f in _columns(tbl).fields]
+    return _write_selected(session, tbl, stmt.table, select, stmt.where, "delete")
+
+
+def _write_selected(
+    session: Session,
+    tbl: Table,
+    name: TableName,
+    select: list[str],
+    where: str | None,
+    operation: Operation,
+) -> Outcome:
+    """Select ``select`` from the table's snapshot rows matching ``where`` and write them
+    back with ``operation`` (UPDATE: upsert; DELETE: delete)."""
+    view = session.views.table_view(name)
+    sql = f"SELECT {', '.join(select)} FROM {_q(view)} AS {_q(name.table)}"
+    if where:
+        sql += f" WHERE {where}"
     df = session.spark.sql(sql)
-    return write_outcome(session.spark, tbl.write(df, "delete", options=session.write_options()))
+    return write_outcome(session.spark, tbl.write(df, operation, options=session.write_options()))
 
 
 # ---------------------------------------------------------------------------------------
