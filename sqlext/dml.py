@@ -19,6 +19,7 @@ read through a session view, so conditions and expressions are plain Spark SQL.
 
 from __future__ import annotations
 
+import json
 from typing import TYPE_CHECKING, Any, cast
 
 from pyspark.sql import functions as F
@@ -39,7 +40,9 @@ from hudilite import config as cfg
 from hudilite.errors import SchemaError
 from hudilite.schema import IS_DELETED_COL, META_COLUMNS
 from hudilite.spark.convert import spark_schema
+from hudilite.spark.write_job import OVERWRITE_PARTITIONS_KEY
 
+from .ddl_common import partitions_for_spec
 from .dialect import key_expressions
 from .results import Outcome, write_outcome
 from .statements import (
@@ -225,11 +228,19 @@ def _insert(session: Session, stmt: InsertInto) -> Outcome:
         df = df.withColumn(col, F.lit(value).cast(types[col]))
     df = _assign(df, schema, display)
     op: Operation
+    options = session.write_options()
     if stmt.overwrite:
         op = "insert_overwrite" if stmt.partition else "insert_overwrite_table"
+        if static and len(static) == len(stmt.partition):
+            # A fully static PARTITION (...) is replaced even if the query returns no rows.
+            state = tbl.state()
+            tz = session.spark.conf.get("spark.sql.session.timeZone", "UTC") or "UTC"
+            _, path = partitions_for_spec(state, static, display, tz)
+            if path is not None:
+                options[OVERWRITE_PARTITIONS_KEY] = json.dumps([path])
     else:
         op = _insert_operation(session, tbl)
-    return write_outcome(session.spark, tbl.write(df, op, options=session.write_options()))
+    return write_outcome(session.spark, tbl.write(df, op, options=options))
 
 
 # ---------------------------------------------------------------------------------------

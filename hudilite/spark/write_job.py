@@ -84,6 +84,9 @@ OPERATION_TYPES = {
 # Test hook: raise at a named point of the write (see WriteContext.check_fail_point).
 FAIL_POINT_KEY = "hudilite.internal.fail.point"
 NATIVE_KEYS_KEY = "hudilite.keygen.native"  # "false" forces the Arrow key generator
+# insert_overwrite: partition paths (JSON list) replaced even when no new row lands in them,
+# as SQL's INSERT OVERWRITE ... PARTITION (p='x') empties x when the query returns nothing.
+OVERWRITE_PARTITIONS_KEY = "hudilite.overwrite.partitions"
 log = logging.getLogger("hudilite.write")
 # Where a record key lives: what the index reads from base files (and log-only groups).
 _LOCATION_SCHEMA = pa.schema(
@@ -499,7 +502,8 @@ def _run(
             ctx.visible_instants = frozenset(i.requested_time for i in state.timeline.completed())
         replaced: dict[str, list[str]] = {}
         if overwrite:
-            scope = None if operation == "insert_overwrite_table" else touched
+            named = json.loads(opts.raw.get(OVERWRITE_PARTITIONS_KEY) or "[]")
+            scope = None if operation == "insert_overwrite_table" else sorted({*touched, *named})
             for s in state.view.latest_slices(partitions=scope):
                 replaced.setdefault(s.partition, []).append(s.file_id)
         for p in touched:

@@ -134,6 +134,14 @@ def test_insert_overwrite_table_and_partition(session: Any, kind: str) -> None:
     session.sql("INSERT OVERWRITE TABLE trips VALUES ('e', 1, 5.0, 'la')")
     assert rows(session) == [("e", 1, 5.0, "la")]
     assert hudi_rs_rows(session) == [("e", 1, 5.0, "la")]
+    # A static partition is replaced even when the query returns no rows: it ends up empty.
+    session.sql("INSERT INTO trips VALUES ('f', 1, 6.0, 'sf')")
+    result = session.sql(
+        "INSERT OVERWRITE trips PARTITION (city='sf') SELECT uuid, ts, fare FROM trips WHERE false"
+    )
+    assert metrics(result) == ("insert_overwrite", 0, 0, 0, 0)
+    assert rows(session) == [("e", 1, 5.0, "la")]
+    assert hudi_rs_rows(session) == [("e", 1, 5.0, "la")]
 
 
 def test_insert_errors_name_the_problem_and_write_nothing(session: Any, kind: str) -> None:
