@@ -60,6 +60,7 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
     from hudilite.table import Operation, Table
+    from hudilite.table_state import TableState
 
     from .session import Session
 
@@ -78,8 +79,8 @@ def _q(name: str) -> str:
     return "`" + name.replace("`", "``") + "`"
 
 
-def _columns(tbl: Table) -> StructType:
-    return spark_schema(tbl.schema)
+def _columns(state: TableState) -> StructType:
+    return spark_schema(state.data_schema)
 
 
 def _find(schema: StructType, name: str, what: str, display: str) -> str:
@@ -148,8 +149,8 @@ def _assign(df: DataFrame, schema: StructType, display: str) -> DataFrame:
 # INSERT
 
 
-def _insert_operation(session: Session, tbl: Table) -> Operation:
-    opts = tbl.state().options(session.write_options())
+def _insert_operation(session: Session, state: TableState) -> Operation:
+    opts = state.options(session.write_options())
     op = opts.raw.get(INSERT_OPERATION_KEY)
     if op is None and opts.is_set(cfg.OPERATION):
         # A table or session `write.operation` / `hoodie.datasource.write.operation`.
@@ -184,8 +185,9 @@ def _insert(session: Session, stmt: InsertInto) -> Outcome:
         return session.run_in_spark(session.display(stmt.table))
     display = session.display(stmt.table)
     tbl = session.table(stmt.table)
-    schema = _columns(tbl)
-    config = tbl.config
+    state = tbl.state()  # one timeline load for the schema, config and options below
+    schema = _columns(state)
+    config = state.config
     verb = "INSERT OVERWRITE" if stmt.overwrite else "INSERT INTO"
     partition_fields = {p.lower(): p for p in config.partition_fields}
     static: dict[str, Any] = {}
@@ -233,13 +235,12 @@ def _insert(session: Session, stmt: InsertInto) -> Outcome:
         op = "insert_overwrite" if stmt.partition else "insert_overwrite_table"
         if static and len(static) == len(stmt.partition):
             # A fully static PARTITION (...) is replaced even if the query returns no rows.
-            state = tbl.state()
             tz = session.spark.conf.get("spark.sql.session.timeZone", "UTC") or "UTC"
             _, path = partitions_for_spec(state, static, display, tz)
             if path is not None:
                 options[OVERWRITE_PARTITIONS_KEY] = json.dumps([path])
     else:
-        op = _insert_operation(session, tbl)
+        op = _insert_operation(session, state)
     return write_outcome(session.spark, tbl.write(df, op, options=options))
 
 
@@ -247,8 +248,7 @@ def _insert(session: Session, stmt: InsertInto) -> Outcome:
 # UPDATE and DELETE
 
 
-def _protected(tbl: Table) -> set[str]:
-    config = tbl.config
+def _protected(config: cfg.TableConfig) -> set[str]:
     return {c.lower() for c in (*config.record_key_fields, *config.partition_fields)}
 
 
@@ -257,11 +257,13 @@ def _update(session: Session, stmt: Update) -> Outcome:
         return session.run_in_spark(session.display(stmt.table))
     display = session.display(stmt.table)
     tbl = session.table(stmt.table)
-    schema = _columns(tbl)
+    state = tbl.state()
+    schema = _columns(state)
+    protected = _protected(state.config)
     assigned: dict[str, str] = {}
     for col, expr in stmt.assignments.items():
         name = _find(schema, col, "UPDATE", display)
-        if name.lower() in _protected(tbl):
+        if name.lower() in protected:
             raise SchemaError(f"UPDATE {display}: cannot update key or partition column {name!r}")
         assigned[name] = expr
     select = [
@@ -277,7 +279,7 @@ def _delete(session: Session, stmt: Delete) -> Outcome:
     if _foreign(session, stmt.table):
         return session.run_in_spark(session.display(stmt.table))
     tbl = session.table(stmt.table)
-    select = [_q(f.name) for f in _columns(tbl).fields]
+    select = [_q(f.name) for f in _columns(tbl.state()).fields]
     return _write_selected(session, tbl, stmt.table, select, stmt.where, "delete")
 
 
@@ -308,8 +310,9 @@ def _merge(session: Session, stmt: MergeInto) -> Outcome:
         return session.run_in_spark(session.display(stmt.target))
     display = session.display(stmt.target)
     tbl = session.table(stmt.target)
-    schema = _columns(tbl)
-    config = tbl.config
+    state = tbl.state()
+    schema = _columns(state)
+    config = state.config
     t_alias = stmt.target_alias or stmt.target.table
     if isinstance(stmt.source, TableName):
         s_alias = stmt.source_alias or stmt.source.table
