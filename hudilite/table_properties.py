@@ -39,7 +39,7 @@ from hudilite import config as cfg
 from hudilite.errors import ConfigError, CorruptFileError
 from hudilite.storage.fs import FileSystemGateway
 from hudilite.table_state import PROPERTIES_FILE, WRITE_DEFAULTS_FILE, TableState
-from hudilite.write.transaction import table_lock
+from hudilite.write.lock import table_lock
 
 BACKUP_FILE = cfg.PROPERTIES_BACKUP_FILE
 CHECKSUM_KEY = "hoodie.table.checksum"

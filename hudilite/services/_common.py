@@ -49,9 +49,9 @@ from hudilite.timeline.instant import (
 )
 from hudilite.timeline.metadata import WriteStat, read_avro_record
 from hudilite.timeline.timeline import Timeline, TimelineWriter
+from hudilite.write.lock import table_lock
 from hudilite.write.markers import delete_markers, marked_files
 from hudilite.write.rollback import rollback_failed_writes
-from hudilite.write.transaction import table_lock
 
 #: Pending table services whose requested file holds a plan naming file groups.
 PLAN_ACTIONS = frozenset({COMPACTION, LOG_COMPACTION, CLUSTERING, REPLACE_COMMIT})

@@ -65,8 +65,8 @@ from hudilite.timeline.instant import (
 from hudilite.timeline.instant_time import epoch_ms_to_instant, format_instant, parse_instant
 from hudilite.timeline.metadata import CommitMetadata
 from hudilite.timeline.timeline import Timeline
+from hudilite.write.lock import table_lock
 from hudilite.write.markers import delete_markers
-from hudilite.write.transaction import table_lock
 
 #: Records per archive data block / LSM batch (Hudi's ``hoodie.commits.archival.batch``).
 ARCHIVAL_BATCH = cfg.ConfigKey(

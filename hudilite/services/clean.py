@@ -58,7 +58,7 @@ from hudilite.timeline.instant import (
 from hudilite.timeline.instant_time import format_instant
 from hudilite.timeline.metadata import read_avro_record, write_avro_record
 from hudilite.timeline.timeline import Timeline, TimelineWriter
-from hudilite.write.transaction import table_lock
+from hudilite.write.lock import table_lock
 
 KEEP_LATEST_COMMITS = "KEEP_LATEST_COMMITS"
 KEEP_LATEST_FILE_VERSIONS = "KEEP_LATEST_FILE_VERSIONS"

@@ -85,8 +85,8 @@ from hudilite.table_state import TableState
 from hudilite.timeline.instant import Instant, State
 from hudilite.timeline.metadata import CommitMetadata, WriteStat
 from hudilite.timeline.timeline import TimelineWriter
+from hudilite.write.lock import table_lock
 from hudilite.write.markers import create_marker, marked_files
-from hudilite.write.transaction import table_lock
 
 _PYARROW_MAJOR = int(pa.__version__.split(".")[0])
 

@@ -95,8 +95,8 @@ from hudilite.timeline.metadata import (
     write_avro_record,
 )
 from hudilite.timeline.timeline import Timeline, TimelineWriter
+from hudilite.write.lock import table_lock
 from hudilite.write.markers import create_marker, marked_files
-from hudilite.write.transaction import table_lock
 
 COMPACTION_PLAN_VERSION = 2  # names relative to the partition (Hudi's current version)
 TRIGGER_STRATEGIES = (

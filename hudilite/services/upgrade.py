@@ -69,8 +69,8 @@ from hudilite.timeline.instant import (
 from hudilite.timeline.instant_time import instant_to_epoch_ms, parse_instant
 from hudilite.timeline.metadata import CommitMetadata, read_avro_container, write_avro_record
 from hudilite.timeline.timeline import Timeline
+from hudilite.write.lock import table_lock
 from hudilite.write.rollback import rollback_pending_instant
-from hudilite.write.transaction import table_lock
 
 #: Hudi's ``HoodieTableVersion`` constant names.
 VERSION_NAMES = {

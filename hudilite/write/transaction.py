@@ -10,11 +10,8 @@ visible files behind.
 
 from __future__ import annotations
 
-import contextlib
 import json
-import time
-from collections.abc import Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Iterable, Mapping, Sequence
 from types import TracebackType
 
 from hudilite.config import TableConfig
@@ -24,41 +21,12 @@ from hudilite.timeline.heartbeat import Heartbeat
 from hudilite.timeline.instant import Instant
 from hudilite.timeline.metadata import CommitMetadata, WriteStat
 from hudilite.timeline.timeline import Timeline, TimelineWriter
+from hudilite.write.lock import table_lock
 from hudilite.write.markers import delete_markers
 from hudilite.write.rollback import RollbackResult, rollback_failed_writes, rollback_pending_instant
 
-LOCK_FILE = ".hoodie/.hudilite.lock"
 #: ``operationType`` of a commit that only changes the table schema (Hudi's ALTER TABLE).
 ALTER_SCHEMA = "ALTER_SCHEMA"
-
-
-@contextmanager
-def table_lock(
-    gw: FileSystemGateway, *, timeout_s: float = 120.0, stale_s: float = 300.0
-) -> Iterator[None]:
-    """Hold the table's commit lock (an exclusively created file) for a short critical section.
-
-    A lock file older than ``stale_s`` is taken to belong to a dead process and
-    is broken. Only the commit step (conflict check + completing the instant)
-    runs under the lock; data files are written without it.
-    """
-    deadline = time.monotonic() + timeout_s
-    while not gw.create_exclusive(LOCK_FILE, str(time.time()).encode()):
-        try:
-            age_s = time.time() - gw.mtime_ms(LOCK_FILE) / 1000.0
-        except FileNotFoundError:
-            continue
-        if age_s > stale_s:
-            gw.delete_file(LOCK_FILE)
-            continue
-        if time.monotonic() > deadline:
-            raise ConflictError(f"timed out waiting for the table lock {gw.abs_path(LOCK_FILE)}")
-        time.sleep(0.05)
-    try:
-        yield
-    finally:
-        with contextlib.suppress(FileNotFoundError):
-            gw.delete_file(LOCK_FILE)
 
 
 class WriteTransaction:
