@@ -24,6 +24,7 @@ from typing import Any, ClassVar, TypeVar
 import pyarrow as pa
 
 from hudilite import config as cfg
+from hudilite import failpoints
 from hudilite.config import Options, TableConfig
 from hudilite.errors import (
     ConflictError,
@@ -32,6 +33,7 @@ from hudilite.errors import (
     TimelineError,
     WriteError,
 )
+from hudilite.failpoints import FAIL_POINT_KEY as FAIL_POINT_KEY  # re-export
 from hudilite.filegroup.slices import BaseFile, FileSlice, LogFile, join_path
 from hudilite.merge import MergeSpec
 from hudilite.schema import arrow_to_avro_schema
@@ -58,8 +60,6 @@ PLAN_ACTIONS = frozenset({COMPACTION, LOG_COMPACTION, CLUSTERING, REPLACE_COMMIT
 
 OptionsLike = Options | Mapping[str, Any] | None
 ReadSliceFn = Callable[..., pa.Table]
-#: Test hook (same key as the write path): raise at a named point of a table service.
-FAIL_POINT_KEY = "hudilite.internal.fail.point"
 
 _T = TypeVar("_T")
 _ContextT = TypeVar("_ContextT", bound="ServiceContext")
@@ -281,8 +281,7 @@ class ServiceContext:
 
     def check_fail_point(self, name: str) -> None:
         """Raise a simulated crash at ``name`` when the test hook asks for it."""
-        if self.fail_point == name:
-            raise WriteError(f"simulated failure at {name!r}")
+        failpoints.check(self.fail_point, name)
 
     def planned_slice(
         self,
@@ -425,6 +424,8 @@ def commit_attempt(
         if leftover not in written:  # a retried task's duplicate: never part of the commit
             state.gw.delete_file(leftover)
     with table_lock(state.gw):
+        failpoints.check(None, "before_complete")
         done = TimelineWriter(state.gw, state.config).complete(inflight, metadata(by_partition))
+    failpoints.check(None, "after_complete")
     delete_markers(state.gw, inflight.requested_time)
     return done

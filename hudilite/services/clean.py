@@ -37,6 +37,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from hudilite import config as cfg
+from hudilite import failpoints
 from hudilite.config import ConfigKey, choice, parse_int
 from hudilite.errors import ConfigError, InstantNotFoundError, TimelineError
 from hudilite.filegroup.slices import FileGroup, FileSlice, join_path
@@ -380,6 +381,7 @@ def execute_clean(state: TableState, instant_time: str) -> CleanResult:
     writer = TimelineWriter(gw, config)
     if inst.is_requested:
         inst = writer.transition_inflight(inst, data)
+    failpoints.check(None, "clean_after_plan")
     deleted: dict[str, list[str]] = {}
     failed: dict[str, list[str]] = {}
     for partition, rels in plan.files.items():
@@ -389,6 +391,7 @@ def execute_clean(state: TableState, instant_time: str) -> CleanResult:
                 deleted.setdefault(partition, []).append(rel)
             except OSError:
                 failed.setdefault(partition, []).append(rel)
+            failpoints.check(None, "clean_mid_delete")
     meta = {
         "startCleanTime": instant_time,
         "timeTakenInMillis": int((time.monotonic() - started) * 1000),
@@ -412,6 +415,7 @@ def execute_clean(state: TableState, instant_time: str) -> CleanResult:
             {SAVEPOINTED_TIMESTAMPS: ",".join(plan.savepointed)} if plan.savepointed else None
         ),
     }
+    failpoints.check(None, "clean_before_complete")
     done = writer.complete(inst, write_avro_record("HoodieCleanMetadata", meta))
     return CleanResult(
         instant_time=instant_time,

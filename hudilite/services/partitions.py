@@ -37,7 +37,9 @@ from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 
 from hudilite import config as cfg
-from hudilite.errors import ConfigError, ConflictError, PartitionNotFoundError, WriteError
+from hudilite import failpoints
+from hudilite.errors import ConfigError, ConflictError, PartitionNotFoundError
+from hudilite.failpoints import FAIL_POINT_KEY
 from hudilite.read.arrow_reader import read_plan_arrow
 from hudilite.read.planner import ScanPlan, plan_snapshot
 from hudilite.schema import RECORD_KEY_COL
@@ -60,7 +62,6 @@ OPERATION = "delete_partition"
 #: ``extraMetadata`` entry with the number of rows the commit dropped (Hudi has no field).
 ROWS_DELETED_KEY = "hudilite.rows.deleted"
 # Test hook shared with writes and compaction: raise at a named point before committing.
-FAIL_POINT_KEY = "hudilite.internal.fail.point"
 
 #: Counts the merged rows of a plan's merge-on-read slices (``plan.merge_slices``).
 MergedRowCounter = Callable[[TableState, ScanPlan], int]
@@ -230,8 +231,7 @@ def _commit(
         replaced = live_file_groups(state, partitions)
         txn.start_inflight(inflight_content(state.config, partitions, DELETE_PARTITION))
         rows = count_live_rows(state, sorted(replaced), count_merged) if replaced else 0
-        if opts.raw.get(FAIL_POINT_KEY) == "before_commit":
-            raise WriteError("simulated failure at 'before_commit'")
+        failpoints.check(opts.raw.get(FAIL_POINT_KEY), "before_commit")
         metadata = commit_metadata(
             state.config,
             table_schema_json(state),

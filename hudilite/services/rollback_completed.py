@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hudilite import config as cfg
+from hudilite import failpoints
 from hudilite.config import TableConfig
 from hudilite.errors import ConflictError, HudiliteError, InstantNotFoundError
 from hudilite.filegroup.slices import join_path
@@ -181,6 +182,7 @@ def perform_rollback(
         ROLLBACK, rollback_time, write_avro_record("HoodieRollbackPlan", plan)
     )
     inflight = writer.transition_inflight(requested)
+    failpoints.check(None, "rollback_after_plan")
     actions = _ACTIONS_OF.get(target.action, (target.action,))
     if target.is_completed:
         delete_timeline_files(gw, config, target.requested_time, actions, [State.COMPLETED])
@@ -192,6 +194,8 @@ def perform_rollback(
             deleted.append(rel)
         except OSError:
             failed.append(rel)
+        failpoints.check(None, "rollback_mid_delete")
+    failpoints.check(None, "rollback_before_complete")
     failed_set = set(failed)
     meta = {
         "startRollbackTime": requested.requested_time,
@@ -212,6 +216,7 @@ def perform_rollback(
         "instantsRollback": [instant_info(target)],
     }
     writer.complete(inflight, write_avro_record("HoodieRollbackMetadata", meta))
+    failpoints.check(None, "rollback_after_complete")
     states = [State.INFLIGHT] if keep_requested else [State.INFLIGHT, State.REQUESTED]
     delete_timeline_files(gw, config, target.requested_time, actions, states)
     delete_markers(gw, target.requested_time)

@@ -23,6 +23,7 @@ from pyspark.sql import functions as F
 
 from hudilite import config as cfg
 from hudilite.errors import ConfigError, SchemaError, WriteError
+from hudilite.failpoints import FAIL_POINT_KEY as FAIL_POINT_KEY  # re-export
 from hudilite.index.bucket import bucket_ids, bucket_of_file_id, new_bucket_file_id
 from hudilite.index.simple import candidate_files
 from hudilite.read.file_group_reader import decode_slice, encode_slice, read_file_slice
@@ -81,8 +82,6 @@ OPERATION_TYPES = {
     "insert_overwrite": "INSERT_OVERWRITE",
     "insert_overwrite_table": "INSERT_OVERWRITE_TABLE",
 }
-# Test hook: raise at a named point of the write (see WriteContext.check_fail_point).
-FAIL_POINT_KEY = "hudilite.internal.fail.point"
 NATIVE_KEYS_KEY = "hudilite.keygen.native"  # "false" forces the Arrow key generator
 # insert_overwrite: partition paths (JSON list) replaced even when no new row lands in them,
 # as SQL's INSERT OVERWRITE ... PARTITION (p='x') empties x when the query returns nothing.

@@ -15,7 +15,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from hudilite.errors import WriteError
+from hudilite import failpoints
 from hudilite.merge import MergeSpec, merge_file_group, precombine
 from hudilite.schema import (
     COMMIT_SEQNO_COL,
@@ -97,8 +97,7 @@ class WriteContext:
 
     def check_fail_point(self, name: str) -> None:
         """Raise a simulated crash when the test hook names this point."""
-        if self.fail_point == name:
-            raise WriteError(f"simulated failure at {name!r}")
+        failpoints.check(self.fail_point, name)
 
 
 def seqnos(instant_time: str, task_id: int, start: int, n: int) -> pa.Array:

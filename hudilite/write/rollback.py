@@ -13,6 +13,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
+from hudilite import failpoints
 from hudilite.config import TableConfig
 from hudilite.filegroup.view import FileSystemView
 from hudilite.storage.fs import FileSystemGateway
@@ -85,11 +86,14 @@ def rollback_pending_instant(
         ROLLBACK, rb_time, write_avro_record("HoodieRollbackPlan", plan)
     )
     inflight = writer.transition_inflight(requested)
+    failpoints.check(None, "rollback_after_plan")
     deleted: list[str] = []
     for rel in files:
         if gw.exists(rel):
             gw.delete_file(rel)
         deleted.append(rel)
+        failpoints.check(None, "rollback_mid_delete")
+    failpoints.check(None, "rollback_before_complete")
     meta = {
         "startRollbackTime": requested.requested_time,
         "timeTakenInMillis": int((time.monotonic() - started) * 1000),
@@ -109,6 +113,7 @@ def rollback_pending_instant(
         "instantsRollback": [_instant_info(instant)],
     }
     writer.complete(inflight, write_avro_record("HoodieRollbackMetadata", meta))
+    failpoints.check(None, "rollback_after_complete")
     writer.delete_instant_files(instant)
     delete_markers(gw, instant.requested_time)
     return RollbackResult(requested.requested_time, instant.requested_time, deleted)

@@ -14,6 +14,7 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from types import TracebackType
 
+from hudilite import failpoints
 from hudilite.config import TableConfig
 from hudilite.errors import ConflictError, TimelineError
 from hudilite.storage.fs import FileSystemGateway
@@ -149,7 +150,9 @@ class WriteTransaction:
                 if self.config.layout_version == 1
                 else metadata.to_avro_bytes()
             )
+            failpoints.check(None, "before_complete")
             self.completed = self.writer.complete(self.instant, content)
+        failpoints.check(None, "after_complete")
         delete_markers(self.gw, self.instant.requested_time)
         return self.completed
 
