@@ -41,6 +41,10 @@ class ConflictError(HudiliteError):
     """Another writer committed to the same file groups first; this write was rolled back."""
 
 
+class LockError(ConflictError):
+    """The table lock is held by a live holder past the configured wait (the message names it)."""
+
+
 class TimelineError(HudiliteError):
     """The timeline is inconsistent or an instant is not in the expected state."""
 

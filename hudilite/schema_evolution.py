@@ -181,6 +181,7 @@ def add_columns(
         action,
         heartbeat_interval_ms=int(opts.get(cfg.HEARTBEAT_INTERVAL_MS)),
         tolerable_misses=int(opts.get(cfg.HEARTBEAT_TOLERABLE_MISSES)),
+        lock_options=opts,
     ) as txn:
         # The schema to extend is the one committed now (a concurrent change counts).
         state = TableState.load(state.gw)

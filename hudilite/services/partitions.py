@@ -218,6 +218,7 @@ def _commit(
         REPLACE_COMMIT,
         heartbeat_interval_ms=int(opts.get(cfg.HEARTBEAT_INTERVAL_MS)),
         tolerable_misses=int(opts.get(cfg.HEARTBEAT_TOLERABLE_MISSES)),
+        lock_options=opts,
         requested_content=_requested_content(),
     ) as txn:
         # Reloaded: entering the transaction may have rolled back failed writes, and the

@@ -469,6 +469,7 @@ def _run(
         action,
         heartbeat_interval_ms=int(opts.get(cfg.HEARTBEAT_INTERVAL_MS)),
         tolerable_misses=int(opts.get(cfg.HEARTBEAT_TOLERABLE_MISSES)),
+        lock_options=opts,
     ) as txn:
         state = TableState.load(state.gw)  # after rolling back failed writes
         touched = sorted(plan.partitions)

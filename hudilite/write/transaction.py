@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from types import TracebackType
+from typing import Any
 
 from hudilite import failpoints
 from hudilite.config import TableConfig
@@ -22,7 +23,7 @@ from hudilite.timeline.heartbeat import Heartbeat
 from hudilite.timeline.instant import Instant
 from hudilite.timeline.metadata import CommitMetadata, WriteStat
 from hudilite.timeline.timeline import Timeline, TimelineWriter
-from hudilite.write.lock import table_lock
+from hudilite.write.lock import ensure_table_unlocked, table_lock
 from hudilite.write.markers import delete_markers
 from hudilite.write.rollback import RollbackResult, rollback_failed_writes, rollback_pending_instant
 
@@ -42,8 +43,11 @@ class WriteTransaction:
         heartbeat_interval_ms: int = 60000,
         tolerable_misses: int = 2,
         requested_content: bytes = b"",
+        lock_options: Any = None,
     ) -> None:
         self.gw = gw
+        # Hudi's lock options (provider, wait); None: the table's stored write options.
+        self.lock_options = lock_options
         # Hudi leaves write requests empty, but a partition delete's request says what it is
         # (an Avro HoodieRequestedReplaceMetadata), so tools can tell it from a clustering.
         self.requested_content = requested_content
@@ -66,6 +70,8 @@ class WriteTransaction:
         return self.instant.requested_time
 
     def __enter__(self) -> WriteTransaction:
+        # Fail fast when a live writer holds the table lock, before doing any work.
+        ensure_table_unlocked(self.gw, self.lock_options)
         self.rolled_back = rollback_failed_writes(
             self.gw,
             self.config,
@@ -138,7 +144,7 @@ class WriteTransaction:
         assert self.instant is not None
         if not self.instant.is_inflight:
             self.start_inflight()
-        with table_lock(self.gw):
+        with table_lock(self.gw, self.lock_options):
             clashes = self.conflicts(metadata)
             if clashes:
                 raise ConflictError(
