@@ -345,7 +345,9 @@ class LeaseLock:
                     return
                 renewed = dataclasses.replace(self._me, valid_until_ms=_now_ms() + self.lease_ms)
                 try:
-                    version = self.gw.replace_if_version(self.rel, renewed.to_bytes(), self._version)
+                    version = self.gw.replace_if_version(
+                        self.rel, renewed.to_bytes(), self._version
+                    )
                 except Exception:  # a transient storage error: the next beat retries
                     log.warning("could not renew table lock %s", self.rel, exc_info=True)
                     continue
@@ -366,10 +368,10 @@ class LeaseLock:
             self._me = self._version = None
         if me is None or version is None:
             return
+        done: bool
         if self.release_by_expiry:
-            done = self.gw.replace_if_version(
-                self.rel, dataclasses.replace(me, expired=True).to_bytes(), version
-            )
+            expired = dataclasses.replace(me, expired=True).to_bytes()
+            done = self.gw.replace_if_version(self.rel, expired, version) is not None
         else:
             done = self.gw.delete_if_version(self.rel, version)
         if not done:

@@ -1,0 +1,363 @@
+"""Table lock providers: in-process threads, the file lock with owner/lease/heartbeat (a lock
+left by a SIGKILLed process is taken at once), the storage-based lock's JSON layout, the
+fail-fast check before a write, and the compare-and-swap primitives they rest on."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from hudilite.config import TableConfig, render_properties
+from hudilite.errors import ConfigError, ConflictError, LockError
+from hudilite.storage.fs import FileSystemGateway
+from hudilite.table_state import PROPERTIES_FILE
+from hudilite.timeline.instant import COMMIT
+from hudilite.timeline.timeline import Timeline
+from hudilite.write import lock as lk
+from hudilite.write.transaction import WriteTransaction
+
+FS_LOCK = ".hoodie/lock"
+HOST = socket.gethostname()
+FAST = {"hoodie.write.lock.wait_time_ms": "0", "hoodie.write.lock.wait_time_ms_between_retry": "20"}
+
+
+def _holder_script(base: str, options: dict[str, str], host: str | None = None) -> str:
+    """A child process that takes the table lock, says so, and holds it until killed."""
+    return textwrap.dedent(
+        f"""
+        import sys, time
+        from hudilite.storage.fs import FileSystemGateway
+        from hudilite.write import lock as lk
+        if {host!r} is not None:
+            lk._HOST = {host!r}
+        gw = FileSystemGateway({base!r})
+        with lk.table_lock(gw, {options!r}):
+            print("locked", flush=True)
+            time.sleep(120)
+        """
+    )
+
+
+def _spawn_holder(base: str, options: dict[str, str], host: str | None = None) -> subprocess.Popen:
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _holder_script(base, options, host)],
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=str(Path(__file__).resolve().parents[2]),
+    )
+    assert proc.stdout is not None
+    assert proc.stdout.readline().strip() == "locked"
+    return proc
+
+
+@pytest.fixture
+def gw(tmp_path: Path) -> FileSystemGateway:
+    g = FileSystemGateway(str(tmp_path / "t"))
+    g.mkdirs(".hoodie")
+    return g
+
+
+# ---- options -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ("org.apache.hudi.client.transaction.lock.InProcessLockProvider", lk.IN_PROCESS),
+        ("org.apache.hudi.client.transaction.lock.FileSystemBasedLockProvider", lk.FILESYSTEM),
+        ("org.apache.hudi.client.transaction.lock.StorageBasedLockProvider", lk.STORAGE),
+        ("in_process", lk.IN_PROCESS),
+        ("filesystem", lk.FILESYSTEM),
+        ("Storage", lk.STORAGE),
+    ],
+)
+def test_provider_names_follow_hudi_classes_and_short_names(value, expected, gw):
+    assert lk.LockConfig.resolve(gw, {"hoodie.write.lock.provider": value}).provider == expected
+
+
+def test_unknown_provider_is_a_config_error_naming_it(gw):
+    with pytest.raises(ConfigError, match=r"unknown lock provider 'org\.example\.ZkLock'"):
+        lk.LockConfig.resolve(gw, {"hoodie.write.lock.provider": "org.example.ZkLock"})
+    with pytest.raises(ConfigError, match=r"'hoodie\.write\.concurrency\.mode'"):
+        lk.LockConfig.resolve(gw, {"hoodie.write.concurrency.mode": "whatever"})
+
+
+def test_defaults_and_leases(gw):
+    c = lk.LockConfig.resolve(gw, {})
+    assert (c.provider, c.concurrency_mode, c.wait_ms) == (lk.FILESYSTEM, "single_writer", 60000)
+    assert (c.renew_ms, c.lease_ms) == (60000, 300000)
+    c = lk.LockConfig.resolve(gw, {"hoodie.write.lock.filesystem.expire": "2"})
+    assert c.lease_ms == 120000
+    c = lk.LockConfig.resolve(
+        gw,
+        {
+            "hoodie.write.lock.provider": "storage",
+            "hoodie.write.lock.storage.validity.timeout.secs": "2",
+            "hoodie.write.lock.storage.heartbeat.poll.secs": "0.5",
+        },
+    )
+    assert (c.lease_ms, c.renew_ms) == (2000, 500)
+    with pytest.raises(ConfigError, match="lease of 1000 ms must be longer"):
+        lk.LockConfig.resolve(
+            gw,
+            {
+                "hoodie.write.lock.provider": "storage",
+                "hoodie.write.lock.storage.validity.timeout.secs": "1",
+                "hoodie.write.lock.storage.renew.interval.secs": "1",
+            },
+        )
+
+
+def test_stored_table_options_choose_the_provider_for_callers_without_options(gw):
+    gw.write_bytes(".hoodie/hudilite.properties", b"hoodie.write.lock.provider=storage\n")
+    with lk.table_lock(gw):
+        assert gw.exists(lk.STORAGE_LOCK_FILE)
+        assert not gw.exists(FS_LOCK)
+
+
+# ---- in-process ----------------------------------------------------------------------------
+
+
+def test_in_process_provider_serialises_threads_and_writes_no_file(gw):
+    opts = {"hoodie.write.lock.provider": "in_process"}
+    inside, peak, order = [0], [0], []
+    guard = threading.Lock()
+
+    def work(i: int) -> None:
+        with lk.table_lock(gw, opts):
+            with guard:
+                inside[0] += 1
+                peak[0] = max(peak[0], inside[0])
+            time.sleep(0.02)
+            order.append(i)
+            with guard:
+                inside[0] -= 1
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert peak[0] == 1
+    assert sorted(order) == list(range(6))
+    assert [e.name for e in gw.list_dir(".hoodie")] == []
+
+
+def test_in_process_holder_is_named_after_the_wait(gw):
+    opts = {**FAST, "hoodie.write.lock.provider": "in_process"}
+    opts["hoodie.write.lock.wait_time_ms"] = "100"
+    held, done = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        with lk.table_lock(gw, opts):
+            held.set()
+            done.wait(5)
+
+    t = threading.Thread(target=hold, name="holder-thread")
+    t.start()
+    held.wait(5)
+    try:
+        with pytest.raises(LockError) as err, lk.table_lock(gw, opts):
+            pass
+    finally:
+        done.set()
+        t.join()
+    msg = str(err.value)
+    assert msg.startswith(
+        f"table {gw.uri('')} is locked by {HOST} pid {os.getpid()} thread 'holder-thread'"
+    )
+    assert " since 20" in msg and "held in this process" in msg
+    assert isinstance(err.value, ConflictError)
+
+
+def test_lock_is_reentrant_for_its_thread(gw):
+    with lk.table_lock(gw, FAST), lk.table_lock(gw, FAST):
+        assert gw.exists(FS_LOCK)
+    assert not gw.exists(FS_LOCK)
+
+
+# ---- file-based: owner, dead holders, leases ------------------------------------------------
+
+
+def test_file_lock_records_its_owner_and_is_deleted_on_release(gw):
+    with lk.table_lock(gw, FAST):
+        d = json.loads(gw.read_bytes(FS_LOCK))
+        assert (d["host"], d["pid"], d["lockThreadName"], d["expired"]) == (
+            HOST,
+            os.getpid(),
+            threading.current_thread().name,
+            False,
+        )
+        assert d["owner"].startswith(f"{HOST}/{os.getpid()}/")
+        assert d["validUntil"] - d["acquiredAt"] == 300000
+    assert not gw.exists(FS_LOCK)
+
+
+@pytest.mark.parametrize("reap", [True, False], ids=["reaped", "zombie"])
+def test_lock_of_a_sigkilled_process_is_taken_at_once(gw, reap):
+    proc = _spawn_holder(gw.base_path, {})
+    holder = json.loads(gw.read_bytes(FS_LOCK))
+    assert holder["pid"] == proc.pid
+    os.kill(proc.pid, signal.SIGKILL)
+    if reap:
+        proc.wait()
+    else:
+        time.sleep(0.2)  # dead but not reaped: /proc shows a zombie
+    try:
+        started = time.monotonic()
+        with lk.table_lock(gw, FAST):  # no wait allowed at all
+            mine = json.loads(gw.read_bytes(FS_LOCK))
+        assert time.monotonic() - started < 1.0
+        assert mine["pid"] == os.getpid()
+    finally:
+        proc.wait()
+
+
+def test_live_holder_makes_the_next_writer_fail_with_its_name(gw):
+    proc = _spawn_holder(gw.base_path, {})
+    try:
+        opts = {**FAST, "hoodie.write.lock.wait_time_ms": "300"}
+        started = time.monotonic()
+        with pytest.raises(LockError) as err, lk.table_lock(gw, opts):
+            pass
+        waited = time.monotonic() - started
+    finally:
+        proc.kill()
+        proc.wait()
+    assert 0.3 <= waited < 2.0
+    msg = str(err.value)
+    who = f"{HOST} pid {proc.pid} thread 'MainThread'"
+    assert msg.startswith(f"table {gw.uri('')} is locked by {who}")
+    assert f"lock file {gw.abs_path(FS_LOCK)}" in msg and "conflict" not in msg
+
+
+def test_other_hosts_lock_is_honoured_until_its_lease_ends(gw):
+    now = int(time.time() * 1000)
+    foreign = lk.LockOwner("other/1/x", "other-host", 1, "", "main", now, now + 600)
+    gw.write_bytes(FS_LOCK, foreign.to_bytes())
+    with (
+        pytest.raises(LockError, match="locked by other-host pid 1 thread 'main'"),
+        lk.table_lock(gw, FAST),
+    ):
+        pass
+    time.sleep(0.6 + lk.CLOCK_DRIFT_MS / 1000 + 0.05)
+    with lk.table_lock(gw, FAST):
+        assert json.loads(gw.read_bytes(FS_LOCK))["pid"] == os.getpid()
+
+
+def test_heartbeat_renews_the_lease_while_held(gw):
+    opts = {**FAST, "hoodie.write.lock.heartbeat_interval_ms": "100"}  # lease 500 ms
+    with lk.table_lock(gw, opts):
+        first = json.loads(gw.read_bytes(FS_LOCK))["validUntil"]
+        time.sleep(1.2)  # past the first lease (+ drift allowance)
+        second = json.loads(gw.read_bytes(FS_LOCK))["validUntil"]
+        assert second > first + 500
+        # Another writer (judged only by the lease, as from another host) must still wait.
+        other = lk.LeaseLock(gw, FS_LOCK, lease_ms=500, renew_ms=100, release_by_expiry=False)
+        owner, _ = other.current() or (None, None)
+        assert owner is not None and not owner.is_abandoned(int(time.time() * 1000))
+
+
+def test_foreign_lock_file_is_judged_by_its_age(gw):
+    gw.write_bytes(FS_LOCK, b'{"lockCreateTime":"2026-01-01 00:00:00.000","lockThreadName":"x"}')
+    opts = {**FAST, "hoodie.write.lock.heartbeat_interval_ms": "100"}  # lease 500 ms
+    with pytest.raises(LockError, match="lockCreateTime"), lk.table_lock(gw, opts):
+        pass
+    time.sleep(1.1)
+    with lk.table_lock(gw, opts):
+        pass
+
+
+# ---- storage-based (local conditional writes) -----------------------------------------------
+
+
+def test_storage_lock_follows_hudi_layout_and_releases_by_expiry(gw):
+    opts = {**FAST, "hoodie.write.lock.provider": "StorageBasedLockProvider"}
+    with lk.table_lock(gw, opts):
+        held = json.loads(gw.read_bytes(lk.STORAGE_LOCK_FILE))
+        assert held["expired"] is False and held["owner"].startswith(f"{HOST}/")
+    released = json.loads(gw.read_bytes(lk.STORAGE_LOCK_FILE))
+    assert released["expired"] is True and released["owner"] == held["owner"]
+    with lk.table_lock(gw, opts):  # an expired lock object is taken over by compare-and-swap
+        again = json.loads(gw.read_bytes(lk.STORAGE_LOCK_FILE))
+    assert again["owner"] != held["owner"]
+
+
+def test_compare_and_swap_primitives_refuse_stale_versions(gw):
+    v1 = gw.create_versioned("x/lock.json", b"1")
+    assert v1 is not None
+    assert gw.create_versioned("x/lock.json", b"2") is None
+    assert gw.create_exclusive("x/lock.json", b"2") is False
+    v2 = gw.replace_if_version("x/lock.json", b"2", v1)
+    assert v2 is not None and v2 != v1
+    assert gw.replace_if_version("x/lock.json", b"3", v1) is None
+    assert gw.delete_if_version("x/lock.json", v1) is False
+    assert gw.read_versioned("x/lock.json") == (b"2", v2)
+    assert gw.delete_if_version("x/lock.json", v2) is True
+    assert gw.read_versioned("x/lock.json") is None
+    assert gw.replace_if_version("x/lock.json", b"4", v2) is None
+
+
+def test_compare_and_swap_race_has_one_winner(gw):
+    v0 = gw.create_versioned("race", b"0")
+    assert v0 is not None
+    results: list[str | None] = []
+    barrier = threading.Barrier(8)
+
+    def swap(i: int) -> None:
+        barrier.wait()
+        results.append(gw.replace_if_version("race", str(i).encode(), v0))
+
+    threads = [threading.Thread(target=swap, args=(i,)) for i in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sum(r is not None for r in results) == 1
+
+
+# ---- the check before a write --------------------------------------------------------------
+
+
+def _table(root: Path) -> tuple[FileSystemGateway, TableConfig]:
+    g = FileSystemGateway(str(root))
+    config = TableConfig.new(
+        name="t",
+        table_type="COPY_ON_WRITE",
+        table_version=6,
+        record_key_fields=("k",),
+        partition_fields=(),
+        ordering_fields=(),
+    )
+    g.mkdirs(config.timeline_dir)
+    g.write_bytes(PROPERTIES_FILE, render_properties(config.to_properties()).encode())
+    return g, config
+
+
+def test_write_fails_fast_before_reserving_an_instant_when_the_lock_is_held(tmp_path):
+    g, config = _table(tmp_path / "t")
+    proc = _spawn_holder(g.base_path, {})
+    try:
+        opts = {**FAST, "hoodie.write.lock.wait_time_ms": "200"}
+        with (
+            pytest.raises(LockError, match=f"is locked by {HOST} pid {proc.pid} "),
+            WriteTransaction(g, config, COMMIT, lock_options=opts),
+        ):
+            pytest.fail("the write must not start")
+        assert Timeline.load(g, config).instants == []
+    finally:
+        proc.kill()
+        proc.wait()
+    # With the holder gone the same write starts at once.
+    with WriteTransaction(g, config, COMMIT, lock_options=FAST) as txn:
+        assert txn.instant_time
