@@ -24,6 +24,7 @@ from hudilite.errors import (
     HudiliteError,
     InstantNotFoundError,
     KeyGenerationError,
+    LockError,
     PartitionNotFoundError,
     SchemaError,
     TableExistsError,
@@ -41,6 +42,7 @@ __version__ = "0.1.0"
 __all__ = [
     "ConfigError",
     "ConflictError",
+    "LockError",
     "CorruptFileError",
     "HudiliteError",
     "InstantNotFoundError",

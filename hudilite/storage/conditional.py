@@ -32,8 +32,8 @@ from hudilite.errors import HudiliteError
 # ---- S3 --------------------------------------------------------------------------------------
 
 # 412: the condition failed. 409 (ConditionalRequestConflict): another conditional write on
-# the key is in flight. 404: If-Match on a key that does not exist (any more).
-_LOST_RACE_STATUS = frozenset({404, 409, 412})
+# the key is in flight. NoSuchKey: If-Match on a key that does not exist (any more).
+_LOST_RACE_STATUS = frozenset({409, 412})
 
 
 class S3Conditional:
@@ -94,13 +94,21 @@ class S3Conditional:
         status = response.get("ResponseMetadata", {}).get("HTTPStatusCode")
         return int(status) if status is not None else None
 
+    @classmethod
+    def _lost_race(cls, exc: Exception, *, missing_key_too: bool) -> bool:
+        # A missing bucket is a real error, never a lost race.
+        if cls._status(exc) in _LOST_RACE_STATUS:
+            return True
+        code = getattr(exc, "response", {}).get("Error", {}).get("Code")
+        return missing_key_too and code == "NoSuchKey"
+
     def create(self, path: str, data: bytes) -> str | None:
         """PUT ``data`` at ``bucket/key`` only if the key is free; its ETag, or None if taken."""
         bucket, key = self._split(path)
         try:
             response = self.client.put_object(Bucket=bucket, Key=key, Body=data, IfNoneMatch="*")
         except Exception as exc:
-            if self._status(exc) in _LOST_RACE_STATUS:
+            if self._lost_race(exc, missing_key_too=False):
                 return None
             raise
         return str(response["ETag"])
@@ -111,7 +119,8 @@ class S3Conditional:
         try:
             response = self.client.get_object(Bucket=bucket, Key=key)
         except Exception as exc:
-            if self._status(exc) == 404:
+            code = getattr(exc, "response", {}).get("Error", {}).get("Code")
+            if code == "NoSuchKey":
                 return None
             raise
         return bytes(response["Body"].read()), str(response["ETag"])
@@ -122,7 +131,7 @@ class S3Conditional:
         try:
             response = self.client.put_object(Bucket=bucket, Key=key, Body=data, IfMatch=version)
         except Exception as exc:
-            if self._status(exc) in _LOST_RACE_STATUS:
+            if self._lost_race(exc, missing_key_too=True):
                 return None
             raise
         return str(response["ETag"])
@@ -133,7 +142,7 @@ class S3Conditional:
         try:
             self.client.delete_object(Bucket=bucket, Key=key, IfMatch=version)
         except Exception as exc:
-            if self._status(exc) in _LOST_RACE_STATUS:
+            if self._lost_race(exc, missing_key_too=True):
                 return False
             raise
         return True

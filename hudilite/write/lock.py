@@ -325,7 +325,10 @@ class LeaseLock:
             holder, old = found
             if not holder.is_abandoned(_now_ms()):
                 return False, holder
-            log.warning("taking over abandoned table lock %s of %s", self.rel, holder.describe())
+            if not holder.expired:
+                log.warning(
+                    "taking over abandoned table lock %s of %s", self.rel, holder.describe()
+                )
             version = self.gw.replace_if_version(self.rel, me.to_bytes(), old)
         if version is None:
             return False, None  # another writer won the race; the next poll names it

@@ -214,10 +214,8 @@ def test_lock_of_a_sigkilled_process_is_taken_at_once(gw, reap):
     else:
         time.sleep(0.2)  # dead but not reaped: /proc shows a zombie
     try:
-        started = time.monotonic()
-        with lk.table_lock(gw, FAST):  # no wait allowed at all
+        with lk.table_lock(gw, FAST):  # wait_time_ms 0: one attempt, no waiting at all
             mine = json.loads(gw.read_bytes(FS_LOCK))
-        assert time.monotonic() - started < 1.0
         assert mine["pid"] == os.getpid()
     finally:
         proc.wait()
@@ -234,7 +232,7 @@ def test_live_holder_makes_the_next_writer_fail_with_its_name(gw):
     finally:
         proc.kill()
         proc.wait()
-    assert 0.3 <= waited < 2.0
+    assert 0.3 <= waited < 10.0  # generous: the test machine may be loaded
     msg = str(err.value)
     who = f"{HOST} pid {proc.pid} thread 'MainThread'"
     assert msg.startswith(f"table {gw.uri('')} is locked by {who}")
@@ -243,37 +241,37 @@ def test_live_holder_makes_the_next_writer_fail_with_its_name(gw):
 
 def test_other_hosts_lock_is_honoured_until_its_lease_ends(gw):
     now = int(time.time() * 1000)
-    foreign = lk.LockOwner("other/1/x", "other-host", 1, "", "main", now, now + 600)
+    foreign = lk.LockOwner("other/1/x", "other-host", 1, "", "main", now, now + 1500)
     gw.write_bytes(FS_LOCK, foreign.to_bytes())
     with (
         pytest.raises(LockError, match="locked by other-host pid 1 thread 'main'"),
         lk.table_lock(gw, FAST),
     ):
         pass
-    time.sleep(0.6 + lk.CLOCK_DRIFT_MS / 1000 + 0.05)
+    time.sleep(1.5 + lk.CLOCK_DRIFT_MS / 1000 + 0.1)
     with lk.table_lock(gw, FAST):
         assert json.loads(gw.read_bytes(FS_LOCK))["pid"] == os.getpid()
 
 
 def test_heartbeat_renews_the_lease_while_held(gw):
-    opts = {**FAST, "hoodie.write.lock.heartbeat_interval_ms": "100"}  # lease 500 ms
+    opts = {**FAST, "hoodie.write.lock.heartbeat_interval_ms": "200"}  # lease 1 s
     with lk.table_lock(gw, opts):
         first = json.loads(gw.read_bytes(FS_LOCK))["validUntil"]
-        time.sleep(1.2)  # past the first lease (+ drift allowance)
+        time.sleep(1.6)  # past the first lease (+ drift allowance)
         second = json.loads(gw.read_bytes(FS_LOCK))["validUntil"]
-        assert second > first + 500
+        assert second > first + 600
         # Another writer (judged only by the lease, as from another host) must still wait.
-        other = lk.LeaseLock(gw, FS_LOCK, lease_ms=500, renew_ms=100, release_by_expiry=False)
+        other = lk.LeaseLock(gw, FS_LOCK, lease_ms=1000, renew_ms=200, release_by_expiry=False)
         owner, _ = other.current() or (None, None)
         assert owner is not None and not owner.is_abandoned(int(time.time() * 1000))
 
 
 def test_foreign_lock_file_is_judged_by_its_age(gw):
     gw.write_bytes(FS_LOCK, b'{"lockCreateTime":"2026-01-01 00:00:00.000","lockThreadName":"x"}')
-    opts = {**FAST, "hoodie.write.lock.heartbeat_interval_ms": "100"}  # lease 500 ms
+    opts = {**FAST, "hoodie.write.lock.heartbeat_interval_ms": "200"}  # lease 1 s
     with pytest.raises(LockError, match="lockCreateTime"), lk.table_lock(gw, opts):
         pass
-    time.sleep(1.1)
+    time.sleep(1.7)
     with lk.table_lock(gw, opts):
         pass
 
