@@ -42,11 +42,11 @@ __version__ = "0.1.0"
 __all__ = [
     "ConfigError",
     "ConflictError",
-    "LockError",
     "CorruptFileError",
     "HudiliteError",
     "InstantNotFoundError",
     "KeyGenerationError",
+    "LockError",
     "PartitionNotFoundError",
     "SchemaError",
     "Table",
