@@ -15,35 +15,16 @@ import textwrap
 import threading
 import time
 from pathlib import Path
-from typing import Any
 
-import pyarrow as pa
 import pytest
 from botocore.exceptions import ClientError
 
-from hudilite.config import TableConfig, render_properties
 from hudilite.errors import LockError
-from hudilite.keygen import KeyGenSpec
-from hudilite.read.arrow_reader import read_plan_arrow
-from hudilite.read.planner import plan_snapshot
-from hudilite.schema import arrow_to_avro_schema, to_storage_schema
 from hudilite.storage.fs import FileSystemGateway
-from hudilite.storage.layout import write_partition_metadata
-from hudilite.table_state import PROPERTIES_FILE, TableState
-from hudilite.timeline.instant import COMMIT
-from hudilite.timeline.metadata import CommitMetadata, WriteStat
 from hudilite.timeline.timeline import Timeline
 from hudilite.write import lock as lk
-from hudilite.write.file_group_writer import (
-    ExistingFile,
-    WriteContext,
-    write_file_group,
-    write_stat_from_row,
-)
-from hudilite.write.keying import KeyingSpec, key_batch
-from hudilite.write.transaction import WriteTransaction
-from tests.helpers import rows
 from tests.moto_s3 import S3Server
+from tests.staged_write import create_table, read_rows, upsert
 
 ROOT = str(Path(__file__).resolve().parents[2])
 LEASE = {
@@ -53,7 +34,6 @@ LEASE = {
     "hoodie.write.lock.wait_time_ms": "0",
     "hoodie.write.lock.wait_time_ms_between_retry": "50",
 }
-SCHEMA = pa.schema([("k", pa.string()), ("v", pa.string())])
 
 
 def s3_gateway(server: S3Server, uri: str) -> FileSystemGateway:
@@ -201,76 +181,14 @@ def test_sigkilled_holder_on_this_host_is_replaced_at_once(
 # ---- two writers racing on one file group ---------------------------------------------------
 
 
-def create_table(gw: FileSystemGateway) -> TableConfig:
-    avro = arrow_to_avro_schema(to_storage_schema(SCHEMA), "t_record", "hoodie.t")
-    config = TableConfig.new(
-        name="t",
-        table_type="COPY_ON_WRITE",
-        table_version=8,
-        record_key_fields=("k",),
-        partition_fields=(),
-        ordering_fields=(),
-        create_schema=json.dumps(avro),
-    )
-    gw.write_bytes(PROPERTIES_FILE, render_properties(config.to_properties()).encode())
-    return config
-
-
-def upsert(
-    gw: FileSystemGateway, records: list[tuple[str, str]], *, ready: Any = None, go: Any = None
-) -> str:
-    """Upsert ``records`` into file group ``fg-0``; ``ready``/``go`` pause before the commit."""
-    state = TableState.load(gw)
-    opts = {**LEASE, "hoodie.write.lock.wait_time_ms": "20000"}
-    with WriteTransaction(gw, state.config, COMMIT, lock_options=opts) as txn:
-        state = TableState.load(gw)
-        existing = {
-            s.group_key: ExistingFile(s.base_file.path, s.base_file.instant_time)
-            for s in state.view.latest_slices()
-            if s.base_file is not None
-        }
-        ctx = WriteContext(
-            gw=gw,
-            instant_time=txn.instant_time,
-            storage_schema=state.storage_schema,
-            merge_spec=state.merge_spec(state.options()),
-            operation="upsert",
-            existing=existing,
-            table_version=8,
-        )
-        write_partition_metadata(gw, "", txn.instant_time, 1)
-        txn.start_inflight()
-        batch = pa.RecordBatch.from_pylist([{"k": k, "v": v} for k, v in records], SCHEMA)
-        spec = KeyingSpec(KeyGenSpec("NON_PARTITION", ("k",), ()))
-        incoming = pa.Table.from_batches([key_batch(spec, batch, 0)])
-        stat = write_file_group(ctx, "", "fg-0", incoming, "0-1-0", 0).to_pylist()[0]
-        stats: dict[str, list[WriteStat]] = {"": [write_stat_from_row(stat)]}
-        if ready is not None:
-            ready()
-            go()
-        txn.commit(
-            CommitMetadata(
-                partition_to_write_stats=stats,
-                operation_type="UPSERT",
-                extra_metadata={"schema": state.config.create_schema or ""},
-            )
-        )
-        return txn.instant_time
-
-
-def read(gw: FileSystemGateway) -> list[tuple[Any, ...]]:
-    state = TableState.load(gw)
-    table = read_plan_arrow(gw, plan_snapshot(state.view), state.storage_schema)
-    return rows(table, ["k", "v"])
-
-
 def test_two_writers_racing_on_s3_one_commits_one_conflicts(
     s3_server: S3Server, s3_uri: str, tmp_path: Path
 ) -> None:
     gw = s3_gateway(s3_server, s3_uri)
     config = create_table(gw)
-    upsert(gw, [("a", "0"), ("b", "0")])
+    upsert(gw, [("a", "0"), ("b", "0")], LEASE)
     sync = str(tmp_path)
+    opts = {**LEASE, "hoodie.write.lock.wait_time_ms": "20000"}
     writers = [
         _child(
             s3_server,
@@ -278,7 +196,7 @@ def test_two_writers_racing_on_s3_one_commits_one_conflicts(
             f"""
             import os
             from hudilite.errors import ConflictError
-            from tests.s3.test_s3_locks import upsert
+            from tests.staged_write import upsert
             def ready():
                 open(os.path.join({sync!r}, "ready-{i}"), "w").close()
             def go():
@@ -287,7 +205,7 @@ def test_two_writers_racing_on_s3_one_commits_one_conflicts(
                     assert time.monotonic() < deadline, "the other writer never got ready"
                     time.sleep(0.02)
             try:
-                t = upsert(gw, [("a", "w{i}"), ("c{i}", "w{i}")], ready=ready, go=go)
+                t = upsert(gw, [("a", "w{i}"), ("c{i}", "w{i}")], {opts!r}, ready=ready, go=go)
                 print("committed", t, flush=True)
             except ConflictError as e:
                 print("conflict", type(e).__name__, e, flush=True)
@@ -304,7 +222,7 @@ def test_two_writers_racing_on_s3_one_commits_one_conflicts(
     assert len(committed) == 1 and len(conflicted) == 1, outs
     winner = "w1" if outs[0].startswith("committed") else "w2"
     c = f"c{winner[1]}"
-    assert read(gw) == [("a", winner), ("b", "0"), (c, winner)]
+    assert read_rows(gw) == [("a", winner), ("b", "0"), (c, winner)]
     completed = [i.requested_time for i in Timeline.load(gw, config).commits()]
     assert len(completed) == 2 and completed[1] == committed[0].split()[1]
     # The loser was rolled back: every data file left is one a completed commit names.

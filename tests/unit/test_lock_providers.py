@@ -25,6 +25,7 @@ from hudilite.timeline.instant import COMMIT
 from hudilite.timeline.timeline import Timeline
 from hudilite.write import lock as lk
 from hudilite.write.transaction import WriteTransaction
+from tests.staged_write import create_table, read_rows, upsert
 
 FS_LOCK = ".hoodie/lock"
 HOST = socket.gethostname()
@@ -359,3 +360,29 @@ def test_write_fails_fast_before_reserving_an_instant_when_the_lock_is_held(tmp_
     # With the holder gone the same write starts at once.
     with WriteTransaction(g, config, COMMIT, lock_options=FAST) as txn:
         assert txn.instant_time
+
+
+def test_writer_killed_inside_the_commit_step_does_not_block_the_next_one(tmp_path):
+    """Issue 9 item 6: SIGKILL while holding the lock in the commit step; the next writer
+    commits at once instead of failing after minutes."""
+    g = FileSystemGateway(str(tmp_path / "t"))
+    create_table(g)
+    upsert(g, [("a", "0"), ("b", "0")], FAST)
+    child = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "from hudilite.storage.fs import FileSystemGateway\n"
+            "from tests.staged_write import upsert\n"
+            f"upsert(FileSystemGateway({g.base_path!r}), [('a', 'dead')])\n",
+        ],
+        cwd=str(Path(__file__).resolve().parents[2]),
+        env={**os.environ, "HUDILITE_FAIL_POINT": "kill:before_complete"},
+        timeout=120,
+    )
+    assert child.returncode == -signal.SIGKILL
+    left = json.loads(g.read_bytes(FS_LOCK))
+    assert left["pid"] != os.getpid() and left["expired"] is False
+    upsert(g, [("a", "1")], FAST)  # wait_time_ms 0: must not wait for the dead holder
+    assert read_rows(g) == [("a", "1"), ("b", "0")]
+    assert not g.exists(FS_LOCK)
