@@ -21,7 +21,8 @@ from botocore.exceptions import ClientError
 
 from hudilite.errors import LockError
 from hudilite.storage.fs import FileSystemGateway
-from hudilite.timeline.timeline import Timeline
+from hudilite.timeline.instant import COMMIT
+from hudilite.timeline.timeline import Timeline, TimelineWriter
 from hudilite.write import lock as lk
 from tests.moto_s3 import S3Server
 from tests.staged_write import create_table, read_rows, upsert
@@ -103,6 +104,26 @@ def test_compare_and_swap_on_s3(s3_server: S3Server, s3_uri: str) -> None:
     assert gw.read_versioned("l.json") == (b"2", v2)
     assert gw.delete_if_version("l.json", v2) is True
     assert gw.read_versioned("l.json") is None
+
+
+def test_instant_reservation_on_s3_never_hands_one_time_to_two_writers(
+    s3_server: S3Server, s3_uri: str
+) -> None:
+    gw = s3_gateway(s3_server, s3_uri)
+    config = create_table(gw)
+    barrier, got = threading.Barrier(4), []
+
+    def reserve() -> None:
+        writer = TimelineWriter(gw, config)  # one writer per thread, like separate processes
+        barrier.wait()
+        got.append(writer.create_requested(COMMIT, "20260101000000000").requested_time)
+
+    threads = [threading.Thread(target=reserve) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(set(got)) == 4 and "20260101000000000" in got
 
 
 # ---- the storage-based lock ----------------------------------------------------------------

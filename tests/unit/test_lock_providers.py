@@ -386,3 +386,49 @@ def test_writer_killed_inside_the_commit_step_does_not_block_the_next_one(tmp_pa
     upsert(g, [("a", "1")], FAST)  # wait_time_ms 0: must not wait for the dead holder
     assert read_rows(g) == [("a", "1"), ("b", "0")]
     assert not g.exists(FS_LOCK)
+
+
+def test_bad_lock_options_fail_the_write_before_it_starts(tmp_path):
+    g, config = _table(tmp_path / "t")
+    bad = {"hoodie.write.lock.provider": "ZookeeperBasedLockProvider"}
+    with (
+        pytest.raises(ConfigError, match="unknown lock provider 'ZookeeperBasedLockProvider'"),
+        WriteTransaction(g, config, COMMIT, lock_options=bad),
+    ):
+        pytest.fail("the write must not start")
+    assert Timeline.load(g, config).instants == []
+
+
+def test_filesystem_lock_path_option_moves_the_lock_file(gw, tmp_path):
+    where = tmp_path / "locks"
+    with lk.table_lock(gw, {**FAST, "hoodie.write.lock.filesystem.path": str(where)}):
+        assert json.loads((where / "lock").read_bytes())["pid"] == os.getpid()
+        assert not gw.exists(FS_LOCK)
+    assert not (where / "lock").exists()
+
+
+def test_num_retries_repeats_the_wait(gw):
+    opts = {
+        "hoodie.write.lock.provider": "in_process",
+        "hoodie.write.lock.wait_time_ms": "150",
+        "hoodie.write.lock.num_retries": "2",
+        "hoodie.write.lock.wait_time_ms_between_retry": "50",
+    }
+    held, done = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        with lk.table_lock(gw, opts):
+            held.set()
+            done.wait(10)
+
+    t = threading.Thread(target=hold)
+    t.start()
+    held.wait(5)
+    started = time.monotonic()
+    try:
+        with pytest.raises(LockError), lk.table_lock(gw, opts):
+            pass
+    finally:
+        done.set()
+        t.join()
+    assert time.monotonic() - started >= 3 * 0.15 + 2 * 0.05
