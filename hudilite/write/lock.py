@@ -360,6 +360,18 @@ class LeaseLock:
                     return
                 self._me, self._version = renewed, version
 
+    def check_held(self) -> None:
+        """Raise LockError unless this lock is held with a lease that has not run out."""
+        with self._mutex:
+            me, lost = self._me, self.lost
+        if me is None or lost or _now_ms() >= me.valid_until_ms:
+            end = _format_ms(me.valid_until_ms) if me else "unknown"
+            raise LockError(
+                f"lost the table lock {self.gw.abs_path(self.rel)} (lease ended {end}"
+                f"{', taken over by another writer' if lost else ''}); nothing was completed "
+                "under it, retry the operation"
+            )
+
     def release(self) -> None:
         """Stop the heartbeat and give the lock up (only if it is still ours)."""
         self._stop.set()
@@ -390,6 +402,21 @@ class _ProcessLock:
     thread: int | None = None
     depth: int = 0
     owner: LockOwner | None = None
+    lease: LeaseLock | None = None
+
+
+@dataclass(frozen=True)
+class HeldLock:
+    """What :func:`table_lock` yields: lets the holder confirm it still owns the lock."""
+
+    lease: LeaseLock | None
+
+    def check(self) -> None:
+        """Raise :class:`~hudilite.errors.LockError` when the lease was lost or ran out
+        (renewals failed, or this process stalled past it): another writer may hold the
+        lock now, so an instant must not be completed."""
+        if self.lease is not None:
+            self.lease.check_held()
 
 
 _PROCESS_LOCKS: dict[str, _ProcessLock] = {}
@@ -458,7 +485,7 @@ def _acquire_once(
 
 
 @contextmanager
-def table_lock(gw: FileSystemGateway, options: Any = None) -> Iterator[None]:
+def table_lock(gw: FileSystemGateway, options: Any = None) -> Iterator[HeldLock]:
     """Hold the table's commit lock for a short critical section.
 
     ``options`` (an :class:`~hudilite.config.Options` or mapping of Hudi lock options)
@@ -466,12 +493,13 @@ def table_lock(gw: FileSystemGateway, options: Any = None) -> Iterator[None]:
     Only the commit step (conflict check + completing the instant) runs under the lock;
     data files are written without it. Re-entrant for the thread that holds it. Raises
     :class:`~hudilite.errors.LockError` naming the holder when it stays held too long.
+    Yields a :class:`HeldLock` to re-check the lease right before an irreversible step.
     """
     plock = _process_lock(gw)
     if plock.thread == threading.get_ident():
         plock.depth += 1
         try:
-            yield
+            yield HeldLock(plock.lease)
         finally:
             plock.depth -= 1
         return
@@ -486,14 +514,15 @@ def table_lock(gw: FileSystemGateway, options: Any = None) -> Iterator[None]:
             break
     if error is not None:
         raise error
+    plock.lease = lease
     try:
-        yield
+        yield HeldLock(lease)
     finally:
         try:
             if lease is not None:
                 lease.release()
         finally:
-            plock.thread = plock.owner = None
+            plock.thread = plock.owner = plock.lease = None
             plock.lock.release()
 
 

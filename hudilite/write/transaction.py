@@ -144,7 +144,7 @@ class WriteTransaction:
         assert self.instant is not None
         if not self.instant.is_inflight:
             self.start_inflight()
-        with table_lock(self.gw, self.lock_options):
+        with table_lock(self.gw, self.lock_options) as held:
             clashes = self.conflicts(metadata)
             if clashes:
                 raise ConflictError(
@@ -157,6 +157,7 @@ class WriteTransaction:
                 else metadata.to_avro_bytes()
             )
             failpoints.check(None, "before_complete")
+            held.check()  # a lease lost meanwhile: another writer may be committing now
             self.completed = self.writer.complete(self.instant, content)
         failpoints.check(None, "after_complete")
         delete_markers(self.gw, self.instant.requested_time)

@@ -432,3 +432,34 @@ def test_num_retries_repeats_the_wait(gw):
         done.set()
         t.join()
     assert time.monotonic() - started >= 3 * 0.15 + 2 * 0.05
+
+
+def test_a_lost_lease_is_reported_before_anything_is_completed(gw, monkeypatch):
+    opts = {**FAST, "hoodie.write.lock.heartbeat_interval_ms": "100"}  # lease 500 ms
+    with lk.table_lock(gw, opts) as held:
+        held.check()  # fresh lease: fine
+        # Another writer takes the lock over: every renewal now fails its compare-and-swap.
+        monkeypatch.setattr(gw, "replace_if_version", lambda *a, **k: None)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            try:
+                held.check()
+            except LockError as err:
+                assert "taken over by another writer" in str(err)
+                assert str(err).startswith(f"lost the table lock {gw.abs_path(FS_LOCK)} ")
+                break
+            time.sleep(0.05)
+        else:
+            pytest.fail("the lost lease was never noticed")
+        monkeypatch.undo()
+
+
+def test_a_lease_that_ran_out_unrenewed_is_reported(gw, monkeypatch):
+    opts = {**FAST, "hoodie.write.lock.heartbeat_interval_ms": "100"}  # lease 500 ms
+    with lk.table_lock(gw, opts) as held:
+        # This process stalls: the heartbeat never gets to renew before the lease ends.
+        monkeypatch.setattr(gw, "replace_if_version", lambda *a, **k: time.sleep(0.8))
+        time.sleep(0.7)
+        with pytest.raises(LockError, match=r"lost the table lock .* \(lease ended 20"):
+            held.check()
+        monkeypatch.undo()
