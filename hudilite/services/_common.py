@@ -423,8 +423,9 @@ def commit_attempt(
     for leftover in marked_files(state.gw, inflight.requested_time):
         if leftover not in written:  # a retried task's duplicate: never part of the commit
             state.gw.delete_file(leftover)
-    with table_lock(state.gw):
+    with table_lock(state.gw) as held:
         failpoints.check(None, "before_complete")
+        held.check()  # a lease lost meanwhile: another writer may be committing now
         done = TimelineWriter(state.gw, state.config).complete(inflight, metadata(by_partition))
     failpoints.check(None, "after_complete")
     delete_markers(state.gw, inflight.requested_time)

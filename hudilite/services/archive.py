@@ -384,7 +384,7 @@ def archive(state: TableState, options: OptionsLike = None) -> ArchiveResult:
     :class:`ConfigError` for min/max settings Hudi rejects.
     """
     opts = resolve_options(state, options)
-    with table_lock(state.gw):
+    with table_lock(state.gw, opts):
         state = TableState.load(state.gw)
         chosen, lo, hi = select_instants(state, opts)
         if not chosen:

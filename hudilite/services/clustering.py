@@ -247,7 +247,7 @@ def schedule_clustering(state: TableState, options: OptionsLike = None) -> Clust
         )
     params = plan_strategy_params(state, opts)
     rollback_expired_writes(state, opts)
-    with table_lock(state.gw):
+    with table_lock(state.gw, opts):
         state = TableState.load(state.gw)
         groups = plan_groups(state, opts)
         if not groups:

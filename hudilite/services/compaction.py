@@ -539,7 +539,7 @@ def schedule_compaction(
     opts = resolve_options(state, options)
     strategy = str(opts.get(COMPACT_TRIGGER_STRATEGY))
     rollback_expired_writes(state, opts)
-    with table_lock(state.gw):
+    with table_lock(state.gw, opts):
         state = TableState.load(state.gw)
         writer = TimelineWriter(state.gw, state.config)
         instant_time = writer.new_instant_time()

@@ -440,7 +440,7 @@ def change_table_version(
     opts = resolve_options(state, options)
     rolled, compactions = _settle(state, opts, runner)
     gw = state.gw
-    with table_lock(gw):
+    with table_lock(gw, opts):
         state = TableState.load(gw)
         _refuse_live_writes(state)
         moves = _plan_moves(state, target)

@@ -463,3 +463,29 @@ def test_a_lease_that_ran_out_unrenewed_is_reported(gw, monkeypatch):
         with pytest.raises(LockError, match=r"lost the table lock .* \(lease ended 20"):
             held.check()
         monkeypatch.undo()
+
+
+def test_table_services_honour_the_lock_options_they_are_called_with(tmp_path):
+    from hudilite.services.archive import archive
+    from hudilite.table_state import TableState
+
+    g = FileSystemGateway(str(tmp_path / "t"))
+    create_table(g)
+    held, done = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        with lk.table_lock(g, FAST):
+            held.set()
+            done.wait(30)
+
+    t = threading.Thread(target=hold, name="service-blocker")
+    t.start()
+    held.wait(5)
+    started = time.monotonic()
+    try:
+        with pytest.raises(LockError, match="thread 'service-blocker'"):
+            archive(TableState.load(g), {"hoodie.write.lock.wait_time_ms": "200"})
+    finally:
+        done.set()
+        t.join()
+    assert time.monotonic() - started < 10  # not the 60 s default wait
