@@ -257,6 +257,7 @@ def partition_paths(spec: KeyGenSpec, batch: Batch) -> pa.StringArray:
             missing = pc.or_(pc.is_null(text), pc.fill_null(pc.equal(text, ""), False))
             text = _escape_array(text) if spec.url_encode else text
             text = pc.if_else(missing, DEFAULT_PARTITION_PATH, text)
+        _check_segments(text, name, hive_prefixed=spec.hive_style)
         if spec.hive_style:
             text = pc.binary_join_element_wise(f"{name}=", text, "")
         pieces.append(text)
@@ -382,8 +383,10 @@ def _map_distinct(arr: pa.Array, fn: Callable[[Any], str]) -> pa.StringArray:
 
 # --- partition path escaping ---------------------------------------------------------------
 
-_ESCAPED = set(range(0x01, 0x20)) | {ord(c) for c in "\"#%'*/:=?\\\x7f{[]^"}
-_NEEDS_ESCAPE = re.compile("[" + re.escape("".join(chr(c) for c in sorted(_ESCAPED))) + "]")
+# Hudi's charToEscape: 0x00-0x1F, DEL and the characters below.
+_ESCAPED = set(range(0x00, 0x20)) | {ord(c) for c in "\"#%'*/:=?\\\x7f{[]^"}
+# \xHH escapes: one pattern text both Python's re and Arrow's RE2 read the same way.
+_NEEDS_ESCAPE = re.compile("[" + "".join(f"\\x{c:02x}" for c in sorted(_ESCAPED)) + "]")
 
 
 def escape_path_name(value: str) -> str:
@@ -400,6 +403,45 @@ def _escape_array(text: pa.Array) -> pa.Array:
     if not pc.any(pc.match_substring_regex(text, _NEEDS_ESCAPE.pattern)).as_py():
         return text  # the common case: nothing to escape, no Python work
     return _map_distinct(text, escape_path_name)
+
+
+# --- partition path safety ----------------------------------------------------------------
+
+#: A value segment is unsafe when it is empty (``a//b``, a leading or trailing ``/``), starts
+# with a dot (``..`` leaves the table, ``.hoodie`` is the metadata folder, and listings skip
+# hidden directories so the rows would vanish), or holds ``\\`` / NUL (Hadoop, Spark and
+# hudi-rs paths disagree on them).
+UNSAFE_SEGMENT = r"(^|/)(\.|/|$)|\\|\x00"
+#: The same for a hive-style value, whose first segment is prefixed by ``name=``.
+UNSAFE_SEGMENT_HIVE = r"/(\.|/|$)|\\|\x00"
+
+
+def unsafe_value_message(name: str, shown: str) -> str:
+    """The error text for partition field ``name`` whose value (shown as ``shown``) is unsafe."""
+    return (
+        f"partition field {name!r} has value {shown} that is not a safe path segment (empty, "
+        "'.'-prefixed such as '..' or '.hoodie', or holding '\\' or NUL); fix the value, or "
+        "use hive-style partitioning / partitionpath.urlencode"
+    )
+
+
+def _check_segments(text: pa.Array, name: str, *, hive_prefixed: bool) -> None:
+    """Refuse partition values that would not make safe path segments under the table.
+
+    Hudi refuses ``..`` segments whatever the URL-encoding (``PartitionPathEncodeUtils.
+    validateNoPathTraversal``: encoding leaves dots alone); hudilite also refuses the other
+    segments above, since a row written there is hidden from every reader. A ``/`` inside a
+    value stays a nested directory as in Hudi (``2024/01/31``). Raises
+    :class:`KeyGenerationError` naming the field, the value and its row.
+    """
+    bad = pc.fill_null(
+        pc.match_substring_regex(text, UNSAFE_SEGMENT_HIVE if hive_prefixed else UNSAFE_SEGMENT),
+        False,
+    )
+    if pc.any(bad).as_py():
+        row = pc.index(bad, True).as_py()
+        shown = f"{text[row].as_py()!r} in row {row}"
+        raise KeyGenerationError(unsafe_value_message(name, shown))
 
 
 # --- timestamp partitions ------------------------------------------------------------------
@@ -594,6 +636,7 @@ def _raise_first(mask: pa.Array, message: str, subject: Any) -> None:
 
 
 __all__ = ["COMPLEX", "CUSTOM", "DEFAULT_PARTITION_PATH", "EMPTY_RECORDKEY_PLACEHOLDER", "KINDS",
-           "NON_PARTITION", "NULL_RECORDKEY_PLACEHOLDER", "SIMPLE", "TIMESTAMP", "KeyGenSpec",
-           "escape_path_name", "partition_paths", "partition_values", "record_keys", "to_key_text",
-           "unescape_path_name"]  # fmt: skip
+           "NON_PARTITION", "NULL_RECORDKEY_PLACEHOLDER", "SIMPLE", "TIMESTAMP", "UNSAFE_SEGMENT",
+           "UNSAFE_SEGMENT_HIVE", "KeyGenSpec", "escape_path_name", "partition_paths",
+           "partition_values", "record_keys", "to_key_text", "unescape_path_name",
+           "unsafe_value_message"]  # fmt: skip

@@ -29,7 +29,10 @@ from hudilite.keygen import (
     DEFAULT_PARTITION_PATH,
     EMPTY_RECORDKEY_PLACEHOLDER,
     NULL_RECORDKEY_PLACEHOLDER,
+    UNSAFE_SEGMENT,
+    UNSAFE_SEGMENT_HIVE,
     KeyGenSpec,
+    unsafe_value_message,
 )
 
 # Types whose Spark string cast equals the key text Hudi writes.
@@ -88,8 +91,18 @@ def native_key_columns(spec: KeyGenSpec, df: DataFrame) -> tuple[Column, Column]
         pieces = []
         for name, _ in spec.partition_parts:
             value = _text(df, name)
-            text = F.when(value.isNull() | (value == ""), F.lit(DEFAULT_PARTITION_PATH)).otherwise(
-                value
+            # The Arrow key generator's path-safety check, as a Java regex (same syntax).
+            unsafe = value.rlike(UNSAFE_SEGMENT_HIVE if spec.hive_style else UNSAFE_SEGMENT)
+            head, tail = unsafe_value_message(name, "\x00").split("\x00")
+            refused = F.raise_error(
+                F.concat(
+                    F.lit(f"hudilite.errors.KeyGenerationError: {head}'"), value, F.lit(f"'{tail}")
+                )
+            )
+            text = (
+                F.when(value.isNull() | (value == ""), F.lit(DEFAULT_PARTITION_PATH))
+                .when(unsafe, refused)
+                .otherwise(value)
             )
             pieces.append(F.concat(F.lit(f"{name}="), text) if spec.hive_style else text)
         path = pieces[0] if len(pieces) == 1 else F.concat_ws("/", *pieces)
