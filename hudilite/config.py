@@ -772,8 +772,9 @@ def _unescape(s: str) -> str:
             continue
         out.append(c)
         i += 1
-    # \uXXXX escapes of a surrogate pair must become one code point.
-    return "".join(out).encode("utf-16", "surrogatepass").decode("utf-16")
+    # \uXXXX escapes of a surrogate pair must become one code point; a lone one (garbage)
+    # stays a lone surrogate, as in Java, instead of failing the decode.
+    return "".join(out).encode("utf-16", "surrogatepass").decode("utf-16", "surrogatepass")
 
 
 def parse_properties(text: str) -> dict[str, str]:
@@ -839,9 +840,6 @@ def table_checksum(database: str, table: str) -> int:
 # --------------------------------------------------------------------------------------------
 # hoodie.properties
 # --------------------------------------------------------------------------------------------
-
-PROPERTIES_FILE = ".hoodie/hoodie.properties"
-PROPERTIES_BACKUP_FILE = ".hoodie/hoodie.properties.backup"
 
 # Keys to_properties() owns: recomputed from the typed fields on every render.
 _MANAGED_KEYS = (

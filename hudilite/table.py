@@ -14,6 +14,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
 
 from hudilite import config as cfg
+from hudilite import properties_file
 from hudilite.errors import ConfigError, ConflictError, SchemaError, TableExistsError
 from hudilite.keygen import partition_values
 from hudilite.read.arrow_reader import read_plan_arrow
@@ -153,8 +154,8 @@ class Table:
             gw.mkdirs(".hoodie/archived")
         write_defaults = {k: v for k, v in raw_opts.items() if not cfg.is_table_property(k)}
         if write_defaults:
-            gw.write_bytes(WRITE_DEFAULTS_FILE, cfg.render_properties(write_defaults).encode())
-        gw.write_bytes(PROPERTIES_FILE, cfg.render_properties(config.to_properties()).encode())
+            gw.write_bytes(WRITE_DEFAULTS_FILE, properties_file.encode(write_defaults))
+        properties_file.create(gw, config.to_properties())
         return cls(spark, gw)
 
     @classmethod

@@ -19,30 +19,26 @@ stored records): changing one raises :class:`ConfigError` naming the key and its
 value. Setting one to its current value is allowed (nothing to change). The index type and
 bucket settings are fixed once the table holds data (records were placed by them).
 
-``hoodie.properties`` is rewritten the way Hudi's ``HoodieTableConfig.modify`` does it: a
-``hoodie.properties.backup`` copy first (readers fall back to it if the file is missing or
-torn), then the new file (temp file + rename where the filesystem allows), the checksum
-verified by reading it back, then the backup removed. ``hoodie.table.checksum`` is
-recomputed (CRC32 of ``"<database>.<table>"``; Hudi rejects a wrong one). Keys hudilite
-does not know are kept verbatim. Every change runs under the table's commit lock, so two
-concurrent changes do not lose each other's keys.
+``hoodie.properties`` is rewritten by :mod:`hudilite.properties_file` the way Hudi's
+``HoodieTableConfig.modify`` does it (backup, new file, read-back, backup removed; the
+checksum recomputed). Keys hudilite does not know are kept verbatim. Every change runs
+under the table's commit lock, so two concurrent changes do not lose each other's keys.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
-from datetime import UTC, datetime
 from typing import Any
 
 from hudilite import config as cfg
-from hudilite.errors import ConfigError, CorruptFileError
+from hudilite import properties_file
+from hudilite.errors import ConfigError
+from hudilite.properties_file import BACKUP_FILE as BACKUP_FILE  # re-exported
+from hudilite.properties_file import CHECKSUM_KEY
 from hudilite.storage.fs import FileSystemGateway
-from hudilite.table_state import PROPERTIES_FILE, WRITE_DEFAULTS_FILE, TableState
+from hudilite.table_state import WRITE_DEFAULTS_FILE, TableState
 from hudilite.write.lock import table_lock
-
-BACKUP_FILE = cfg.PROPERTIES_BACKUP_FILE
-CHECKSUM_KEY = "hoodie.table.checksum"
 
 # Fixed at creation: they say how records are keyed, partitioned, merged and laid out.
 _FIXED_KEYS: tuple[cfg.ConfigKey, ...] = (
@@ -103,50 +99,15 @@ Changes = dict[str, str | None]  # key -> new value, None = remove
 # ------------------------------------------------------------------------- file handling
 
 
-def table_checksum(props: Mapping[str, str]) -> str:
-    """``hoodie.table.checksum`` of ``props`` as Hudi computes it (database may be absent)."""
-    name = props.get("hoodie.table.name")
-    if not name:
-        raise ConfigError("hoodie.properties lacks hoodie.table.name")
-    return str(cfg.table_checksum(props.get("hoodie.database.name", ""), name))
-
-
 def read_table_properties(gw: FileSystemGateway) -> dict[str, str]:
-    """``hoodie.properties`` as stored, recovering from an interrupted rewrite first."""
-    _recover(gw)
-    return cfg.parse_properties(gw.read_bytes(PROPERTIES_FILE).decode("latin-1"))
-
-
-def _recover(gw: FileSystemGateway) -> None:
-    """Finish or undo an interrupted rewrite, as Hudi's ``recoverIfNeeded``: a missing
-    properties file is restored from the backup; a left-over backup is dropped."""
-    if not gw.exists(BACKUP_FILE):
-        return
-    if not gw.exists(PROPERTIES_FILE):
-        gw.write_bytes(PROPERTIES_FILE, gw.read_bytes(BACKUP_FILE))
-    gw.delete_file(BACKUP_FILE)
+    """``hoodie.properties`` as stored, recovering from an interrupted rewrite first (the
+    caller holds the table lock)."""
+    return properties_file.recover(gw)
 
 
 def store_table_properties(gw: FileSystemGateway, props: Mapping[str, str]) -> dict[str, str]:
-    """Replace ``hoodie.properties`` with ``props`` (checksum recomputed); returns what was
-    stored. The caller holds the table lock."""
-    stored = {k: v for k, v in props.items() if k != CHECKSUM_KEY}
-    stored[CHECKSUM_KEY] = table_checksum(stored)
-    cfg.TableConfig.from_properties(stored)  # never write a file no reader can load
-    comment = f"Updated at {datetime.now(UTC).strftime('%Y-%m-%dT%H:%M:%S.%f')[:-3]}Z"
-    text = cfg.render_properties(stored, comment).encode("latin-1")
-    _recover(gw)
-    if gw.exists(PROPERTIES_FILE):
-        gw.write_bytes(BACKUP_FILE, gw.read_bytes(PROPERTIES_FILE))
-    gw.write_bytes(PROPERTIES_FILE, text)
-    check = cfg.parse_properties(gw.read_bytes(PROPERTIES_FILE).decode("latin-1"))
-    if check.get(CHECKSUM_KEY) != stored[CHECKSUM_KEY]:
-        # Readers keep using the backup: restore it rather than leave a bad file.
-        gw.write_bytes(PROPERTIES_FILE, gw.read_bytes(BACKUP_FILE))
-        gw.delete_file(BACKUP_FILE)
-        raise CorruptFileError(f"{PROPERTIES_FILE} did not read back with its checksum")
-    gw.delete_file(BACKUP_FILE)
-    return stored
+    """Replace ``hoodie.properties`` with ``props``; see :func:`properties_file.store`."""
+    return properties_file.store(gw, props)
 
 
 def update_table_properties(
@@ -167,9 +128,7 @@ def update_table_properties(
 
 def read_write_defaults(gw: FileSystemGateway) -> dict[str, str]:
     """The write defaults (``.hoodie/hudilite.properties``), empty when there are none."""
-    if not gw.exists(WRITE_DEFAULTS_FILE):
-        return {}
-    return cfg.parse_properties(gw.read_bytes(WRITE_DEFAULTS_FILE).decode("latin-1"))
+    return properties_file.read_optional(gw, WRITE_DEFAULTS_FILE)
 
 
 def _apply(gw: FileSystemGateway, table: Changes, defaults: Changes) -> None:
@@ -185,7 +144,7 @@ def _apply(gw: FileSystemGateway, table: Changes, defaults: Changes) -> None:
         new = _changed(current, defaults)
         if new != current:
             if new:
-                gw.write_bytes(WRITE_DEFAULTS_FILE, cfg.render_properties(new).encode("latin-1"))
+                gw.write_bytes(WRITE_DEFAULTS_FILE, properties_file.encode(new))
             else:
                 gw.delete_file(WRITE_DEFAULTS_FILE)
 

@@ -12,27 +12,29 @@ from functools import cached_property
 
 import pyarrow as pa
 
-from hudilite.config import CHANGELOG_ENABLED, Options, TableConfig, parse_properties
+from hudilite import properties_file
+from hudilite.config import CHANGELOG_ENABLED, Options, TableConfig
 from hudilite.errors import TableNotFoundError
 from hudilite.filegroup.view import FileSystemView
 from hudilite.keygen import KeyGenSpec
 from hudilite.merge import MergeSpec
+from hudilite.properties_file import PROPERTIES_FILE as PROPERTIES_FILE  # re-exported
 from hudilite.schema import OPERATION_COL, avro_to_arrow_schema, with_meta_columns
 from hudilite.storage.fs import FileSystemGateway
 from hudilite.timeline.timeline import Timeline
 
-PROPERTIES_FILE = ".hoodie/hoodie.properties"
 # Write options given at create time that are not Hudi table properties (small-file limit,
 # index settings...): kept beside hoodie.properties so later writes apply them too.
 WRITE_DEFAULTS_FILE = ".hoodie/hudilite.properties"
 
 
 def load_config(gw: FileSystemGateway) -> TableConfig:
-    """Read ``.hoodie/hoodie.properties`` (or Hudi's backup copy) into a :class:`TableConfig`."""
-    for name in (PROPERTIES_FILE, ".hoodie/hoodie.properties.backup"):
-        if gw.exists(name):
-            return TableConfig.from_properties(parse_properties(gw.read_bytes(name).decode()))
-    raise TableNotFoundError(f"no Hudi table at {gw.abs_path('')} (missing {PROPERTIES_FILE})")
+    """Read ``.hoodie/hoodie.properties`` (or a valid backup) into a :class:`TableConfig`.
+
+    Raises :class:`TableNotFoundError` without either file and :class:`CorruptFileError`
+    when neither holds a valid checksum (see :mod:`hudilite.properties_file`).
+    """
+    return TableConfig.from_properties(properties_file.load(gw))
 
 
 @dataclass
@@ -52,8 +54,7 @@ class TableState:
     def options(self, overrides: dict[str, str] | None = None) -> Options:
         """Table properties overlaid with per-call options (call options win)."""
         merged = dict(self.config.props)
-        if self.gw.exists(WRITE_DEFAULTS_FILE):
-            merged.update(parse_properties(self.gw.read_bytes(WRITE_DEFAULTS_FILE).decode()))
+        merged.update(properties_file.read_optional(self.gw, WRITE_DEFAULTS_FILE))
         merged.update(overrides or {})
         return Options(merged)
 

@@ -24,8 +24,8 @@ Then, under the table lock:
   ``hoodie.timeline.layout.version``, ``hoodie.timeline.path``/``history.path``,
   ``hoodie.table.initial.version=6``, ``hoodie.record.merge.mode`` (and strategy id) and
   ``hoodie.table.keygenerator.type`` on 8; the payload class and key generator class on 6;
-  with the right checksum. The old file is kept as ``hoodie.properties.backup`` while
-  the new one is written, like Hudi's ``HoodieTableConfig.update``;
+  with the right checksum, rewritten by :func:`hudilite.properties_file.store` (backup,
+  write, read-back) like Hudi's ``HoodieTableConfig.update``;
 * only then are the old-layout timeline files deleted, so a reader sees a complete
   timeline at every moment.
 
@@ -41,6 +41,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from hudilite import config as cfg
+from hudilite import properties_file
 from hudilite.errors import ConfigError, ConflictError, CorruptFileError, HudiliteError
 from hudilite.services import archive_formats as fmt
 from hudilite.services._common import OptionsLike, resolve_options
@@ -53,7 +54,7 @@ from hudilite.services.archive import (
 from hudilite.services.compaction import COMPACTION_TARGET_IO_MB, Runner, compact
 from hudilite.storage.fs import FileSystemGateway, join
 from hudilite.storage.log_format import write_log_file
-from hudilite.table_state import PROPERTIES_FILE, TableState
+from hudilite.table_state import TableState
 from hudilite.timeline.heartbeat import is_expired
 from hudilite.timeline.instant import (
     CLEAN,
@@ -409,10 +410,7 @@ def target_config(config: cfg.TableConfig, to_version: int) -> cfg.TableConfig:
 
 
 def _write_properties(gw: FileSystemGateway, new: cfg.TableConfig) -> None:
-    backup = PROPERTIES_FILE + ".backup"
-    gw.write_bytes(backup, gw.read_bytes(PROPERTIES_FILE))
-    gw.write_bytes(PROPERTIES_FILE, cfg.render_properties(new.to_properties()).encode("utf-8"))
-    gw.delete_file(backup)
+    properties_file.store(gw, new.to_properties())
 
 
 # ---------------------------------------------------------------------------------- entry
