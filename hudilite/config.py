@@ -530,6 +530,13 @@ END_INSTANT = _key(
     "hoodie.datasource.read.end.instanttime", None, "Incremental read end (inclusive)."
 )
 AS_OF_INSTANT = _key("as.of.instant", None, "Time-travel read instant.")
+READ_IGNORE_MISSING_FILES = _key(
+    "hoodie.hudilite.read.ignore.missing.files",
+    False,
+    "Read on, with a warning, when a data file a commit names is missing or truncated "
+    "(its file group is left out); by default such a read fails naming the file.",
+    parse=parse_bool,
+)
 CLEANER_COMMITS_RETAINED = _key(
     "hoodie.cleaner.commits.retained", 10, "Commits whose files the cleaner keeps.", parse=parse_int
 )

@@ -57,5 +57,9 @@ class CorruptFileError(HudiliteError):
     """A data, log or metadata file does not follow the Hudi format."""
 
 
+class MissingFileError(CorruptFileError):
+    """A data file the timeline names (a committed base or log file) is not on storage."""
+
+
 class WriteError(HudiliteError):
     """A write failed; the table was left at its previous state."""

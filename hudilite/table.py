@@ -15,13 +15,21 @@ from pyspark.sql.types import StructType
 
 from hudilite import config as cfg
 from hudilite import properties_file
-from hudilite.errors import ConfigError, ConflictError, SchemaError, TableExistsError
+from hudilite.errors import (
+    ConfigError,
+    ConflictError,
+    CorruptFileError,
+    MissingFileError,
+    SchemaError,
+    TableExistsError,
+)
 from hudilite.keygen import partition_values
 from hudilite.read.arrow_reader import read_plan_arrow
 from hudilite.read.planner import ScanPlan, plan_incremental, plan_snapshot
 from hudilite.schema import arrow_to_avro_schema, to_storage_schema
 from hudilite.spark.convert import arrow_schema, spark_schema
 from hudilite.spark.read_job import read_plan
+from hudilite.spark.task_errors import read_error_from
 from hudilite.spark.write_job import run_write
 from hudilite.storage.fs import FileSystemGateway
 from hudilite.table_state import PROPERTIES_FILE, WRITE_DEFAULTS_FILE, TableState
@@ -409,18 +417,29 @@ class Table:
         start: str | None = None,
         end: str | None = None,
         where: str | None = None,
+        options: Mapping[str, Any] | None = None,
     ) -> DataFrame:
         """Read the table as a Spark DataFrame (Hudi's ``_hoodie_*`` columns first).
 
         ``as_of`` time-travels to an instant (``yyyyMMddHHmmssSSS`` or a date-time);
         ``query_type="incremental"`` returns records committed in ``(start, end]``;
         ``where`` is a SQL predicate; when it only names partition columns the
-        partitions it excludes are not read at all.
+        partitions it excludes are not read at all. ``options``: read options such as
+        ``hoodie.hudilite.read.ignore.missing.files``.
+
+        A data file the timeline names that is missing or truncated raises
+        :class:`MissingFileError` / :class:`CorruptFileError` naming it.
         """
         state = self.state()
         partitions = self._prune(state, where) if where else None
-        plan = self._plan(state, query_type, as_of, start, end, partitions)
-        df = read_plan(self.spark, state, plan)
+        plan = self._plan(state, query_type, as_of, start, end, partitions, options)
+        try:
+            df = read_plan(self.spark, state, plan)
+        except Exception as exc:  # Spark lists the files now: one may have vanished since
+            mapped = read_error_from(exc)
+            if mapped is None:
+                raise
+            raise mapped from exc
         return df.filter(F.expr(where)) if where else df
 
     def to_arrow(
@@ -431,21 +450,28 @@ class Table:
         start: str | None = None,
         end: str | None = None,
         columns: list[str] | None = None,
+        options: Mapping[str, Any] | None = None,
     ) -> pa.Table:
         """Read like :meth:`read`, into a pyarrow Table in this process, without Spark.
 
         The live files are read with ``pyarrow.dataset`` (multi-threaded); meant for
-        data that fits in memory, like ``deltalake``'s ``to_pyarrow_table``.
+        data that fits in memory, like ``deltalake``'s ``to_pyarrow_table``. A missing or
+        unreadable data file raises :class:`MissingFileError` / :class:`CorruptFileError`.
         """
         state = self.state()
-        plan = self._plan(state, query_type, as_of, start, end, None)
-        return read_plan_arrow(
-            state.gw,
-            plan,
-            state.storage_schema,
-            columns=columns,
-            merge_spec=state.merge_spec(state.options()),
-        )
+        plan = self._plan(state, query_type, as_of, start, end, None, options)
+        try:
+            return read_plan_arrow(
+                state.gw,
+                plan,
+                state.storage_schema,
+                columns=columns,
+                merge_spec=state.merge_spec(state.options()),
+            )
+        except FileNotFoundError as exc:
+            raise MissingFileError(f"a data file of {self.path} is missing: {exc}") from exc
+        except (pa.ArrowInvalid, OSError) as exc:
+            raise CorruptFileError(f"a data file of {self.path} is unreadable: {exc}") from exc
 
     def _plan(
         self,
@@ -455,11 +481,15 @@ class Table:
         start: str | None,
         end: str | None,
         partitions: list[str] | None,
+        options: Mapping[str, Any] | None = None,
     ) -> ScanPlan:
+        ignore = bool(state.options(_opts(options)).get(cfg.READ_IGNORE_MISSING_FILES))
         if query_type == "incremental":
             if start is None:
                 raise ConfigError("an incremental read needs start=<instant time>")
-            return plan_incremental(state.timeline, state.view, start, end)
+            return plan_incremental(
+                state.timeline, state.view, start, end, ignore_missing_files=ignore
+            )
         if query_type in ("snapshot", "read_optimized"):
             if start is not None or end is not None:
                 raise ConfigError("start/end apply to query_type='incremental' only")
@@ -468,6 +498,7 @@ class Table:
                 as_of=as_of,
                 partitions=partitions,
                 read_optimized=query_type == "read_optimized",
+                ignore_missing_files=ignore,
             )
         raise ConfigError(
             f"unknown query_type {query_type!r}; use snapshot, read_optimized or incremental"

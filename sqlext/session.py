@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from hudilite.catalog import Catalog, DatabaseNotFoundError
 from hudilite.errors import HudiliteError, TableNotFoundError
+from hudilite.spark.task_errors import read_error_from
 
 from . import ddl, dml, queries
 from .results import Outcome, StatementResult
@@ -140,7 +141,17 @@ class Session:
         handler = _HANDLERS.get(type(stmt))
         if handler is None:  # pragma: no cover - every Statement kind has a handler
             raise UnsupportedStatementError(f"unsupported statement: {type(stmt).__name__}")
-        return handler(self, stmt)
+        try:
+            return handler(self, stmt)
+        except HudiliteError:
+            raise
+        except Exception as exc:
+            # A Spark failure reading a table's files (gone, unreadable) or carrying a
+            # hudilite error from a task: report it as the hudilite error naming the file.
+            mapped = read_error_from(exc)
+            if mapped is None:
+                raise
+            raise mapped from exc
 
     # ------------------------------------------------------------------ names and tables
     def qualify(self, name: TableName) -> tuple[str, str]:

@@ -45,12 +45,12 @@ from __future__ import annotations
 import base64
 import pickle
 from collections.abc import Callable, Collection, Iterable, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from hudilite.errors import CorruptFileError, SchemaError
+from hudilite.errors import CorruptFileError, MissingFileError, SchemaError
 from hudilite.filegroup.slices import FileSlice, LogFile
 from hudilite.merge import MergeSpec, merge_file_group
 from hudilite.schema import (
@@ -72,6 +72,8 @@ from hudilite.storage.log_format import (
     read_log_file,
 )
 from hudilite.storage.parquet_io import read_base_file
+
+_T = TypeVar("_T")
 
 # ----------------------------------------------------------------------------- the reader
 
@@ -106,7 +108,7 @@ def read_file_slice(
     file_slice = slice
     base: pa.Table | None = None
     if file_slice.base_file is not None:
-        stored = read_base_file(gw, file_slice.base_file.path)
+        stored = _read(read_base_file, gw, file_slice.base_file.path)
         base = conform(stored, schema, where=file_slice.base_file.path)
     visible = is_instant_visible
     if commit_times is not None:
@@ -137,7 +139,7 @@ def scan_log_blocks(
     """
     kept: list[LogBlock] = []
     for log in log_files:
-        for block in read_log_file(gw, log.path):
+        for block in _read(read_log_file, gw, log.path):
             if block.block_type == BlockType.CORRUPT:
                 continue
             instant = block.instant_time
@@ -235,6 +237,17 @@ def _restricted(visible: Callable[[str], bool], instants: frozenset[str]) -> Cal
         return instant in instants and visible(instant)
 
     return check
+
+
+def _read(reader: Callable[[FileSystemGateway, str], _T], gw: FileSystemGateway, path: str) -> _T:
+    """``reader(gw, path)``, a vanished file reported as :class:`MissingFileError` naming it
+    (the plan listed it: it went away since, and its rows must not silently go too)."""
+    try:
+        return reader(gw, path)
+    except FileNotFoundError as exc:
+        raise MissingFileError(f"data file {gw.abs_path(path)} is missing: {exc}") from exc
+    except OSError as exc:
+        raise CorruptFileError(f"data file {gw.abs_path(path)} is unreadable: {exc}") from exc
 
 
 def _describe(file_slice: FileSlice) -> str:

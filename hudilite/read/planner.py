@@ -36,6 +36,7 @@ from typing import Any
 from hudilite.errors import ConfigError, InstantNotFoundError
 from hudilite.filegroup.slices import FileSlice
 from hudilite.filegroup.view import FileSystemView, PartitionFilter, Visibility
+from hudilite.read.file_checks import check_slices
 from hudilite.timeline.instant import CLEAN
 from hudilite.timeline.instant_time import format_instant, parse_instant
 from hudilite.timeline.metadata import CommitMetadata, read_avro_record
@@ -250,17 +251,24 @@ def plan_snapshot(
     partitions: PartitionFilter = None,
     *,
     read_optimized: bool = False,
+    ignore_missing_files: bool = False,
 ) -> ScanPlan:
     """Plan a snapshot read (latest, or time travel ``as_of``) of the given partitions.
 
     ``read_optimized=True`` reads base files only (MOR logs are ignored, log-only file
     groups are skipped). Raises ``InstantNotFoundError`` for an ``as_of`` the table can no
-    longer answer and ``ConfigError`` for a malformed one.
+    longer answer and ``ConfigError`` for a malformed one; ``MissingFileError`` /
+    ``CorruptFileError`` when a committed file is gone or short, unless
+    ``ignore_missing_files`` (see :mod:`hudilite.read.file_checks`).
     """
     view = _view_of(view_or_state)
     instant = None if as_of is None else validate_as_of(view, as_of)
     vis = view.visibility(as_of=instant)
     slices = view.latest_slices(as_of=instant, partitions=partitions)
+    wanted = _partition_predicate(partitions)
+    slices = check_slices(
+        view, vis, slices, lambda g: wanted(g[0]), ignore_missing=ignore_missing_files
+    )
     return _build_plan(view, slices, vis, read_optimized=read_optimized)
 
 
@@ -271,6 +279,7 @@ def plan_incremental(
     end: str | int | datetime | None = None,
     *,
     partitions: PartitionFilter = None,
+    ignore_missing_files: bool = False,
 ) -> ScanPlan:
     """Plan an incremental read of the commits in ``(start, end]``.
 
@@ -309,8 +318,12 @@ def plan_incremental(
                 f"(first instant {first}) and older commits are archived"
             )
         lo = None
+    wanted = _partition_predicate(partitions)
     if lo is None:
         slices = fs_view.latest_slices(partitions=partitions, **slice_args)
+        slices = check_slices(
+            fs_view, vis, slices, lambda g: wanted(g[0]), ignore_missing=ignore_missing_files
+        )
         return _build_plan(fs_view, slices, vis, read_optimized=False, commit_range=(lo, hi))
 
     # By requested time on table version 6, completion time on 8+.
@@ -320,11 +333,17 @@ def plan_incremental(
         metadata = fs_view.commit_metadata(instant.requested_time)
         if metadata is not None:
             touched |= _written_groups(metadata)
-    wanted = _partition_predicate(partitions)
     scope = sorted({p for p, _ in touched if wanted(p)})
     slices = [
         s for s in fs_view.latest_slices(partitions=scope, **slice_args) if s.group_key in touched
     ]
+    slices = check_slices(
+        fs_view,
+        vis,
+        slices,
+        lambda g: g in touched and wanted(g[0]),
+        ignore_missing=ignore_missing_files,
+    )
     return _build_plan(
         fs_view,
         slices,

@@ -39,3 +39,37 @@ def first_line(exc: BaseException) -> str:
         if line and not line.startswith(("at ", "File ", "^", "~")) and "Error" in line:
             return line[:500]
     return text.splitlines()[0][:500] if text else type(exc).__name__
+
+
+# A data file Spark could not find or read: the path is the first URI/absolute path in
+# the message that names a Parquet base file or a Hudi log file.
+_DATA_PATH = re.compile(r"((?:[a-z][a-z0-9+.-]*:)?/[^\s'\"\]\[,]*?(?:\.parquet|\.log\.\d+_[\w-]+))")
+_MISSING = ("PATH_NOT_FOUND", "FILE_NOT_EXIST", "FileNotFoundException", "does not exist")
+_DAMAGED = (
+    "FAILED_READ_FILE",
+    "CANNOT_READ_FILE_FOOTER",
+    "is not a Parquet file",
+    "Could not read footer",
+    "CorruptStatistics",
+    "ParquetDecodingException",
+)
+
+
+def read_error_from(exc: BaseException) -> errors.HudiliteError | None:
+    """The hudilite error for a failed Spark read: a hudilite error raised in a task, or
+    a missing / unreadable data file (:class:`MissingFileError` / :class:`CorruptFileError`
+    naming the file); None for anything else."""
+    found = hudilite_error_from(exc)
+    if found is not None:
+        return found
+    text = str(exc)
+    path = _DATA_PATH.search(text)
+    if path is None:
+        return None
+    if any(marker in text for marker in _MISSING):
+        return errors.MissingFileError(f"data file {path.group(1)} is missing: {first_line(exc)}")
+    if any(marker in text for marker in _DAMAGED):
+        return errors.CorruptFileError(
+            f"data file {path.group(1)} is unreadable: {first_line(exc)}"
+        )
+    return None

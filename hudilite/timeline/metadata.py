@@ -484,23 +484,33 @@ class CommitMetadata:
         )
 
     @classmethod
-    def from_bytes(cls, data: bytes) -> CommitMetadata:
+    def from_bytes(cls, data: bytes, source: str | None = None) -> CommitMetadata:
         """Decode either encoding (sniffs the Avro magic); empty content → empty metadata.
 
         Hudi leaves requested files empty and some inflight files too, so "nothing" is a
-        legitimate content, not corruption.
+        legitimate content here (a completed commit's file is never empty: the timeline
+        checks that). Raises :class:`CorruptFileError` for anything else that does not
+        decode, naming ``source`` (the file and instant) when given.
         """
         if not data.strip():
             return cls()
-        if data.startswith(AVRO_MAGIC):
-            return cls.from_dict(read_avro_record(data))
+        where = f"{source}: " if source else ""
         try:
+            if data.startswith(AVRO_MAGIC):
+                return cls.from_dict(read_avro_record(data))
             doc = json.loads(data.decode("utf-8"))
+            if not isinstance(doc, dict):
+                raise CorruptFileError("commit metadata JSON is not an object")
+            return cls.from_dict(doc)
+        except CorruptFileError as exc:
+            raise CorruptFileError(f"{where}{exc}") from exc
         except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise CorruptFileError(f"commit metadata is neither Avro nor JSON: {exc}") from exc
-        if not isinstance(doc, dict):
-            raise CorruptFileError("commit metadata JSON is not an object")
-        return cls.from_dict(doc)
+            message = f"{where}commit metadata is neither Avro nor JSON: {exc}"
+            raise CorruptFileError(message) from exc
+        except (TypeError, ValueError, AttributeError, KeyError) as exc:
+            # Decodes, but the fields are not commit metadata (wrong types or shapes).
+            message = f"{where}commit metadata has unexpected content: {exc!r}"
+            raise CorruptFileError(message) from exc
 
 
 def _copy_ids(ids: Mapping[str, Iterable[str]]) -> dict[str, list[str]]:

@@ -108,7 +108,7 @@ def test_no_file_at_all_is_table_not_found(tmp_path):
 
 
 def test_iso_8859_1_with_unicode_escapes_as_java(tmp_path):
-    gw, data = new_table(tmp_path)
+    gw, _ = new_table(tmp_path)
     stored = pf.store(gw, {**pf.load(gw), "hoodie.table.comment": "café €"})
     raw = gw.read_bytes(pf.PROPERTIES_FILE)
     assert raw.isascii() and b"hoodie.table.comment=caf\\u00E9 \\u20AC" in raw
