@@ -488,8 +488,8 @@ class CommitMetadata:
         """Decode either encoding (sniffs the Avro magic); empty content → empty metadata.
 
         Hudi leaves requested files empty and some inflight files too, so "nothing" is a
-        legitimate content here (a completed commit's file is never empty: the timeline
-        checks that). Raises :class:`CorruptFileError` for anything else that does not
+        legitimate content (Hudi's ``fromBytes`` reads an empty completed file the same
+        way). Raises :class:`CorruptFileError` for anything else that does not
         decode, naming ``source`` (the file and instant) when given.
         """
         if not data.strip():

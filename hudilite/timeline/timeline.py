@@ -24,7 +24,7 @@ import threading
 from collections.abc import Iterable, Iterator
 from typing import Protocol
 
-from hudilite.errors import CorruptFileError, InstantNotFoundError, TimelineError
+from hudilite.errors import InstantNotFoundError, TimelineError
 from hudilite.storage.fs import FileSystemGateway, join
 from hudilite.timeline.instant import (
     CLUSTERING,
@@ -267,10 +267,6 @@ class Timeline:
             return cached
         data = self.instant_content(instant)
         source = f"{self.gw.abs_path(join(self.timeline_dir, self.file_name(instant)))} ({instant})"
-        if instant.is_completed and not data.strip():
-            # Hudi always writes metadata into a completed commit; empty means damaged, and
-            # reading on would lose its schema, replaced file groups and write stats.
-            raise CorruptFileError(f"{source}: the completed commit file is empty")
         meta = CommitMetadata.from_bytes(data, source)
         if instant.is_completed:
             self._metadata_cache[instant] = meta

@@ -2,7 +2,7 @@
 
 A base or log file a completed commit names that is missing or truncated fails the plan
 naming the file (or, with ``hoodie.hudilite.read.ignore.missing.files``, leaves its file
-group out with a warning); a garbage or empty commit file names the file and instant.
+group out with a warning); a garbage commit file names the file and instant.
 """
 
 from __future__ import annotations
@@ -101,9 +101,9 @@ def test_a_file_vanishing_after_planning_is_named_by_the_slice_reader(shared_fix
 
 
 @pytest.mark.parametrize(
-    "content", [b"", b"\x00\x01garbage{", b"[1, 2]", b'{"partitionToWriteStats": [1]}']
+    "content", [b"\x00\x01garbage{", b"[1, 2]", b'{"partitionToWriteStats": [1]}', b"Obj\x01"]
 )
-def test_garbage_or_empty_commit_file_names_file_and_instant(shared_fixture, content):
+def test_garbage_commit_file_names_file_and_instant(shared_fixture, content):
     base = shared_fixture(COW)
     commit = base / ".hoodie" / "20240418173551906.commit"
     commit.write_bytes(content)
