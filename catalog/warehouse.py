@@ -107,8 +107,9 @@ def _now() -> str:
 
 def _location_of(path: str) -> str:
     """A canonical location string: an absolute path locally, the URI elsewhere."""
-    gw = FileSystemGateway(path)
-    return gw.abs_path("") if gw.scheme == "" else path.rstrip("/")
+    if "://" in path and not path.startswith("file:"):
+        return path.rstrip("/")
+    return FileSystemGateway(path).abs_path("")
 
 
 @dataclass(frozen=True)
@@ -186,11 +187,23 @@ class TableEntry:
 
 
 class Catalog:
-    """Databases and tables of one warehouse folder (local path or URI)."""
+    """Databases and tables of one warehouse folder (local path or URI).
 
-    def __init__(self, warehouse: str | None = None) -> None:
+    ``storage_options`` (``fs.s3a.*`` connection settings, see :mod:`hudilite.storage.fs`)
+    apply to the warehouse and to every table opened through the catalog; without them the
+    process-wide options and the AWS environment variables apply.
+    """
+
+    def __init__(
+        self, warehouse: str | None = None, *, storage_options: Mapping[str, str] | None = None
+    ) -> None:
         self.warehouse = warehouse or default_warehouse()
-        self.gw = FileSystemGateway(self.warehouse)
+        self.storage_options = dict(storage_options or {})
+        self.gw = self._gateway(self.warehouse)
+
+    def _gateway(self, location: str) -> FileSystemGateway:
+        """The gateway of the warehouse or of a table location, with the catalog's options."""
+        return FileSystemGateway(location, storage_options=self.storage_options or None)
 
     def __repr__(self) -> str:
         return f"Catalog({self.warehouse!r})"
@@ -347,14 +360,14 @@ class Catalog:
 
     def table_config(self, db: str, name: str) -> TableConfig:
         """The table's Hudi config from ``hoodie.properties`` (the truth about the table)."""
-        return load_config(FileSystemGateway(self.get_table(db, name).location))
+        return load_config(self._gateway(self.get_table(db, name).location))
 
     def open_table(self, spark: Any, db: str, name: str) -> Table:
         """A :class:`hudilite.Table` handle on ``db.name`` (``spark``: a SparkSession)."""
         from hudilite.table import Table
 
         entry = self.get_table(db, name)
-        return Table.load(spark, entry.location)
+        return Table.load(spark, entry.location, storage_options=self.storage_options or None)
 
     # ---- tables: writing ---------------------------------------------------------------
 
@@ -386,7 +399,7 @@ class Catalog:
         db, name = self._require_database(db), normalize_name(name)
         loc = _location_of(location)
         try:
-            load_config(FileSystemGateway(loc))
+            load_config(self._gateway(loc))
         except TableNotFoundError:
             raise TableNotFoundError(
                 f"cannot register table {db}.{name}: no Hudi table at {loc} "
@@ -422,7 +435,7 @@ class Catalog:
             if if_not_exists:
                 return self.get_table(db, name)
             raise TableExistsError(f"table {db}.{name} already exists")
-        if FileSystemGateway(loc).exists(PROPERTIES_FILE):
+        if self._gateway(loc).exists(PROPERTIES_FILE):
             raise TableExistsError(
                 f"cannot create table {db}.{name}: a Hudi table already exists at {loc}"
                 + ("" if external else " (register it with a LOCATION instead)")
@@ -488,12 +501,11 @@ class Catalog:
                 return False
             raise TableNotFoundError(f"table {entry.qualified_name} does not exist")
         if entry.managed or purge:
-            _delete_table_data(entry.location)
+            _delete_table_data(self._gateway(entry.location))
         return True
 
 
-def _delete_table_data(location: str) -> None:
-    gw = FileSystemGateway(location)
+def _delete_table_data(gw: FileSystemGateway) -> None:
     for child in gw.list_dir(""):
         if child.is_dir:
             gw.delete_dir(child.path)

@@ -96,13 +96,16 @@ class Table:
         name: str | None = None,
         database: str = "default",
         options: Mapping[str, Any] | None = None,
+        storage_options: Mapping[str, Any] | None = None,
     ) -> Table:
         """Create an empty table at ``path`` (a local path or a URI) and return its handle.
 
         ``options`` are Hudi option keys (or their SQL/Flink aliases); they are kept
         in ``hoodie.properties`` and apply to every later write unless overridden.
+        ``storage_options`` are filesystem connection settings (``fs.s3a.endpoint``, ...,
+        see :mod:`hudilite.storage.fs`); they are never stored with the table.
         """
-        gw = FileSystemGateway(path)
+        gw = FileSystemGateway(path, storage_options=storage_options)
         if gw.exists(PROPERTIES_FILE):
             raise TableExistsError(f"a Hudi table already exists at {gw.abs_path('')}")
         if table_version not in (6, 8):
@@ -167,9 +170,13 @@ class Table:
         return cls(spark, gw)
 
     @classmethod
-    def load(cls, spark: SparkSession, path: str) -> Table:
-        """Open the table at ``path``; raises :class:`TableNotFoundError` if there is none."""
-        gw = FileSystemGateway(path)
+    def load(
+        cls, spark: SparkSession, path: str, *, storage_options: Mapping[str, Any] | None = None
+    ) -> Table:
+        """Open the table at ``path``; raises :class:`TableNotFoundError` if there is none.
+
+        ``storage_options``: filesystem connection settings, as for :meth:`create`."""
+        gw = FileSystemGateway(path, storage_options=storage_options)
         TableState.load(gw)  # fails early with a clear error
         return cls(spark, gw)
 

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from hudilite.catalog import Catalog, DatabaseNotFoundError
 from hudilite.errors import HudiliteError, TableNotFoundError
 from hudilite.spark.task_errors import read_error_from
+from hudilite.storage.fs import is_storage_option, set_storage_options, storage_options_of
 
 from . import ddl, dml, queries
 from .results import Outcome, StatementResult
@@ -61,7 +62,9 @@ def connect(
             from hudilite.spark.session import spark_session
 
             spark = spark_session()
-    catalog = Catalog(warehouse)
+    # Connection settings (fs.s3a.*) reach the warehouse, the catalog's tables and, being
+    # process-wide defaults (Session.set_option), every gateway the SQL layer makes.
+    catalog = Catalog(warehouse, storage_options=storage_options_of(options))
     if not catalog.database_exists("default"):
         catalog.create_database("default", if_not_exists=True)
     session = Session(spark, catalog, options=options)
@@ -219,7 +222,11 @@ class Session:
     def set_option(self, key: str, value: str) -> None:
         """``SET key=value``: ``spark.*`` keys go to Spark's conf; others are write and
         read options of this session (Hudi keys, their aliases, hudilite keys)."""
-        if key.startswith("spark."):
+        if is_storage_option(key):
+            # Filesystem connection settings are process-wide, not table options: they
+            # must never end up in hoodie.properties.
+            set_storage_options({key: value})
+        elif key.startswith("spark."):
             self.spark.conf.set(key, value)
         else:
             self.options[key] = value

@@ -14,6 +14,7 @@ Register the fixtures with ``from tests.moto_s3 import s3_server, s3_env, s3_uri
 
 from __future__ import annotations
 
+import logging
 import socket
 import uuid
 from collections.abc import Iterator
@@ -124,6 +125,8 @@ def s3_server() -> Iterator[S3Server]:
     pytest.importorskip("moto.server", reason="moto[server] is a dev dependency")
     from moto.server import ThreadedMotoServer
 
+    # One log line per request would drown a failing test's output.
+    logging.getLogger("werkzeug").setLevel(logging.WARNING)
     port = _free_port()
     server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
     server.start()
@@ -138,8 +141,8 @@ def s3_server() -> Iterator[S3Server]:
 @pytest.fixture
 def s3_uri(s3_server: S3Server, request: pytest.FixtureRequest) -> str:
     """A fresh ``s3://bucket/<test>-<uuid>`` prefix for one test (nothing is there yet)."""
-    name = "".join(c if c.isalnum() else "-" for c in request.node.name)[:60]
-    return s3_server.uri(f"{name}-{uuid.uuid4().hex[:8]}")
+    name = "".join(c if c.isalnum() else "_" for c in request.node.name)[:60]
+    return s3_server.uri(f"{name}_{uuid.uuid4().hex[:8]}")
 
 
 @pytest.fixture
@@ -148,3 +151,19 @@ def s3_env(s3_server: S3Server, monkeypatch: pytest.MonkeyPatch) -> S3Server:
     for key, value in s3_server.env.items():
         monkeypatch.setenv(key, value)
     return s3_server
+
+
+def hudi_rs_read_s3(server: S3Server, uri: str, *, use_env: bool = False) -> Any:
+    """Read the table at ``uri`` with hudi-rs from the test server (a ``pyarrow.Table``).
+
+    hudi-rs gets the endpoint as storage options, or (``use_env``) from the AWS_*
+    environment variables, which the caller must have set (see :func:`s3_env`).
+    """
+    import pyarrow as pa
+    from hudi import HudiReadOptions, HudiTableBuilder
+
+    builder = HudiTableBuilder.from_base_uri(uri)
+    if not use_env:
+        builder = builder.with_storage_options(server.hudi_rs_options)
+    batches = builder.build().read(HudiReadOptions())
+    return pa.Table.from_batches(batches) if batches else pa.table({})

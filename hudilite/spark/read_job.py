@@ -2,7 +2,11 @@
 
 A :class:`ScanPlan` has two kinds of files:
 
-* ``native_paths`` -- base files of slices without logs: Spark's own Parquet reader;
+* ``native_paths`` -- base files of slices without logs: Spark's own Parquet reader when
+  the JVM can read the table's filesystem (local disk, HDFS:
+  ``FileSystemGateway.is_jvm_readable``); elsewhere (S3, GCS: hudilite ships no Hadoop
+  connector jars) one descriptor per file, read in the executors' Python workers through
+  the (pickled) gateway with pyarrow, see :func:`read_base_files`;
 * ``merge_slices`` -- slices with log files: a small DataFrame with one row per slice (a
   text descriptor, see :func:`hudilite.read.file_group_reader.encode_slice`), spread over
   tasks, and ``mapInArrow`` merging each slice with
@@ -24,16 +28,23 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import LongType, StringType, StructField, StructType
 
 from hudilite.read.file_group_reader import (
+    conform,
     decode_slice,
     encode_slice,
     read_file_slice,
     read_slice_changes,
 )
 from hudilite.read.planner import ScanPlan
-from hudilite.schema import COMMIT_TIME_COL, cast_to_schema
+from hudilite.schema import COMMIT_TIME_COL, PARTITION_PATH_COL, RECORD_KEY_COL, cast_to_schema
 from hudilite.spark.convert import arrow_schema, spark_schema
+from hudilite.storage.fs import FileSystemGateway
+from hudilite.storage.parquet_io import read_base_file
 from hudilite.table_state import TableState
 
+#: Schema of the base file descriptor DataFrame (Python reads).
+_PATHS_SCHEMA = StructType(
+    [StructField("idx", LongType(), False), StructField("path", StringType(), False)]
+)
 #: Schema of the slice descriptor DataFrame.
 _SLICES_SCHEMA = StructType(
     [StructField("idx", LongType(), False), StructField("slice", StringType(), False)]
@@ -45,8 +56,7 @@ def read_plan(spark: SparkSession, state: TableState, plan: ScanPlan) -> DataFra
     schema = spark_schema(state.storage_schema)
     parts: list[DataFrame] = []
     if plan.native_paths:
-        paths = [state.gw.uri(p) for p in plan.native_paths]
-        parts.append(spark.read.schema(schema).parquet(*paths))
+        parts.append(read_base_files(spark, state.gw, plan.native_paths, schema))
     if plan.merge_slices:
         parts.append(_merged(spark, state, plan, schema))
     if not parts:
@@ -55,6 +65,89 @@ def read_plan(spark: SparkSession, state: TableState, plan: ScanPlan) -> DataFra
     for other in parts[1:]:
         df = df.unionByName(other)
     return _filter_commits(df, plan)
+
+
+def read_base_files(
+    spark: SparkSession, gw: FileSystemGateway, paths: list[str], schema: StructType
+) -> DataFrame:
+    """The rows of the base files ``paths`` (table-relative) in ``schema``.
+
+    Spark's Parquet reader reads them when the JVM can (``gw.is_jvm_readable``); otherwise
+    each file is read in a task with pyarrow through ``gw`` (which carries its connection
+    settings to the executors), columns conformed to ``schema`` as Spark's reader does
+    (missing ones null, types cast).
+    """
+    if gw.is_jvm_readable:
+        return spark.read.schema(schema).parquet(*[gw.uri(p) for p in paths])
+    target: pa.Schema = arrow_schema(schema)
+    # Base files are named <fileId>_<writeToken>_<instant>.parquet: sizes are not known
+    # here, so files are spread round-robin over the tasks.
+    rows = [(i, p) for i, p in enumerate(sorted(paths))]
+    descriptors = spark.createDataFrame(rows, _PATHS_SCHEMA).repartition(
+        min(len(rows), _parallelism(spark))
+    )
+
+    def read_files(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for batch in batches:
+            for path in batch.column("path").to_pylist():
+                table = read_base_file(gw, path)
+                yield from cast_to_schema(conform(table, target, where=path), target).to_batches()
+
+    return descriptors.mapInArrow(read_files, schema)
+
+
+def base_file_keys(
+    spark: SparkSession, gw: FileSystemGateway, paths: list[str], file_id_col: str
+) -> DataFrame:
+    """``(record key, partition path, file id)`` of every row of the base files ``paths``.
+
+    The simple index's view of the stored keys; read by Spark's Parquet reader where the
+    JVM can read the files, else in tasks with pyarrow (see :func:`read_base_files`).
+    """
+    if gw.is_jvm_readable:
+        key_schema = StructType(
+            [
+                StructField(RECORD_KEY_COL, StringType()),
+                StructField(PARTITION_PATH_COL, StringType()),
+            ]
+        )
+        return (
+            spark.read.schema(key_schema)
+            .parquet(*[gw.uri(p) for p in paths])
+            .select(
+                RECORD_KEY_COL,
+                PARTITION_PATH_COL,
+                # The file id comes from the file name, not a column.
+                F.substring_index(F.col("_metadata.file_name"), "_", 1).alias(file_id_col),
+            )
+        )
+    out = pa.schema(
+        [
+            (RECORD_KEY_COL, pa.string()),
+            (PARTITION_PATH_COL, pa.string()),
+            (file_id_col, pa.string()),
+        ]
+    )
+    rows = [(i, p) for i, p in enumerate(sorted(paths))]
+    descriptors = spark.createDataFrame(rows, _PATHS_SCHEMA).repartition(
+        min(len(rows), _parallelism(spark))
+    )
+
+    def read_keys(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for batch in batches:
+            for path in batch.column("path").to_pylist():
+                table = read_base_file(gw, path, columns=[RECORD_KEY_COL, PARTITION_PATH_COL])
+                file_id = path.rsplit("/", 1)[-1].split("_", 1)[0]
+                yield pa.RecordBatch.from_arrays(
+                    [
+                        table[RECORD_KEY_COL].combine_chunks().cast(pa.string()),
+                        table[PARTITION_PATH_COL].combine_chunks().cast(pa.string()),
+                        pa.repeat(file_id, table.num_rows).cast(pa.string()),
+                    ],
+                    schema=out,
+                )
+
+    return descriptors.mapInArrow(read_keys, spark_schema(out))
 
 
 def _filter_commits(df: DataFrame, plan: ScanPlan) -> DataFrame:

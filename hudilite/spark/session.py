@@ -14,6 +14,8 @@ from typing import Any
 
 from pyspark.sql import SparkSession
 
+from hudilite.storage.fs import set_storage_options, storage_options_of
+
 
 def spark_session(
     *,
@@ -58,5 +60,8 @@ def spark_session(
     for key, value in (conf or {}).items():
         builder = builder.config(key, str(value))
     session = builder.getOrCreate()
+    # spark.hadoop.fs.s3a.* settings describe the S3 endpoint for hudilite's gateways too
+    # (hudilite reads and writes S3 through pyarrow, not through Hadoop's S3A connector).
+    set_storage_options(storage_options_of(conf))
     session.sparkContext.setLogLevel(os.environ.get("HUDILITE_SPARK_LOG_LEVEL", "ERROR"))
     return session

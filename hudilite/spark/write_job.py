@@ -40,6 +40,7 @@ from hudilite.schema_evolution import required_columns
 from hudilite.services.compaction import log_base_instants
 from hudilite.spark.convert import arrow_schema, conform_columns, spark_schema
 from hudilite.spark.keying import native_key_columns
+from hudilite.spark.read_job import base_file_keys
 from hudilite.spark.task_errors import first_line, hudilite_error_from
 from hudilite.storage.layout import new_file_id, write_partition_metadata
 from hudilite.storage.parquet_io import read_key_range
@@ -282,22 +283,7 @@ def _tag_locations(
     log_keys = _log_only_keys(state, keyed, partitions)
     if not files and log_keys is None:
         return keyed.withColumn(FILE_ID_COL, F.lit(None).cast("string"))
-    spark = keyed.sparkSession
-    # The file id comes from the file name, not a column.
-    key_schema = spark_schema(
-        _LOCATION_SCHEMA.remove(_LOCATION_SCHEMA.get_field_index(FILE_ID_COL))
-    )
-    stored = (
-        spark.read.schema(key_schema)
-        .parquet(*[state.gw.uri(p) for p in files])
-        .select(
-            RECORD_KEY_COL,
-            PARTITION_PATH_COL,
-            F.substring_index(F.col("_metadata.file_name"), "_", 1).alias(FILE_ID_COL),
-        )
-        if files
-        else None
-    )
+    stored = base_file_keys(keyed.sparkSession, state.gw, files, FILE_ID_COL) if files else None
     if log_keys is not None:
         stored = log_keys if stored is None else stored.unionByName(log_keys)
     assert stored is not None

@@ -16,8 +16,30 @@ URIs Spark accepts, and provides the two write primitives the timeline relies on
   :meth:`FileSystemGateway.delete_if_version` are compare-and-swap on one small file (lock
   leases): atomic locally and on S3 (``If-Match: <etag>``), best effort elsewhere.
 
-A gateway is picklable: it ships its base URI (and an explicitly given filesystem, if any)
-and re-creates the ``pyarrow`` filesystem lazily on the executor.
+A gateway is picklable: it ships its base URI, its resolved S3 settings (and an explicitly
+given filesystem, if any) and re-creates the ``pyarrow`` filesystem lazily on the executor,
+so executors need neither the driver's environment variables nor its session options.
+
+S3 settings (``s3://``, ``s3a://``, ``s3n://``) use Hadoop's S3A option names, each
+resolved when the gateway is made, first match wins: the gateway's ``storage_options``
+argument, the process-wide options of :func:`set_storage_options` (filled by
+``hudilite.connect(options=...)``, SQL ``SET fs.s3a...`` and ``spark.hadoop.fs.s3a.*`` of
+``hudilite.spark_session(conf=...)``), then the standard AWS environment variables:
+
+============================  ==============================================
+option                        environment variable
+============================  ==============================================
+``fs.s3a.endpoint``           ``AWS_ENDPOINT_URL_S3``, ``AWS_ENDPOINT_URL``
+``fs.s3a.endpoint.region``    ``AWS_REGION``, ``AWS_DEFAULT_REGION``
+``fs.s3a.access.key``         ``AWS_ACCESS_KEY_ID``
+``fs.s3a.secret.key``         ``AWS_SECRET_ACCESS_KEY``
+``fs.s3a.session.token``      ``AWS_SESSION_TOKEN``
+``fs.s3a.path.style.access``  (``true``: path-style requests)
+============================  ==============================================
+
+An endpoint without ``http://``/``https://`` uses https unless
+``fs.s3a.connection.ssl.enabled`` is ``false``. Without any credentials pyarrow's default
+AWS chain (profiles, instance roles) applies on each process.
 """
 
 from __future__ import annotations
@@ -28,6 +50,7 @@ import hashlib
 import os
 import posixpath
 import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote, urlsplit
@@ -35,6 +58,7 @@ from urllib.parse import unquote, urlsplit
 import pyarrow as pa
 import pyarrow.fs as pafs
 
+from hudilite.errors import ConfigError
 from hudilite.storage.conditional import LocalConditional, S3Conditional
 
 # Schemes whose "directories" are key prefixes: no rename, no real mkdir.
@@ -42,6 +66,105 @@ _OBJECT_STORE_SCHEMES = frozenset({"s3", "s3a", "s3n", "gs", "gcs"})
 # pyarrow spells these schemes differently from Hadoop/Spark.
 _PYARROW_SCHEME = {"s3a": "s3", "s3n": "s3", "gcs": "gs"}
 _SPARK_SCHEME = {"s3": "s3a", "s3n": "s3a", "gcs": "gs"}
+# Schemes whose files Spark's JVM reads itself (its Parquet reader); hudilite ships no Hadoop
+# connectors (hadoop-aws is not on Spark's class path), so files anywhere else are read in
+# the executors' Python workers through this gateway.
+_JVM_SCHEMES = frozenset({"", "file", "hdfs", "viewfs"})
+_S3_SCHEMES = frozenset({"s3", "s3a", "s3n"})
+
+#: Option key prefix of the S3 settings (Hadoop's S3A names).
+S3_OPTION_PREFIX = "fs.s3a."
+_SPARK_HADOOP_PREFIX = "spark.hadoop."
+S3_ENDPOINT = "fs.s3a.endpoint"
+S3_REGION = "fs.s3a.endpoint.region"
+S3_ACCESS_KEY = "fs.s3a.access.key"
+S3_SECRET_KEY = "fs.s3a.secret.key"
+S3_SESSION_TOKEN = "fs.s3a.session.token"
+S3_PATH_STYLE = "fs.s3a.path.style.access"
+S3_SSL = "fs.s3a.connection.ssl.enabled"
+_S3_ENV = {
+    S3_ENDPOINT: ("AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL"),
+    S3_REGION: ("AWS_REGION", "AWS_DEFAULT_REGION"),
+    S3_ACCESS_KEY: ("AWS_ACCESS_KEY_ID",),
+    S3_SECRET_KEY: ("AWS_SECRET_ACCESS_KEY",),
+    S3_SESSION_TOKEN: ("AWS_SESSION_TOKEN",),
+}
+_S3_KEYS = frozenset({*_S3_ENV, S3_PATH_STYLE, S3_SSL})
+
+_process_options: dict[str, str] = {}
+
+
+def is_storage_option(key: str) -> bool:
+    """True for a filesystem connection option (``fs.s3a.*``, also ``spark.hadoop.fs.s3a.*``)."""
+    return key.removeprefix(_SPARK_HADOOP_PREFIX).startswith(S3_OPTION_PREFIX)
+
+
+def storage_options_of(options: Mapping[str, object] | None) -> dict[str, str]:
+    """The filesystem connection options among ``options`` (``spark.hadoop.`` prefix dropped)."""
+    return {
+        k.removeprefix(_SPARK_HADOOP_PREFIX): str(v)
+        for k, v in (options or {}).items()
+        if is_storage_option(k)
+    }
+
+
+def set_storage_options(options: Mapping[str, object] | None, *, replace: bool = False) -> None:
+    """Make ``options`` (``fs.s3a.*`` keys; others ignored) the defaults of every gateway
+    made later in this process; ``replace`` drops the earlier ones first. Gateways already
+    made keep the settings they resolved."""
+    if replace:
+        _process_options.clear()
+    _process_options.update(storage_options_of(options))
+
+
+def process_storage_options() -> dict[str, str]:
+    """A copy of the process-wide storage options (see :func:`set_storage_options`)."""
+    return dict(_process_options)
+
+
+def resolve_s3_options(options: Mapping[str, object] | None = None) -> dict[str, str]:
+    """The S3 settings a gateway made now would use: ``options``, then the process-wide
+    options, then the AWS environment variables (see the module doc)."""
+    given = storage_options_of(options)
+    out: dict[str, str] = {}
+    for key in sorted(_S3_KEYS):
+        value = given.get(key) or _process_options.get(key)
+        if not value:
+            value = next((os.environ[e] for e in _S3_ENV.get(key, ()) if os.environ.get(e)), "")
+        if value:
+            out[key] = value
+    return out
+
+
+def _s3_filesystem(settings: Mapping[str, str]) -> pafs.S3FileSystem:
+    """A ``pyarrow`` S3 filesystem for resolved :func:`resolve_s3_options` settings."""
+    kwargs: dict[str, Any] = {}
+    endpoint = settings.get(S3_ENDPOINT, "")
+    if endpoint:
+        scheme, sep, host = endpoint.partition("://")
+        if not sep:
+            ssl = settings.get(S3_SSL, "true").strip().lower() != "false"
+            scheme, host = ("https" if ssl else "http"), endpoint
+        if scheme not in ("http", "https") or not host.strip("/"):
+            raise ConfigError(
+                f"invalid value {endpoint!r} for option {S3_ENDPOINT!r}: expected "
+                "http(s)://host[:port] or host[:port]"
+            )
+        kwargs["endpoint_override"] = host.rstrip("/")
+        kwargs["scheme"] = scheme
+    # A region given up front spares pyarrow a lookup (which a local server cannot answer).
+    kwargs["region"] = settings.get(S3_REGION) or ("us-east-1" if endpoint else None)
+    if settings.get(S3_ACCESS_KEY) or settings.get(S3_SECRET_KEY):
+        if not (settings.get(S3_ACCESS_KEY) and settings.get(S3_SECRET_KEY)):
+            raise ConfigError(f"S3 credentials need both {S3_ACCESS_KEY!r} and {S3_SECRET_KEY!r}")
+        kwargs["access_key"] = settings[S3_ACCESS_KEY]
+        kwargs["secret_key"] = settings[S3_SECRET_KEY]
+        if settings.get(S3_SESSION_TOKEN):
+            kwargs["session_token"] = settings[S3_SESSION_TOKEN]
+    path_style = settings.get(S3_PATH_STYLE, "").strip().lower()
+    if path_style == "false":
+        kwargs["force_virtual_addressing"] = True
+    return pafs.S3FileSystem(**{k: v for k, v in kwargs.items() if v is not None})
 
 
 @dataclass(frozen=True)
@@ -66,12 +189,20 @@ class FileSystemGateway:
     ``base_uri`` is a local path, a ``file:`` URI, or any URI ``pyarrow.fs.FileSystem.from_uri``
     understands (``s3://``/``s3a://``, ``gs://``, ``hdfs://``). Pass ``filesystem`` to use a
     ready-made filesystem (tests, custom credentials); ``base_uri`` is then the path inside it.
+    ``storage_options`` are connection options (``fs.s3a.*``, see the module doc); an S3
+    gateway resolves its settings once, here, and ships them when pickled.
     """
 
-    def __init__(self, base_uri: str, filesystem: pafs.FileSystem | None = None) -> None:
+    def __init__(
+        self,
+        base_uri: str,
+        filesystem: pafs.FileSystem | None = None,
+        storage_options: Mapping[str, object] | None = None,
+    ) -> None:
         self.base_uri = base_uri
         self._explicit_fs = filesystem
         self._fs: pafs.FileSystem | None = filesystem
+        self.storage_options: dict[str, str] = {}
         parts = urlsplit(base_uri)
         # A one-letter scheme is a Windows drive, not a URI.
         scheme = parts.scheme.lower() if len(parts.scheme) > 1 else ""
@@ -90,15 +221,19 @@ class FileSystemGateway:
             if scheme in _OBJECT_STORE_SCHEMES:
                 # pyarrow's object-store paths start with the bucket.
                 self.base_path = (parts.netloc + parts.path).rstrip("/")
+                if not parts.netloc:
+                    raise ConfigError(f"no bucket in {base_uri!r}: expected {scheme}://bucket/path")
+                if scheme in _S3_SCHEMES:
+                    self.storage_options = resolve_s3_options(storage_options)
             else:
                 self.base_path = parts.path.rstrip("/") or "/"
 
     # ---- pickling --------------------------------------------------------------------------
 
     def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
-        # The pyarrow filesystem itself is rebuilt from the URI on the other side; only an
-        # explicitly supplied one travels (it must be picklable then).
-        return (type(self), (self.base_uri, self._explicit_fs))
+        # The pyarrow filesystem itself is rebuilt from the URI and the resolved settings on
+        # the other side; only an explicitly supplied one travels (it must be picklable then).
+        return (type(self), (self.base_uri, self._explicit_fs, self.storage_options or None))
 
     # ---- filesystem ------------------------------------------------------------------------
 
@@ -108,6 +243,8 @@ class FileSystemGateway:
         if self._fs is None:
             if self.scheme == "":
                 self._fs = pafs.LocalFileSystem()
+            elif self.scheme in _S3_SCHEMES:
+                self._fs = _s3_filesystem(self.storage_options)
             else:
                 scheme = _PYARROW_SCHEME.get(self.scheme, self.scheme)
                 uri = scheme + self.base_uri[len(self.scheme) :]
@@ -118,6 +255,17 @@ class FileSystemGateway:
     def is_local(self) -> bool:
         """True when the files live on the local disk (``os`` calls are valid)."""
         return self._explicit_fs is None and self.scheme == ""
+
+    @property
+    def is_jvm_readable(self) -> bool:
+        """True when Spark's JVM can read the files by :meth:`uri` (local disk, HDFS).
+
+        Elsewhere (S3, GCS, a custom filesystem) reads go through this gateway in the
+        executors' Python workers.
+        """
+        if self._explicit_fs is not None:
+            return self.scheme == "" and self._explicit_fs.type_name == "local"
+        return self.scheme in _JVM_SCHEMES
 
     @property
     def is_object_store(self) -> bool:
@@ -413,6 +561,7 @@ class FileSystemGateway:
             isinstance(other, FileSystemGateway)
             and other.base_uri == self.base_uri
             and other._explicit_fs == self._explicit_fs
+            and other.storage_options == self.storage_options
         )
 
     def __hash__(self) -> int:
