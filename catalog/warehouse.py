@@ -506,6 +506,11 @@ class Catalog:
 
 
 def _delete_table_data(gw: FileSystemGateway) -> None:
+    if gw.is_object_store and "/" in gw.abs_path("").strip("/"):
+        # One prefix delete also removes the empty folder markers pyarrow leaves behind.
+        # (Never for a whole bucket: that would delete the bucket.)
+        gw.filesystem.delete_dir(gw.abs_path(""))
+        return
     for child in gw.list_dir(""):
         if child.is_dir:
             gw.delete_dir(child.path)

@@ -61,7 +61,11 @@ def test_warehouse_and_location_on_s3(spark, s3_server: S3Server, s3_uri: str) -
     # Another session on the same warehouse sees the tables (nothing cached locally).
     fs.set_storage_options({}, replace=True)
     other = hudilite.connect(warehouse, spark=spark, options=s3_server.storage_options)
-    assert collect(other, "SHOW TABLES")
+    assert collect(other, "SHOW TABLES") == [("default", "ext", False), ("default", "m", False)]
     assert collect(other, "SELECT id, v FROM ext ORDER BY id") == [(1, "z"), (2, "b")]
     other.sql("DROP TABLE m")
-    assert not [k for k in s3_server.keys(f"{prefix}/wh/default.db/m")]
+    other.sql("DROP TABLE ext")
+    # The managed table's data goes, the external table's stays.
+    assert s3_server.keys(f"{prefix}/wh/default.db/m") == []
+    assert f"{prefix}/ext/.hoodie/hoodie.properties" in s3_server.keys(f"{prefix}/ext")
+    assert collect(other, "SHOW TABLES") == []

@@ -92,7 +92,11 @@ def test_compaction_and_clean_on_s3(spark, s3_server: S3Server, s3_uri: str) -> 
         partition_by=["p"],
         table_type="mor",
         storage_options=s3_server.storage_options,
-        options={"hoodie.compact.inline": "false", "hoodie.cleaner.commits.retained": "1"},
+        options={
+            "hoodie.compact.inline": "false",
+            "hoodie.cleaner.policy": "KEEP_LATEST_FILE_VERSIONS",
+            "hoodie.cleaner.fileversions.retained": "1",
+        },
     )
     prefix = s3_uri.split("/", 3)[3]
     t.write(batch(("a", 1, "a1", "x"), ("b", 1, "b1", "x")), "upsert")
