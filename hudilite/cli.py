@@ -118,6 +118,10 @@ def sql(
             interactive = text is None and stdin.isatty()
             if text is None and not interactive:
                 text = stdin.read()
+            # fs.s3a.* settings must be in place before the catalog opens the warehouse.
+            from hudilite.storage.fs import set_storage_options
+
+            set_storage_options(dict(settings))
             session = _connect(warehouse, database, debug)
             for key, value in settings:
                 try:

@@ -69,3 +69,21 @@ def test_warehouse_and_location_on_s3(spark, s3_server: S3Server, s3_uri: str) -
     assert s3_server.keys(f"{prefix}/wh/default.db/m") == []
     assert f"{prefix}/ext/.hoodie/hoodie.properties" in s3_server.keys(f"{prefix}/ext")
     assert collect(other, "SHOW TABLES") == []
+
+
+def test_cli_warehouse_on_s3_with_conf(spark, s3_server: S3Server, s3_uri: str) -> None:
+    from click.testing import CliRunner
+
+    from hudilite.cli import main
+
+    conf = [a for k, v in s3_server.storage_options.items() for a in ("--conf", f"{k}={v}")]
+    script = (
+        "CREATE TABLE t (id INT, v STRING) USING hudi TBLPROPERTIES ('primaryKey' = 'id');"
+        "INSERT INTO t VALUES (2, 'b'), (1, 'a'); SELECT id, v FROM t ORDER BY id"
+    )
+    args = ["sql", "--warehouse", f"{s3_uri}/wh", *conf, "--format", "csv", "-e", script]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0, (result.output, result.exception)
+    assert result.stdout.splitlines()[-3:] == ["id,v", "1,a", "2,b"]
+    prefix = s3_uri.split("/", 3)[3]
+    assert f"{prefix}/wh/default.db/t/.hoodie/hoodie.properties" in s3_server.keys(prefix)
