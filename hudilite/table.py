@@ -31,7 +31,7 @@ from hudilite.spark.convert import arrow_schema, spark_schema
 from hudilite.spark.read_job import read_plan
 from hudilite.spark.task_errors import read_error_from
 from hudilite.spark.write_job import run_write
-from hudilite.storage.fs import FileSystemGateway
+from hudilite.storage.fs import FileSystemGateway, is_storage_option, storage_options_of
 from hudilite.table_state import PROPERTIES_FILE, WRITE_DEFAULTS_FILE, TableState
 from hudilite.timeline.instant import Instant
 from hudilite.write.result import WriteResult
@@ -103,9 +103,12 @@ class Table:
         ``options`` are Hudi option keys (or their SQL/Flink aliases); they are kept
         in ``hoodie.properties`` and apply to every later write unless overridden.
         ``storage_options`` are filesystem connection settings (``fs.s3a.endpoint``, ...,
-        see :mod:`hudilite.storage.fs`); they are never stored with the table.
+        see :mod:`hudilite.storage.fs`); they are never stored with the table, nor are
+        ``fs.s3a.*`` keys given among ``options`` (they count as storage options).
         """
-        gw = FileSystemGateway(path, storage_options=storage_options)
+        storage = {**storage_options_of(options), **storage_options_of(storage_options)}
+        options = {k: v for k, v in (options or {}).items() if not is_storage_option(k)}
+        gw = FileSystemGateway(path, storage_options=storage)
         if gw.exists(PROPERTIES_FILE):
             raise TableExistsError(f"a Hudi table already exists at {gw.abs_path('')}")
         if table_version not in (6, 8):

@@ -44,8 +44,12 @@ def test_write_upsert_delete_read_on_s3(spark, s3_server: S3Server, s3_uri: str,
         ordering_field="ts",
         partition_by=["p"],
         table_type=table_type,
-        storage_options=s3_server.storage_options,
-        options={"hoodie.compact.inline": "false"},
+        # Connection settings work as storage options and among the table options alike.
+        storage_options=s3_server.storage_options if table_type == "cow" else None,
+        options={
+            "hoodie.compact.inline": "false",
+            **(s3_server.storage_options if table_type == "mor" else {}),
+        },
     )
     oracle = DictOracle(["id"], "ts")
     b1 = batch(("a", 1, "a1", "x"), ("b", 1, "b1", "x"), ("c", 1, "c1", "y"))
@@ -71,6 +75,11 @@ def test_write_upsert_delete_read_on_s3(spark, s3_server: S3Server, s3_uri: str,
     assert any(k.endswith(".parquet") for k in keys)
     if table_type == "mor":
         assert any(".log." in k for k in keys)
+    # ... and are never stored with the table (secrets stay out of the bucket).
+    for key in keys:
+        if key.endswith(".properties"):
+            text = s3_server.client().get_object(Bucket=s3_server.bucket, Key=key)["Body"].read()
+            assert b"fs.s3a" not in text and s3_server.secret_key.encode() not in text
 
 
 def test_load_through_environment_variables(spark, s3_env: S3Server, s3_uri: str) -> None:
