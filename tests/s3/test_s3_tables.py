@@ -55,6 +55,7 @@ def test_write_upsert_delete_read_on_s3(spark, s3_server: S3Server, s3_uri: str,
     b1 = batch(("a", 1, "a1", "x"), ("b", 1, "b1", "x"), ("c", 1, "c1", "y"))
     r1 = t.write(b1, "upsert")
     oracle.upsert(b1.to_pylist())
+    after1 = oracle.rows(COLS)
     assert (r1.num_inserts, r1.num_updates) == (3, 0)
     # Upsert: the index reads stored keys from S3 in executors; b wins, c's older ts loses.
     b2 = batch(("b", 2, "b2", "x"), ("c", 0, "c0", "y"), ("d", 1, "d1", "y"))
@@ -69,6 +70,10 @@ def test_write_upsert_delete_read_on_s3(spark, s3_server: S3Server, s3_uri: str,
     assert spark_rows(t.read(), COLS) == expected
     assert rows(t.to_arrow(), COLS) == expected
     assert rows(hudi_rs_read_s3(s3_server, s3_uri), COLS) == expected
+    # Time travel and incremental reads take the same executor path.
+    assert spark_rows(t.read(as_of=r1.instant_time), COLS) == after1
+    changed = t.read(query_type="incremental", start=r1.instant_time, end=r2.instant_time)
+    assert spark_rows(changed, COLS) == [("b", 2, "b2", "x"), ("d", 1, "d1", "y")]
     # Everything is in the bucket, nothing on the local disk.
     keys = s3_server.keys(s3_uri.split("/", 3)[3])
     assert any(k.endswith(".hoodie/hoodie.properties") for k in keys)
