@@ -1,14 +1,13 @@
 """Small helpers shared by the table services (compaction, clustering, clean, savepoint,
 rollback).
 
-Nothing here decides policy; these are the timeline and plan chores every service
-repeats: resolving options, creating or deleting one timeline file directly (savepoints
-share their requested time with the commit they protect, which ``TimelineWriter`` would
-refuse), reading the file groups named by pending compaction and clustering plans, and
-the table's current Avro schema for commit metadata. The second half is what compaction
-and clustering share to execute a plan: the executor context (:class:`ServiceContext`),
-the text form of plan units for Spark rows, one heartbeat-guarded attempt
-(:func:`run_attempt`) and its commit (:func:`commit_attempt`).
+Nothing here decides policy; these are the plan chores every service repeats: resolving
+options, reading the file groups named by pending compaction and clustering plans, and the
+table's current Avro schema for commit metadata (timeline files are written only by
+``TimelineWriter``, rollbacks only through ``hudilite.write.rollback``). The second half
+is what compaction and clustering share to execute a plan: the executor context
+(:class:`ServiceContext`), the text form of plan units for Spark rows, one
+heartbeat-guarded attempt (:func:`run_attempt`) and its commit (:func:`commit_attempt`).
 """
 
 from __future__ import annotations
@@ -25,7 +24,7 @@ import pyarrow as pa
 
 from hudilite import config as cfg
 from hudilite import failpoints
-from hudilite.config import Options, TableConfig
+from hudilite.config import Options
 from hudilite.errors import (
     ConflictError,
     CorruptFileError,
@@ -37,7 +36,7 @@ from hudilite.failpoints import FAIL_POINT_KEY as FAIL_POINT_KEY  # re-export
 from hudilite.filegroup.slices import BaseFile, FileSlice, LogFile, join_path
 from hudilite.merge import MergeSpec
 from hudilite.schema import arrow_to_avro_schema
-from hudilite.storage.fs import FileSystemGateway, join
+from hudilite.storage.fs import FileSystemGateway
 from hudilite.storage.layout import BaseFileName, LogFileName
 from hudilite.table_state import TableState
 from hudilite.timeline.heartbeat import Heartbeat, is_expired
@@ -53,7 +52,12 @@ from hudilite.timeline.metadata import WriteStat, read_avro_record
 from hudilite.timeline.timeline import Timeline, TimelineWriter
 from hudilite.write.lock import table_lock
 from hudilite.write.markers import delete_markers, marked_files
-from hudilite.write.rollback import rollback_failed_writes
+from hudilite.write.rollback import (
+    instant_files,
+    resume_or_request,
+    rollback_failed_writes,
+    rollback_planned_for,
+)
 
 #: Pending table services whose requested file holds a plan naming file groups.
 PLAN_ACTIONS = frozenset({COMPACTION, LOG_COMPACTION, CLUSTERING, REPLACE_COMMIT})
@@ -75,53 +79,6 @@ def resolve_options(state: TableState, options: OptionsLike) -> Options:
 def partition_of(rel_path: str) -> str:
     """Partition path of a table-relative data file path (``""`` at the base path)."""
     return posixpath.dirname(rel_path)
-
-
-def timeline_file(config: TableConfig, instant: Instant) -> str:
-    """Table-relative path of ``instant``'s timeline file."""
-    return join(config.timeline_dir, instant.file_name(config.layout_version))
-
-
-def create_timeline_file(
-    gw: FileSystemGateway, config: TableConfig, instant: Instant, content: bytes
-) -> Instant:
-    """Create the timeline file of ``instant`` exclusively (never overwrites)."""
-    if not gw.create_exclusive(timeline_file(config, instant), content):
-        raise TimelineError(f"{instant} already exists on the timeline")
-    return instant
-
-
-def delete_timeline_files(
-    gw: FileSystemGateway,
-    config: TableConfig,
-    requested_time: str,
-    actions: Iterable[str],
-    states: Iterable[State] = (State.COMPLETED, State.INFLIGHT, State.REQUESTED),
-) -> list[str]:
-    """Delete the timeline files of ``requested_time`` for ``actions`` in ``states``.
-
-    Files are deleted most advanced state first (completed, inflight, requested), so a
-    concurrent reader never sees a later state without the earlier ones. Listing the
-    folder finds v8 completed names (``T_C.action``) whose completion time is unknown.
-    Returns the paths deleted.
-    """
-    wanted_actions = set(actions)
-    wanted_states = set(states)
-    found: list[Instant] = []
-    for entry in gw.list_dir(config.timeline_dir):
-        if entry.is_dir:
-            continue
-        inst = Instant.parse(entry.name, config.layout_version)
-        if inst is None or inst.requested_time != requested_time:
-            continue
-        if inst.action in wanted_actions and inst.state in wanted_states:
-            found.append(inst)
-    deleted = []
-    for inst in sorted(found, key=lambda i: -i.state.value):
-        path = timeline_file(config, inst)
-        if gw.delete_file(path):
-            deleted.append(path)
-    return deleted
 
 
 def read_plan(timeline: Timeline, instant: Instant) -> dict[str, Any] | None:
@@ -197,11 +154,6 @@ def table_schema_json(state: TableState) -> str:
     return json.dumps(avro, separators=(",", ":"))
 
 
-def instant_info(instant: Instant) -> dict[str, str]:
-    """A ``HoodieInstantInfo`` record (requested time and the action as on disk)."""
-    return {"commitTime": instant.requested_time, "action": instant.action}
-
-
 # ------------------------------------------------------ executing compaction and clustering
 
 
@@ -214,7 +166,11 @@ def rollback_expired_writes(state: TableState, opts: Options) -> None:
     """Roll back failed writes (expired heartbeats) before a table service is planned."""
     interval, misses = heartbeat_settings(opts)
     rollback_failed_writes(
-        state.gw, state.config, heartbeat_interval_ms=interval, tolerable_misses=misses
+        state.gw,
+        state.config,
+        heartbeat_interval_ms=interval,
+        tolerable_misses=misses,
+        lock_options=opts,
     )
 
 
@@ -359,12 +315,28 @@ def take_over_expired(
     """Before a new attempt of the pending ``instant``: an inflight attempt whose
     heartbeat expired is rolled back (``rollback(state)`` returns the rollback instant)
     and the table reloaded; a live one is a :class:`ConflictError`. Returns the state to
-    go on with and the rollback instant (None when there was nothing to take over)."""
+    go on with and the rollback instant (None when there was nothing to take over).
+
+    The attempt may only look dead (a stalled heartbeat) and be about to commit, so the
+    decision is taken under the table lock on a fresh timeline (a completed instant is
+    never touched) and the rollback plan is on the timeline before the lock is released:
+    :func:`commit_attempt` then refuses to complete the old attempt. ``rollback`` resumes
+    that plan outside the lock."""
     if not instant.is_inflight:
         return state, None
     interval, misses = heartbeat_settings(opts)
-    if not is_expired(state.gw, instant.requested_time, interval, misses):
-        raise ConflictError(f"{kind} {instant.requested_time} is being executed by another process")
+    t = instant.requested_time
+    with table_lock(state.gw, opts):
+        fresh = Timeline.load(state.gw, state.config)
+        current = fresh.get(t)
+        if current is None or current.is_completed:
+            raise TimelineError(f"{kind} {t} is already completed")
+        if not current.is_inflight:
+            return TableState.load(state.gw), None  # the attempt was reverted meanwhile
+        if not is_expired(state.gw, t, interval, misses):
+            raise ConflictError(f"{kind} {t} is being executed by another process")
+        files = instant_files(state.gw, state.config, t)
+        resume_or_request(state.gw, state.config, fresh, current, files)
     rolled_back = rollback(state)
     return TableState.load(state.gw), rolled_back
 
@@ -424,9 +396,27 @@ def commit_attempt(
         if leftover not in written:  # a retried task's duplicate: never part of the commit
             state.gw.delete_file(leftover)
     with table_lock(state.gw) as held:
+        _check_attempt_still_pending(state, inflight)
         failpoints.check(None, "before_complete")
         held.check()  # a lease lost meanwhile: another writer may be committing now
         done = TimelineWriter(state.gw, state.config).complete(inflight, metadata(by_partition))
     failpoints.check(None, "after_complete")
     delete_markers(state.gw, inflight.requested_time)
     return done
+
+
+def _check_attempt_still_pending(state: TableState, inflight: Instant) -> None:
+    """Under the table lock: refuse to complete an attempt another process took for dead
+    (a rollback of it was planned since ``state`` was loaded, before the attempt went
+    inflight) or whose inflight file is gone."""
+    t = inflight.requested_time
+    fresh = Timeline.load(state.gw, state.config)
+    rollback = rollback_planned_for(fresh, t, since=state.timeline.max_instant_time())
+    if rollback is not None:
+        raise ConflictError(
+            f"{t} cannot commit: rollback {rollback} of this attempt was planned by another "
+            "process that found its heartbeat expired; retry"
+        )
+    current = fresh.get(t)
+    if current is None or not current.is_inflight:
+        raise ConflictError(f"{t} cannot commit: the attempt is no longer inflight ({current})")

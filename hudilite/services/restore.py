@@ -29,12 +29,7 @@ import fastavro
 
 from hudilite import config as cfg
 from hudilite.errors import ConflictError, HudiliteError
-from hudilite.services._common import (
-    OptionsLike,
-    delete_timeline_files,
-    instant_info,
-    resolve_options,
-)
+from hudilite.services._common import OptionsLike, resolve_options
 from hudilite.services.rollback_completed import (
     DATA_ACTIONS,
     files_written_by,
@@ -54,6 +49,7 @@ from hudilite.timeline.instant import (
 )
 from hudilite.timeline.metadata import AVRO_NAMESPACE, avro_schema, read_avro_record
 from hudilite.timeline.timeline import Timeline, TimelineWriter
+from hudilite.write.rollback import instant_info
 
 RESTORE_PLAN_VERSION = 2
 RESTORE_METADATA_VERSION = 1
@@ -247,7 +243,7 @@ def restore(state: TableState, savepoint_time: str, options: OptionsLike = None)
     done = writer.complete(inflight, _avro(restore_metadata_schema(), meta))
     for inst in Timeline.load(gw, config).filter(actions=ROLLBACK):
         if inst.requested_time > restore_time:
-            delete_timeline_files(gw, config, inst.requested_time, [ROLLBACK])
+            writer.delete_files(inst.requested_time, [ROLLBACK])
     return RestoreResult(
         instant_time=restore_time,
         completion_time=done.completion_time,

@@ -20,8 +20,7 @@ from dataclasses import dataclass, field
 from hudilite.config import TableConfig
 from hudilite.errors import HudiliteError, InstantNotFoundError, TimelineError
 from hudilite.filegroup.slices import join_path
-from hudilite.services._common import create_timeline_file, delete_timeline_files, timeline_file
-from hudilite.storage.fs import FileSystemGateway
+from hudilite.storage.fs import FileSystemGateway, join
 from hudilite.table_state import TableState
 from hudilite.timeline.instant import CLEAN, SAVEPOINT, Instant, State
 from hudilite.timeline.metadata import read_avro_record, write_avro_record
@@ -79,7 +78,8 @@ def savepoint_times(gw: FileSystemGateway, config: TableConfig) -> list[str]:
 
 
 def _read(gw: FileSystemGateway, config: TableConfig, inst: Instant) -> SavepointInfo:
-    record = read_avro_record(gw.read_bytes(timeline_file(config, inst)))
+    path = join(config.timeline_dir, inst.file_name(config.layout_version))
+    record = read_avro_record(gw.read_bytes(path))
     partitions = {
         str(p): tuple(str(n) for n in (meta or {}).get("savepointDataFile") or [])
         for p, meta in (record.get("partitionMetadata") or {}).items()
@@ -187,12 +187,11 @@ def create_savepoint(
         },
         "version": SAVEPOINT_METADATA_VERSION,
     }
-    create_timeline_file(gw, config, Instant(instant_time, SAVEPOINT, State.INFLIGHT), b"")
-    completion = None
-    if config.layout_version >= 2:
-        completion = TimelineWriter(gw, config).new_instant_time()
+    writer = TimelineWriter(gw, config)
+    writer.create_file(Instant(instant_time, SAVEPOINT, State.INFLIGHT))
+    completion = writer.new_instant_time() if config.layout_version >= 2 else None
     done = Instant(instant_time, SAVEPOINT, State.COMPLETED, completion)
-    create_timeline_file(gw, config, done, write_avro_record("HoodieSavepointMetadata", record))
+    writer.create_file(done, write_avro_record("HoodieSavepointMetadata", record))
     return SavepointInfo(
         instant_time=instant_time,
         completion_time=completion,
@@ -206,5 +205,5 @@ def create_savepoint(
 def delete_savepoint(state: TableState, instant_time: str) -> bool:
     """Delete the savepoint of ``instant_time`` (completed file first, then inflight);
     False when there is none. The commit itself is untouched."""
-    deleted = delete_timeline_files(state.gw, state.config, instant_time, [SAVEPOINT])
+    deleted = TimelineWriter(state.gw, state.config).delete_files(instant_time, [SAVEPOINT])
     return bool(deleted)

@@ -55,7 +55,6 @@ from hudilite.services.compaction import COMPACTION_TARGET_IO_MB, Runner, compac
 from hudilite.storage.fs import FileSystemGateway, join
 from hudilite.storage.log_format import write_log_file
 from hudilite.table_state import TableState
-from hudilite.timeline.heartbeat import is_expired
 from hudilite.timeline.instant import (
     CLEAN,
     CLUSTERING,
@@ -69,9 +68,8 @@ from hudilite.timeline.instant import (
 )
 from hudilite.timeline.instant_time import instant_to_epoch_ms, parse_instant
 from hudilite.timeline.metadata import CommitMetadata, read_avro_container, write_avro_record
-from hudilite.timeline.timeline import Timeline
 from hudilite.write.lock import table_lock
-from hudilite.write.rollback import rollback_pending_instant
+from hudilite.write.rollback import rollback_failed_writes
 
 #: Hudi's ``HoodieTableVersion`` constant names.
 VERSION_NAMES = {
@@ -134,15 +132,17 @@ def _settle(
     """Roll back failed writes; refuse live ones; compact a merge-on-read table fully."""
     interval = int(opts.get(cfg.HEARTBEAT_INTERVAL_MS))
     misses = int(opts.get(cfg.HEARTBEAT_TOLERABLE_MISSES))
-    rolled = []
-    for inst in state.timeline.pending():
-        # Hudi's EAGER failed-writes policy: every abandoned write, never a table service.
-        if inst.action not in _PENDING_WRITES or _is_clustering(state, inst):
-            continue
-        if is_expired(state.gw, inst.requested_time, interval, misses):
-            timeline = Timeline.load(state.gw, state.config)
-            rollback_pending_instant(state.gw, state.config, timeline, inst)
-            rolled.append(inst.requested_time)
+    # Hudi's EAGER failed-writes policy: every abandoned write, never a table service.
+    rolled = [
+        r.rolled_back_instant
+        for r in rollback_failed_writes(
+            state.gw,
+            state.config,
+            heartbeat_interval_ms=interval,
+            tolerable_misses=misses,
+            lock_options=opts,
+        )
+    ]
     state = TableState.load(state.gw)
     _refuse_live_writes(state)
     done: list[str] = []

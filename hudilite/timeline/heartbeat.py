@@ -3,8 +3,12 @@
 While a write is in flight its writer keeps touching ``.hoodie/.heartbeat/<instant time>``
 (the same file Hudi's ``HoodieHeartbeatClient`` maintains, for every table version). A
 pending instant whose heartbeat file has not been touched for ``interval x tolerable misses``
-belongs to a dead writer and may be rolled back; a missing file counts as expired (the
-writer finished or never started one, and either way nobody is working on it).
+is presumed to belong to a dead writer; a missing file counts as expired too. That is only
+a safe basis for a rollback while the instant is pending on a timeline read under the
+table lock (commits complete under the same lock): a writer deletes its heartbeat once its
+completed instant is visible, so a stale list of pending instants plus a missing heartbeat
+describes a write that just committed. ``hudilite.write.rollback`` decides that way, and a
+writer whose heartbeat merely stalled is refused at commit.
 
 Freshness is judged by the file's modification time against this host's clock, like Hudi
 does, so hosts sharing a table need roughly synchronised clocks.

@@ -392,6 +392,51 @@ class TimelineWriter:
             raise TimelineError(f"{done} already exists")
         return done
 
+    def create_file(self, instant: Instant, content: bytes = b"") -> Instant:
+        """Create exactly the file of ``instant`` (state and, on layout 2, completion time
+        as given), never overwriting one; ``TimelineError`` if it exists.
+
+        For instants that share their requested time with another instant on purpose
+        (a savepoint names the commit it protects), where :meth:`create_requested` would
+        back off and :meth:`complete` would see the commit as already completed.
+        """
+        if not self._create(instant, content):
+            raise TimelineError(f"{instant} already exists on the timeline")
+        return instant
+
+    def delete_files(
+        self,
+        requested_time: str,
+        actions: Iterable[str] | None = None,
+        states: Iterable[State] = (State.COMPLETED, State.INFLIGHT, State.REQUESTED),
+    ) -> list[str]:
+        """Delete the timeline files of ``requested_time`` whose action (as on disk) is in
+        ``actions`` (None = any) and state in ``states``; returns the paths deleted.
+
+        Most advanced state first (completed, inflight, requested), so a concurrent reader
+        never sees a later state without the earlier ones. The folder is listed, so v8
+        completed names (``T_C.action``) are found without knowing ``C``. Callers decide
+        whether a completed instant may go (a rollback of a completed write, a savepoint,
+        the rollbacks a restore absorbed); :meth:`delete_instant_files` refuses to.
+        """
+        wanted_actions = None if actions is None else set(actions)
+        wanted_states = set(states)
+        found: list[Instant] = []
+        for name in self._names():
+            inst = Instant.parse(name, self.layout_version)
+            if inst is None or inst.requested_time != requested_time:
+                continue
+            if inst.state not in wanted_states:
+                continue
+            if wanted_actions is None or inst.action in wanted_actions:
+                found.append(inst)
+        deleted = []
+        for inst in sorted(found, key=lambda i: -i.state.value):
+            path = self._path(inst)
+            if self.gw.delete_file(path):
+                deleted.append(path)
+        return deleted
+
     def delete_instant_files(self, instant: Instant) -> list[str]:
         """Delete the requested and inflight files of a pending instant (rollback).
 

@@ -25,7 +25,12 @@ from hudilite.timeline.metadata import CommitMetadata, WriteStat
 from hudilite.timeline.timeline import Timeline, TimelineWriter
 from hudilite.write.lock import ensure_table_unlocked, table_lock
 from hudilite.write.markers import delete_markers
-from hudilite.write.rollback import RollbackResult, rollback_failed_writes, rollback_pending_instant
+from hudilite.write.rollback import (
+    RollbackResult,
+    rollback_failed_writes,
+    rollback_own_write,
+    rollback_planned_for,
+)
 
 #: ``operationType`` of a commit that only changes the table schema (Hudi's ALTER TABLE).
 ALTER_SCHEMA = "ALTER_SCHEMA"
@@ -77,6 +82,7 @@ class WriteTransaction:
             self.config,
             heartbeat_interval_ms=self.heartbeat_interval_ms,
             tolerable_misses=self.tolerable_misses,
+            lock_options=self.lock_options,
         )
         timeline = Timeline.load(self.gw, self.config)
         self._completed_at_start = {i.requested_time for i in timeline.completed()}
@@ -142,9 +148,11 @@ class WriteTransaction:
     def commit(self, metadata: CommitMetadata) -> Instant:
         """Complete the instant with ``metadata`` unless a concurrent commit conflicts."""
         assert self.instant is not None
-        if not self.instant.is_inflight:
-            self.start_inflight()
         with table_lock(self.gw, self.lock_options) as held:
+            self._check_still_pending()
+            if not self.instant.is_inflight:
+                # Under the lock, after the check: never re-create a rolled-back instant.
+                self.start_inflight()
             clashes = self.conflicts(metadata)
             if clashes:
                 raise ConflictError(
@@ -163,18 +171,36 @@ class WriteTransaction:
         delete_markers(self.gw, self.instant.requested_time)
         return self.completed
 
+    def _check_still_pending(self) -> None:
+        """Under the table lock: refuse to commit an instant another process took for dead
+        and planned to roll back (its files are being deleted), or that is gone."""
+        assert self.instant is not None
+        timeline = Timeline.load(self.gw, self.config)
+        rollback = rollback_planned_for(timeline, self.instant_time)
+        if rollback is not None:
+            raise ConflictError(
+                f"write {self.instant_time} cannot commit: rollback {rollback} of it was "
+                "planned by another writer that found its heartbeat expired; retry the write"
+            )
+        current = timeline.get(self.instant_time)
+        if current is None or not current.is_pending:
+            raise ConflictError(
+                f"write {self.instant_time} cannot commit: its instant is no longer pending "
+                f"on the timeline ({current or 'gone'}); retry the write"
+            )
+
     def rollback(self) -> RollbackResult | None:
-        """Undo this instant (files and instant files); a no-op once committed."""
+        """Undo this instant (files and instant files); a no-op once committed. Decided
+        under the table lock, so an instant that completed is never touched."""
         if self.instant is None or self.completed is not None:
             return None
-        timeline = Timeline.load(self.gw, self.config)
-        current = next(
-            (i for i in timeline.pending() if i.requested_time == self.instant.requested_time),
-            None,
+        return rollback_own_write(
+            self.gw,
+            self.config,
+            self.instant.requested_time,
+            self.heartbeat_interval_ms,
+            lock_options=self.lock_options,
         )
-        if current is None:
-            return None
-        return rollback_pending_instant(self.gw, self.config, timeline, current)
 
     def __exit__(
         self,

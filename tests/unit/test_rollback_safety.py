@@ -8,24 +8,33 @@ deletes the dead write's data file (outside the table lock, where the race lives
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from hudilite.errors import ConflictError
+from hudilite.errors import ConflictError, TimelineError
+from hudilite.services import compaction as comp
+from hudilite.services.compaction import execute_compaction, schedule_compaction
+from hudilite.services.rollback_completed import rollback_instant
 from hudilite.storage.fs import FileSystemGateway
 from hudilite.storage.layout import BaseFileName
-from hudilite.timeline.heartbeat import heartbeat_path
-from hudilite.timeline.instant import COMMIT, ROLLBACK
-from hudilite.timeline.metadata import CommitMetadata, WriteStat
+from hudilite.table_state import TableState
+from hudilite.timeline.heartbeat import Heartbeat, heartbeat_path
+from hudilite.timeline.instant import COMMIT, ROLLBACK, SAVEPOINT, Instant, State
+from hudilite.timeline.metadata import CommitMetadata, WriteStat, read_avro_record
+from hudilite.timeline.timeline import TimelineWriter
+from hudilite.write import rollback as rb
+from hudilite.write.markers import create_marker, marker_dir
 from hudilite.write.rollback import rollback_failed_writes
 from hudilite.write.transaction import WriteTransaction
 from tests.helpers import hudi_rs_read, rows
-from tests.unit.test_compaction_plan import DATA, MiniTable
+from tests.unit.test_compaction_plan import DATA, MiniTable, mor_with_logs
 
 A = ("x", "a-0")
 EXPIRY = {"heartbeat_interval_ms": 1000, "tolerable_misses": 1}
+EXPIRY_OPTS = {"hoodie.client.heartbeat.interval_in_ms": "1000"}
 
 
 def start_write(t: MiniTable, file_id: str) -> tuple[WriteTransaction, str]:
@@ -166,3 +175,209 @@ def test_a_live_write_is_never_rolled_back(tmp_path):
     assert not t.gw.exists(heartbeat_path(b_txn.instant_time))
     assert rollback_failed_writes(t.gw, t.config, **EXPIRY) == []
     assert t.state().timeline.is_completed(b_txn.instant_time)
+
+
+# ------------------------------------------------------------- item 7: rollback leftovers
+
+
+def crash_once(monkeypatch, name: str) -> None:
+    """Make ``hudilite.write.rollback.<name>`` raise once: a rollback dies midway."""
+    real = getattr(rb, name)
+    calls = {"n": 0}
+
+    def dying(*args, **kwargs):
+        calls["n"] += 1
+        if calls["n"] == 1:
+            raise OSError("process killed")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(rb, name, dying)
+
+
+def rollbacks(t: MiniTable) -> list[tuple[str, str]]:
+    return [(i.requested_time, i.state.name) for i in t.state().timeline if i.action == ROLLBACK]
+
+
+def age(t: MiniTable, rel: str) -> None:
+    """Make ``rel`` look untouched for a long time (its process died long ago)."""
+    os.utime(t.gw.abs_path(rel), (1_000_000, 1_000_000))
+
+
+@pytest.mark.parametrize("version", [6, 8])
+def test_an_interrupted_rollback_is_finished_not_repeated(tmp_path, monkeypatch, version):
+    t = MiniTable(tmp_path / "t", version=version, mor=False)
+    t.write({A: [("k1", 1, "v1")]})
+    before = t.read()
+    d_txn, d_file = start_write(t, "dead-0")
+    kill(t, d_txn)
+    crash_once(monkeypatch, "_complete_once")  # files deleted, rollback not completed
+    with pytest.raises(OSError, match="process killed"):
+        rollback_failed_writes(t.gw, t.config, **EXPIRY)
+    ((pending, state),) = rollbacks(t)
+    assert state == "INFLIGHT" and d_txn.instant_time in t.state().timeline
+    # A rollback that is still running elsewhere (fresh heartbeat) is left to its owner,
+    # and its target gets no second plan.
+    Heartbeat(t.gw, pending, 60000).start().stop(delete=False)
+    assert rollback_failed_writes(t.gw, t.config, **EXPIRY) == []
+    assert rollbacks(t) == [(pending, "INFLIGHT")]
+    age(t, heartbeat_path(pending))  # ... until that process is gone too
+    (done,) = rollback_failed_writes(t.gw, t.config, **EXPIRY)
+    assert (done.rollback_instant, done.rolled_back_instant) == (pending, d_txn.instant_time)
+    assert done.files_deleted == (d_file,)
+    assert rollbacks(t) == [(pending, "COMPLETED")]
+    assert d_txn.instant_time not in t.state().timeline
+    assert not t.gw.exists(heartbeat_path(pending))
+    assert not t.gw.exists(heartbeat_path(d_txn.instant_time))
+    assert t.read() == before == rows(hudi_rs_read(t.path), DATA)
+
+
+@pytest.mark.parametrize("point", ["execute_rollback", "_complete_once", "_delete_tmp_siblings"])
+def test_an_interrupted_rollback_of_a_commit_is_finished_by_the_next_call(
+    tmp_path, monkeypatch, point
+):
+    t = MiniTable(tmp_path / "t", version=8, mor=False)
+    t.write({A: [("k1", 1, "v1")]})
+    before = t.read()
+    last = t.write({A: [("k1", 2, "v2")]})
+    crash_once(monkeypatch, point)
+    with pytest.raises(OSError, match="process killed"):
+        rollback_instant(t.state(), last)
+    ((pending, _),) = rollbacks(t)
+    result = rollback_instant(t.state(), last)
+    assert (result.rollback_instant, result.rolled_back_instant) == (pending, last)
+    assert rollbacks(t) == [(pending, "COMPLETED")]
+    assert t.read() == before == rows(hudi_rs_read(t.path), DATA)
+
+
+def test_rollback_removes_markers_tmp_files_and_heartbeats(tmp_path):
+    t = MiniTable(tmp_path / "t", version=8, mor=True)
+    first = t.write({A: [("k1", 1, "v1")]})
+    d_txn, d_file = start_write(t, "dead-0")
+    # The dead write was creating a log file when it died: marker and .tmp, no log file.
+    log = f"x/.a-0_{d_txn.instant_time}.log.1_0-1-2"
+    create_marker(t.gw, d_txn.instant_time, log, "APPEND")
+    d_tmp = f"x/..a-0_{d_txn.instant_time}.log.1_0-1-2.{'a' * 32}.tmp"
+    t.gw.write_bytes(d_tmp, b"half a log block")
+    create_marker(t.gw, d_txn.instant_time, d_file, "CREATE")
+    kill(t, d_txn)
+    # Leftovers of the completed first write (a crash between completing and cleaning
+    # up), of an instant rolled back long ago, and of interrupted timeline creates.
+    timeline_dir = t.config.timeline_dir
+    t.gw.write_bytes(heartbeat_path(first), b"")
+    create_marker(t.gw, first, "x/whatever.parquet", "CREATE")
+    gone = "20200101000000000"
+    t.gw.write_bytes(heartbeat_path(gone), b"")
+    age(t, heartbeat_path(gone))
+    create_marker(t.gw, gone, "x/old.parquet", "CREATE")
+    stale_tmp = f"{timeline_dir}/.{gone}.commit.requested.{'b' * 32}.tmp"
+    t.gw.write_bytes(stale_tmp, b"")
+    age(t, stale_tmp)
+    # What may belong to a writer that is starting right now stays.
+    starting = "29990101000000000"
+    t.gw.write_bytes(heartbeat_path(starting), b"")
+    fresh_tmp = f"{timeline_dir}/.{starting}.commit.requested.{'c' * 32}.tmp"
+    t.gw.write_bytes(fresh_tmp, b"")
+
+    (done,) = rollback_failed_writes(t.gw, t.config, **EXPIRY)
+    assert done.files_deleted == (d_file,)  # the log file never existed
+    for rel in (d_file, d_tmp, heartbeat_path(first), heartbeat_path(gone), stale_tmp):
+        assert not t.gw.exists(rel), rel
+    for instant_time in (d_txn.instant_time, first, gone, done.rollback_instant):
+        assert not t.gw.exists(marker_dir(instant_time)), instant_time
+        assert not t.gw.exists(heartbeat_path(instant_time)), instant_time
+    assert t.gw.exists(heartbeat_path(starting)) and t.gw.exists(fresh_tmp)
+
+
+def test_a_failed_delete_is_recorded_by_every_rollback(tmp_path):
+    """One executor: the lazy rollback of a failed write records files it could not
+    delete (``failedDeleteFiles``) like a user's rollback does."""
+    t = MiniTable(tmp_path / "t", version=6, mor=False)
+    t.write({A: [("k1", 1, "v1")]})
+    d_txn, d_file = start_write(t, "dead-0")
+    kill(t, d_txn)
+
+    def refuse() -> None:
+        raise PermissionError(f"cannot delete {d_file}")
+
+    gw = hooked_gateway(t, d_file, refuse)
+    (done,) = rollback_failed_writes(gw, t.config, **EXPIRY)
+    assert done.files_failed == (d_file,) and done.files_deleted == ()
+    raw = t.state().timeline.instant_content(
+        Instant(done.rollback_instant, ROLLBACK, State.COMPLETED)
+    )
+    part = read_avro_record(raw)["partitionMetadata"]["x"]
+    assert part["failedDeleteFiles"] == [t.gw.uri(d_file)]
+    assert part["successDeleteFiles"] == []
+
+
+def test_timeline_writer_creates_and_deletes_exact_files(tmp_path):
+    t = MiniTable(tmp_path / "t", version=8, mor=False)
+    c = t.write({A: [("k1", 1, "v1")]})
+    writer = TimelineWriter(t.gw, t.config)
+    sp = Instant(c, SAVEPOINT, State.INFLIGHT)
+    assert writer.create_file(sp) == sp  # shares the commit's time on purpose
+    with pytest.raises(TimelineError, match="already exists"):
+        writer.create_file(sp)
+    deleted = writer.delete_files(c, [SAVEPOINT])
+    assert deleted == [f"{t.config.timeline_dir}/{c}.savepoint.inflight"]
+    assert t.state().timeline.is_completed(c)
+    names = writer.delete_files(c, [COMMIT], [State.COMPLETED, State.INFLIGHT])
+    assert [n.rsplit("/", 1)[1].split(".", 1)[1] for n in names] == ["commit", "inflight"]
+    assert [i.state for i in t.state().timeline] == [State.REQUESTED]
+
+
+# ------------------------------------------- a table-service attempt that only looked dead
+
+
+@pytest.mark.parametrize("version", [6, 8])
+def test_a_compaction_taken_over_while_it_commits_loses_nothing(tmp_path, version):
+    """Compaction attempt P1 stalls (heartbeat expired) after writing its files; P2 takes
+    the compaction over and rolls P1 back; P1 tries to commit while P2 deletes its files.
+    P1 must be refused (not commit files that are being deleted), P2 completes."""
+    t, _ = mor_with_logs(tmp_path / "t", version)
+    before = t.read()
+    planned = schedule_compaction(t.state(), force=True)
+    assert planned is not None
+    T = planned.instant_time
+    stalled, go_commit = threading.Event(), threading.Event()
+    outcome: dict[str, object] = {}
+
+    def stalling_runner(ctx, ops):
+        stats = comp.run_locally(ctx, ops)
+        stalled.set()
+        assert go_commit.wait(60)
+        return stats
+
+    def p1() -> None:
+        try:
+            outcome["p1"] = execute_compaction(t.state(), T, runner=stalling_runner)
+        except Exception as exc:
+            outcome["p1"] = exc
+
+    worker = threading.Thread(target=p1)
+    worker.start()
+    assert stalled.wait(60)
+    age(t, heartbeat_path(T))  # P1 looks dead
+
+    def p1_commits() -> None:
+        go_commit.set()
+        worker.join(60)
+
+    gw_p2 = FileSystemGateway(t.path)
+    real = gw_p2.delete_file
+    fired = {"done": False}
+
+    def delete_file(rel: str) -> bool:
+        if rel.endswith(f"_{T}.parquet") and not fired["done"]:
+            fired["done"] = True
+            p1_commits()
+        return real(rel)
+
+    gw_p2.delete_file = delete_file  # type: ignore[method-assign]
+    result = execute_compaction(TableState.load(gw_p2), T, options={**EXPIRY_OPTS})
+    assert fired["done"] and not worker.is_alive()
+    assert isinstance(outcome["p1"], ConflictError), outcome["p1"]
+    assert f"rollback {result.rolled_back_attempt}" in str(outcome["p1"])
+    assert t.state().timeline.is_completed(T)
+    assert all(t.gw.exists(p) for p in result.file_paths)
+    assert t.read() == before == rows(hudi_rs_read(t.path), DATA)
