@@ -364,9 +364,15 @@ def run_attempt(
     except TimelineError:
         heartbeat.stop(delete=False)  # the heartbeat file is the other attempt's now
         raise ConflictError(f"{kind} {instant_time} was started by another process") from None
+    taken_over = False
     try:
         try:
             return work(inflight)
+        except _TakenOver:
+            # Another process rolls this attempt back and may already run the next one:
+            # undoing "our" instant now (or dropping its heartbeat) would hit that attempt.
+            taken_over = True
+            raise
         except BaseException as exc:
             rollback()
             if isinstance(exc, HudiliteError) or not isinstance(exc, Exception):
@@ -376,7 +382,7 @@ def run_attempt(
                 f"requested): {exc}"
             ) from exc
     finally:
-        heartbeat.stop()
+        heartbeat.stop(delete=not taken_over)
 
 
 def commit_attempt(
@@ -405,6 +411,10 @@ def commit_attempt(
     return done
 
 
+class _TakenOver(ConflictError):
+    """This attempt was taken for dead and its rollback planned by another process."""
+
+
 def _check_attempt_still_pending(state: TableState, inflight: Instant) -> None:
     """Under the table lock: refuse to complete an attempt another process took for dead
     (a rollback of it was planned since ``state`` was loaded, before the attempt went
@@ -413,10 +423,10 @@ def _check_attempt_still_pending(state: TableState, inflight: Instant) -> None:
     fresh = Timeline.load(state.gw, state.config)
     rollback = rollback_planned_for(fresh, t, since=state.timeline.max_instant_time())
     if rollback is not None:
-        raise ConflictError(
+        raise _TakenOver(
             f"{t} cannot commit: rollback {rollback} of this attempt was planned by another "
             "process that found its heartbeat expired; retry"
         )
     current = fresh.get(t)
     if current is None or not current.is_inflight:
-        raise ConflictError(f"{t} cannot commit: the attempt is no longer inflight ({current})")
+        raise _TakenOver(f"{t} cannot commit: the attempt is no longer inflight ({current})")

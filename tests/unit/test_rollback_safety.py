@@ -379,5 +379,7 @@ def test_a_compaction_taken_over_while_it_commits_loses_nothing(tmp_path, versio
     assert isinstance(outcome["p1"], ConflictError), outcome["p1"]
     assert f"rollback {result.rolled_back_attempt}" in str(outcome["p1"])
     assert t.state().timeline.is_completed(T)
+    assert rollbacks(t) == [(result.rolled_back_attempt, "COMPLETED")]
     assert all(t.gw.exists(p) for p in result.file_paths)
+    assert not t.gw.exists(heartbeat_path(T)) and not t.gw.exists(marker_dir(T))
     assert t.read() == before == rows(hudi_rs_read(t.path), DATA)
