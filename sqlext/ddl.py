@@ -47,10 +47,12 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
+from pyspark.sql import functions as F
+from pyspark.sql.pandas.types import to_arrow_schema
 from pyspark.sql.types import StructType
 
 from hudilite import config as cfg
@@ -62,10 +64,14 @@ from hudilite.errors import (
     TableExistsError,
     TableNotFoundError,
 )
+from hudilite.schema import to_storage_schema
+from hudilite.spark.convert import spark_schema
 from hudilite.storage.fs import FileSystemGateway
-from hudilite.table_state import PROPERTIES_FILE
+from hudilite.table import Table
+from hudilite.table_state import PROPERTIES_FILE, TableState
 
 from . import ddl_show
+from .context import Handler, SqlContext
 from .ddl_common import (
     COLUMNS_KEY,
     CONSUMED_KEYS,
@@ -84,6 +90,7 @@ from .ddl_common import (
     table_spec,
 )
 from .ddl_show import hudilite_table, spark_fallback, sql_name
+from .queries import VIEW_PREFIX
 from .results import Outcome, write_outcome
 from .statements import (
     AlterTableAddColumns,
@@ -106,7 +113,6 @@ if TYPE_CHECKING:
 
     from hudilite.write.result import WriteResult
 
-    from .session import Session
 
 __all__ = ["HANDLERS", "HUDI_PROVIDERS", "create_options"]
 
@@ -120,7 +126,7 @@ _FILE_SOURCES = ("parquet", "orc", "csv", "json", "text", "avro", "binaryfile")
 # CREATE TABLE
 
 
-def _create_table(session: Session, stmt: CreateTable) -> Outcome:
+def _create_table(session: SqlContext, stmt: CreateTable) -> Outcome:
     provider = stmt.using
     if provider is None:
         provider = session.spark.conf.get("spark.sql.sources.default", "parquet") or "parquet"
@@ -180,8 +186,6 @@ def _create_table(session: Session, stmt: CreateTable) -> Outcome:
     results: list[WriteResult] = []
 
     def create(loc: str) -> None:
-        from hudilite.table import Table
-
         before = _children(loc)
         try:
             table = Table.create(
@@ -236,8 +240,6 @@ def create_options(
 
 
 def _col(name: str) -> Any:
-    from pyspark.sql import functions as F
-
     return F.col("`" + name.replace("`", "``") + "`")
 
 
@@ -273,11 +275,8 @@ def _remove_new(location: str, before: set[str] | None) -> None:
             os.rmdir(gw.abs_path(""))
 
 
-def _register(session: Session, stmt: CreateTable, db: str, name: str, location: str) -> Outcome:
+def _register(session: SqlContext, stmt: CreateTable, db: str, name: str, location: str) -> Outcome:
     """``CREATE TABLE t USING hudi LOCATION '<existing table>'``: add it to the catalog."""
-    from hudilite.spark.convert import spark_schema
-    from hudilite.table_state import TableState
-
     display = f"{db}.{name}"
     state = TableState.load(FileSystemGateway(location))
     config = state.config
@@ -348,9 +347,6 @@ def _text(value: Any) -> str:
 def _check_columns(declared: StructType, actual: StructType, display: str, loc: str) -> None:
     """Columns given when registering must be the table's (names case-insensitive, types
     as stored)."""
-    from pyspark.sql.pandas.types import to_arrow_schema
-
-    from hudilite.schema import to_storage_schema
 
     def storage(schema: StructType) -> dict[str, pa.DataType]:
         arrow = to_storage_schema(to_arrow_schema(schema, timezone="UTC"))
@@ -370,7 +366,7 @@ def _check_columns(declared: StructType, actual: StructType, display: str, loc: 
             )
 
 
-def _create_spark_table(session: Session, stmt: CreateTable, provider: str) -> Outcome:
+def _create_spark_table(session: SqlContext, stmt: CreateTable, provider: str) -> Outcome:
     """A CREATE TABLE of another provider, re-rendered for Spark."""
     db, name = session.qualify(stmt.name)
     try:
@@ -417,14 +413,14 @@ def _column_text(c: Column) -> str:
 # CREATE DATABASE, DROP TABLE
 
 
-def _create_database(session: Session, stmt: CreateDatabase) -> Outcome:
+def _create_database(session: SqlContext, stmt: CreateDatabase) -> Outcome:
     session.catalog.create_database(
         stmt.name, if_not_exists=stmt.if_not_exists, location=stmt.location
     )
     return Outcome()
 
 
-def _drop_database(session: Session, stmt: DropDatabase) -> Outcome:
+def _drop_database(session: SqlContext, stmt: DropDatabase) -> Outcome:
     """``DROP DATABASE [IF EXISTS] db [CASCADE]``: with CASCADE its tables go too (managed
     tables with their data); a non-empty database without CASCADE is an error."""
     db = stmt.name.lower()
@@ -437,17 +433,15 @@ def _drop_database(session: Session, stmt: DropDatabase) -> Outcome:
     return Outcome()
 
 
-def _drop_views(session: Session, db: str, table: str) -> None:
+def _drop_views(session: SqlContext, db: str, table: str) -> None:
     """Drop the views this session registered for ``db.table``."""
-    from .queries import VIEW_PREFIX
-
     prefix = f"{VIEW_PREFIX}{db}__{table}__"
     for t in session.spark.catalog.listTables():
         if t.isTemporary and t.name.startswith(prefix):
             session.spark.catalog.dropTempView(t.name)
 
 
-def _drop_table(session: Session, stmt: DropTable) -> Outcome:
+def _drop_table(session: SqlContext, stmt: DropTable) -> Outcome:
     db, name = session.qualify(stmt.name)
     if not session.is_hudilite(stmt.name):
         sql = (
@@ -480,18 +474,16 @@ def _drop_table(session: Session, stmt: DropTable) -> Outcome:
 # ALTER TABLE, TRUNCATE
 
 
-def _table(session: Session, name: TableName, sql: str) -> tuple[Outcome | None, Any]:
+def _table(session: SqlContext, name: TableName, sql: str) -> tuple[Outcome | None, Any]:
     """``(spark outcome, None)`` for a Spark table or view, else ``(None, (entry, Table))``."""
     done, found = hudilite_table(session, name, sql)
     if done is not None:
         return done, None
-    from hudilite.table import Table
-
     entry, _ = found
     return None, (entry, Table.load(session.spark, entry.location))
 
 
-def _add_columns(session: Session, stmt: AlterTableAddColumns) -> Outcome:
+def _add_columns(session: SqlContext, stmt: AlterTableAddColumns) -> Outcome:
     cols = ", ".join(_column_text(c) for c in stmt.columns)
     done, found = _table(
         session, stmt.name, f"ALTER TABLE {sql_name(stmt.name)} ADD COLUMNS ({cols})"
@@ -522,7 +514,7 @@ def _add_columns(session: Session, stmt: AlterTableAddColumns) -> Outcome:
     return Outcome(write=result)
 
 
-def _set_properties(session: Session, stmt: AlterTableSetProperties) -> Outcome:
+def _set_properties(session: SqlContext, stmt: AlterTableSetProperties) -> Outcome:
     body = ", ".join(f"{sql_string(k)} = {sql_string(v)}" for k, v in stmt.properties.items())
     sql = f"ALTER TABLE {sql_name(stmt.name)} SET TBLPROPERTIES ({body})"
     done, found = _table(session, stmt.name, sql)
@@ -537,7 +529,7 @@ def _set_properties(session: Session, stmt: AlterTableSetProperties) -> Outcome:
     return Outcome()
 
 
-def _unset_properties(session: Session, stmt: AlterTableUnsetProperties) -> Outcome:
+def _unset_properties(session: SqlContext, stmt: AlterTableUnsetProperties) -> Outcome:
     keys = ", ".join(sql_string(k) for k in stmt.keys)
     exists = "IF EXISTS " if stmt.if_exists else ""
     sql = f"ALTER TABLE {sql_name(stmt.name)} UNSET TBLPROPERTIES {exists}({keys})"
@@ -558,7 +550,7 @@ def _unset_properties(session: Session, stmt: AlterTableUnsetProperties) -> Outc
     return Outcome()
 
 
-def _rename(session: Session, stmt: AlterTableRename) -> Outcome:
+def _rename(session: SqlContext, stmt: AlterTableRename) -> Outcome:
     new = stmt.new_name
     sql = f"ALTER TABLE {sql_name(stmt.name)} RENAME TO {sql_name(new)}"
     done, found = _table(session, stmt.name, sql)
@@ -586,7 +578,7 @@ def _rename(session: Session, stmt: AlterTableRename) -> Outcome:
     return Outcome()
 
 
-def _drop_partition(session: Session, stmt: AlterTableDropPartition) -> Outcome:
+def _drop_partition(session: SqlContext, stmt: AlterTableDropPartition) -> Outcome:
     sql = (
         f"ALTER TABLE {sql_name(stmt.name)} DROP {'IF EXISTS ' if stmt.if_exists else ''}"
         f"PARTITION {spec_text(stmt.spec)}"
@@ -615,7 +607,7 @@ def _drop_partition(session: Session, stmt: AlterTableDropPartition) -> Outcome:
     return write_outcome(session.spark, result)
 
 
-def _truncate(session: Session, stmt: TruncateTable) -> Outcome:
+def _truncate(session: SqlContext, stmt: TruncateTable) -> Outcome:
     done, found = _table(session, stmt.name, f"TRUNCATE TABLE {sql_name(stmt.name)}")
     if done is not None:
         return done
@@ -623,7 +615,7 @@ def _truncate(session: Session, stmt: TruncateTable) -> Outcome:
     return write_outcome(session.spark, table.truncate(options=session.write_options()))
 
 
-HANDLERS: dict[type, Callable[[Session, Any], Outcome]] = {
+HANDLERS: dict[type, Handler] = {
     CreateTable: _create_table,
     CreateDatabase: _create_database,
     DropDatabase: _drop_database,

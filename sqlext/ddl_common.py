@@ -55,6 +55,13 @@ from pyspark.sql.types import (
 
 from hudilite import config as cfg
 from hudilite.errors import SchemaError
+from hudilite.keygen import (
+    DEFAULT_PARTITION_PATH,
+    SIMPLE,
+    partition_paths,
+    partition_values,
+    to_key_text,
+)
 from hudilite.schema import META_COLUMNS, OPERATION_COL
 
 from .statements import Column, SqlError
@@ -582,14 +589,6 @@ def partitions_for_spec(
     Values are cast to the columns' types and rendered by the table's key generator, so
     hive style, several fields and URL-encoding come out as the table stores them.
     """
-    from hudilite.keygen import (
-        DEFAULT_PARTITION_PATH,
-        SIMPLE,
-        partition_paths,
-        partition_values,
-        to_key_text,
-    )
-
     config = state.config
     fields = list(config.partition_field_names)
     keygen = state.keygen(state.options())

@@ -29,7 +29,11 @@ from pyspark.sql.types import StructField, StructType
 
 from hudilite import config as cfg
 from hudilite.catalog import DatabaseNotFoundError
+from hudilite.spark.convert import spark_schema
+from hudilite.storage.fs import FileSystemGateway
+from hudilite.table_state import TableState
 
+from .context import Handler, SqlContext
 from .ddl_common import (
     CONSUMED_KEYS,
     META_AND_OPERATION,
@@ -55,9 +59,7 @@ from .statements import (
 
 if TYPE_CHECKING:
     from hudilite.catalog.warehouse import TableEntry
-    from hudilite.table_state import TableState
 
-    from .session import Session
 
 __all__ = [
     "DESCRIBE_SCHEMA",
@@ -215,7 +217,7 @@ def render_create_table(
 # shared by the handlers
 
 
-def spark_fallback(session: Session, name: TableName, sql: str) -> Outcome | None:
+def spark_fallback(session: SqlContext, name: TableName, sql: str) -> Outcome | None:
     """Run ``sql`` in Spark when ``name`` is not a hudilite table but a Spark temporary view
     or table; None when ``name`` is a hudilite table. :class:`TableNotFoundError` naming
     ``db.t`` when it is neither."""
@@ -240,22 +242,17 @@ def sql_name(name: TableName) -> str:
     return ".".join(quote_identifier(p) for p in parts)
 
 
-def hudilite_table(session: Session, name: TableName, sql: str) -> tuple[Outcome | None, Any]:
+def hudilite_table(session: SqlContext, name: TableName, sql: str) -> tuple[Outcome | None, Any]:
     """``(spark outcome, None)`` for a Spark table or view, else ``(None, (entry, state))``."""
     done = spark_fallback(session, name, sql)
     if done is not None:
         return done, None
     entry = session.entry(name)
-    from hudilite.storage.fs import FileSystemGateway
-    from hudilite.table_state import TableState
-
     return None, (entry, TableState.load(FileSystemGateway(entry.location)))
 
 
 def table_columns(entry: TableEntry, state: TableState, *, meta: bool) -> StructType:
     """The table's columns as Spark types (as a query reads them) with the catalog's notes."""
-    from hudilite.spark.convert import spark_schema
-
     arrow = state.storage_schema if meta else state.data_schema
     schema = spark_schema(arrow)
     return with_notes(schema, decode_column_notes(entry.properties))
@@ -265,12 +262,12 @@ def table_columns(entry: TableEntry, state: TableState, *, meta: bool) -> Struct
 # handlers
 
 
-def _show_databases(session: Session, stmt: ShowDatabases) -> Outcome:
+def _show_databases(session: SqlContext, stmt: ShowDatabases) -> Outcome:
     rows = [(db,) for db in session.catalog.list_databases()]
     return Outcome(session.spark.createDataFrame(rows, "namespace string"))
 
 
-def _show_tables(session: Session, stmt: ShowTables) -> Outcome:
+def _show_tables(session: SqlContext, stmt: ShowTables) -> Outcome:
     db = (stmt.db or session.current_database).lower()
     if not session.catalog.database_exists(db):
         raise DatabaseNotFoundError(f"database {db} does not exist")
@@ -285,7 +282,7 @@ def _show_tables(session: Session, stmt: ShowTables) -> Outcome:
     return Outcome(session.spark.createDataFrame(rows, schema))
 
 
-def _describe(session: Session, stmt: Describe) -> Outcome:
+def _describe(session: SqlContext, stmt: Describe) -> Outcome:
     sql = f"DESCRIBE {'EXTENDED ' if stmt.extended else ''}{sql_name(stmt.name)}"
     done, found = hudilite_table(session, stmt.name, sql)
     if done is not None:
@@ -311,7 +308,7 @@ def _describe(session: Session, stmt: Describe) -> Outcome:
     return Outcome(session.spark.createDataFrame(rows, DESCRIBE_SCHEMA))
 
 
-def _show_create_table(session: Session, stmt: ShowCreateTable) -> Outcome:
+def _show_create_table(session: SqlContext, stmt: ShowCreateTable) -> Outcome:
     done, found = hudilite_table(session, stmt.name, f"SHOW CREATE TABLE {sql_name(stmt.name)}")
     if done is not None:
         return done
@@ -330,7 +327,7 @@ def _show_create_table(session: Session, stmt: ShowCreateTable) -> Outcome:
     return Outcome(session.spark.createDataFrame([(text,)], "createtab_stmt string"))
 
 
-def _show_partitions(session: Session, stmt: ShowPartitions) -> Outcome:
+def _show_partitions(session: SqlContext, stmt: ShowPartitions) -> Outcome:
     done, found = hudilite_table(session, stmt.name, f"SHOW PARTITIONS {sql_name(stmt.name)}")
     if done is not None:
         return done
@@ -344,7 +341,7 @@ def _show_partitions(session: Session, stmt: ShowPartitions) -> Outcome:
     return Outcome(session.spark.createDataFrame(rows, "partition string"))
 
 
-HANDLERS: dict[type, Any] = {
+HANDLERS: dict[type, Handler] = {
     ShowDatabases: _show_databases,
     ShowTables: _show_tables,
     Describe: _describe,

@@ -42,6 +42,7 @@ from hudilite.schema import IS_DELETED_COL, META_COLUMNS
 from hudilite.spark.convert import spark_schema
 from hudilite.spark.write_job import OVERWRITE_PARTITIONS_KEY
 
+from .context import Handler, SqlContext
 from .ddl_common import partitions_for_spec
 from .dialect import key_expressions
 from .results import Outcome, write_outcome
@@ -62,7 +63,6 @@ if TYPE_CHECKING:
     from hudilite.table import Operation, Table
     from hudilite.table_state import TableState
 
-    from .session import Session
 
 __all__ = ["HANDLERS", "INSERT_OPERATION_KEY"]
 
@@ -149,7 +149,7 @@ def _assign(df: DataFrame, schema: StructType, display: str) -> DataFrame:
 # INSERT
 
 
-def _insert_operation(session: Session, state: TableState) -> Operation:
+def _insert_operation(session: SqlContext, state: TableState) -> Operation:
     opts = state.options(session.write_options())
     op = opts.raw.get(INSERT_OPERATION_KEY)
     if op is None and opts.is_set(cfg.OPERATION):
@@ -170,7 +170,7 @@ def _strip_meta(df: DataFrame) -> DataFrame:
     return df.drop(*lead) if len(lead) == len(META_COLUMNS) else df
 
 
-def _foreign(session: Session, name: TableName) -> bool:
+def _foreign(session: SqlContext, name: TableName) -> bool:
     """Whether ``name`` is a Spark table or view rather than a hudilite table."""
     if session.is_hudilite(name):
         return False
@@ -180,7 +180,7 @@ def _foreign(session: Session, name: TableName) -> bool:
     return bool(session.spark.catalog.tableExists(qualified))
 
 
-def _insert(session: Session, stmt: InsertInto) -> Outcome:
+def _insert(session: SqlContext, stmt: InsertInto) -> Outcome:
     if _foreign(session, stmt.table):
         return session.run_in_spark(session.display(stmt.table))
     display = session.display(stmt.table)
@@ -252,7 +252,7 @@ def _protected(config: cfg.TableConfig) -> set[str]:
     return {c.lower() for c in (*config.record_key_fields, *config.partition_fields)}
 
 
-def _update(session: Session, stmt: Update) -> Outcome:
+def _update(session: SqlContext, stmt: Update) -> Outcome:
     if _foreign(session, stmt.table):
         return session.run_in_spark(session.display(stmt.table))
     display = session.display(stmt.table)
@@ -275,7 +275,7 @@ def _update(session: Session, stmt: Update) -> Outcome:
     return _write_selected(session, tbl, stmt.table, select, stmt.where, "upsert")
 
 
-def _delete(session: Session, stmt: Delete) -> Outcome:
+def _delete(session: SqlContext, stmt: Delete) -> Outcome:
     if _foreign(session, stmt.table):
         return session.run_in_spark(session.display(stmt.table))
     tbl = session.table(stmt.table)
@@ -284,7 +284,7 @@ def _delete(session: Session, stmt: Delete) -> Outcome:
 
 
 def _write_selected(
-    session: Session,
+    session: SqlContext,
     tbl: Table,
     name: TableName,
     select: list[str],
@@ -305,7 +305,7 @@ def _write_selected(
 # MERGE INTO
 
 
-def _merge(session: Session, stmt: MergeInto) -> Outcome:
+def _merge(session: SqlContext, stmt: MergeInto) -> Outcome:
     if _foreign(session, stmt.target):
         return session.run_in_spark(session.display(stmt.target))
     display = session.display(stmt.target)
@@ -450,7 +450,7 @@ def _merge(session: Session, stmt: MergeInto) -> Outcome:
 
 
 def _check_single_match(
-    session: Session, display: str, joined_from: str, matched: str, t_alias: str, config: Any
+    session: SqlContext, display: str, joined_from: str, matched: str, t_alias: str, config: Any
 ) -> None:
     """Without an ordering field, two source rows matching one target row are an error."""
     keys = ", ".join(f"{_q(t_alias)}.{_q(k)}" for k in config.record_key_fields)
@@ -467,7 +467,7 @@ def _check_single_match(
         )
 
 
-HANDLERS: dict[type, Any] = {
+HANDLERS: dict[type, Handler] = {
     InsertInto: _insert,
     Update: _update,
     Delete: _delete,

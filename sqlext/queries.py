@@ -14,7 +14,9 @@ import hashlib
 from typing import TYPE_CHECKING, Any
 
 from hudilite.errors import TableNotFoundError
+from hudilite.table import Table
 
+from .context import Handler, SqlContext
 from .dialect import ParseError, TableReference, rewrite_tables
 from .results import Outcome
 from .statements import Query, SqlParseError, TableName, UnsupportedStatementError
@@ -22,7 +24,6 @@ from .statements import Query, SqlParseError, TableName, UnsupportedStatementErr
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
-    from .session import Session
 
 __all__ = ["HANDLERS", "VIEW_PREFIX", "ViewRegistry"]
 
@@ -34,7 +35,7 @@ _EARLIEST = "19700101000000000"
 class ViewRegistry:
     """The temp views a session registers for hudilite tables, refreshed per statement."""
 
-    def __init__(self, session: Session) -> None:
+    def __init__(self, session: SqlContext) -> None:
         self.session = session
         self._warehouse = _digest(str(session.catalog.warehouse))[:8]
         # Views of current snapshots, by view name: refreshed when a user view may read them.
@@ -132,8 +133,6 @@ class ViewRegistry:
         if not target or start is None:
             raise SqlParseError("hudi_table_changes needs a table and a start instant")
         if "/" in target or ":" in target:
-            from hudilite.table import Table
-
             tbl = Table.load(self.session.spark, target)
         else:
             parts = target.split(".")
@@ -147,8 +146,8 @@ def _digest(text: str) -> str:
     return hashlib.sha1(text.encode()).hexdigest()[:12]
 
 
-def _query(session: Session, stmt: Query) -> Outcome:
+def _query(session: SqlContext, stmt: Query) -> Outcome:
     return Outcome(session.spark.sql(session.views.rewrite(stmt.sql)))
 
 
-HANDLERS: dict[type, Any] = {Query: _query}
+HANDLERS: dict[type, Handler] = {Query: _query}

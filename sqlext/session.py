@@ -14,10 +14,15 @@ import sys
 from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
+from pyspark.sql import SparkSession
+
 from hudilite.catalog import Catalog, DatabaseNotFoundError
 from hudilite.errors import HudiliteError, TableNotFoundError
+from hudilite.procedures import run_procedure
+from hudilite.spark.session import spark_session
 from hudilite.spark.task_errors import read_error_from
 from hudilite.storage.fs import is_storage_option, set_storage_options, storage_options_of
+from hudilite.table import Table
 
 from . import ddl, dml, queries
 from .results import Outcome, StatementResult
@@ -35,10 +40,9 @@ from .statements import (
 )
 
 if TYPE_CHECKING:
-    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql import DataFrame
 
     from hudilite.catalog.warehouse import TableEntry
-    from hudilite.table import Table
 
 __all__ = ["Outcome", "Session", "StatementResult", "connect"]
 
@@ -54,13 +58,9 @@ def connect(
     ``./hudilite-warehouse``); ``spark`` defaults to the active session or a new local one.
     The ``default`` database is created on first use."""
     if spark is None:
-        from pyspark.sql import SparkSession
-
         spark = SparkSession.getActiveSession()
         if spark is None:
             os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-            from hudilite.spark.session import spark_session
-
             spark = spark_session()
     # Connection settings (fs.s3a.*) reach the warehouse, the catalog's tables and, being
     # process-wide defaults (Session.set_option), every gateway the SQL layer makes.
@@ -200,8 +200,6 @@ class Session:
 
     def table(self, name: TableName) -> Table:
         """A :class:`hudilite.Table` handle on ``name``."""
-        from hudilite.table import Table
-
         return Table.load(self.spark, self.entry(name).location)
 
     # ------------------------------------------------------------------ state
@@ -253,8 +251,6 @@ def _set(session: Session, stmt: SetOption) -> Outcome:
 
 
 def _call(session: Session, stmt: Call) -> Outcome:
-    from hudilite.procedures import run_procedure
-
     return Outcome(run_procedure(session, stmt.procedure, stmt.args, stmt.named_args))
 
 

@@ -1,0 +1,113 @@
+"""What a statement handler sees of the SQL session: the :class:`SqlContext` protocol.
+
+The handler modules (``ddl``, ``ddl_create``, ``ddl_show``, ``dml``, ``queries``) take a
+:class:`SqlContext`, not the :class:`~hudilite.sqlext.session.Session` that dispatches to
+them, so imports point one way: ``session`` -> handlers -> ``context``/``statements``.
+:class:`~hudilite.sqlext.session.Session` satisfies the protocol structurally (mypy checks
+it where the session registers its handlers).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any, Protocol
+
+from .results import Outcome
+from .statements import TableName
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+    from hudilite.catalog import Catalog
+    from hudilite.catalog.warehouse import TableEntry
+    from hudilite.table import Table
+
+__all__ = ["Handler", "SqlContext", "TableViews"]
+
+
+class TableViews(Protocol):
+    """The temp views a session registers so Spark SQL can read hudilite tables."""
+
+    def rewrite(self, sql: str) -> str:
+        """``sql`` reading fresh views of the hudilite tables it names."""
+        ...
+
+    def refresh(self) -> None:
+        """Re-register the session's snapshot views with the tables' current state."""
+        ...
+
+    def table_view(
+        self, name: TableName, *, query_type: str = "snapshot", as_of: str | None = None
+    ) -> str:
+        """Register a view of ``name`` and return the view's name."""
+        ...
+
+    def register_frame(self, df: DataFrame, label: str) -> str:
+        """Register ``df`` under a view name derived from ``label``."""
+        ...
+
+
+class SqlContext(Protocol):
+    """The session state and name resolution statement handlers use."""
+
+    current_database: str
+    options: dict[str, str]
+
+    @property
+    def spark(self) -> SparkSession:
+        """The SparkSession statements run in."""
+        ...
+
+    @property
+    def catalog(self) -> Catalog:
+        """The warehouse catalog."""
+        ...
+
+    @property
+    def views(self) -> TableViews:
+        """The session's views of hudilite tables."""
+        ...
+
+    def qualify(self, name: TableName) -> tuple[str, str]:
+        """``(database, table)`` for ``name``, lower-cased."""
+        ...
+
+    def display(self, name: TableName) -> str:
+        """``db.table`` for messages."""
+        ...
+
+    def is_hudilite(self, name: TableName) -> bool:
+        """Whether ``name`` is a table of this warehouse (not shadowed by a temp view)."""
+        ...
+
+    def is_temp_view(self, name: str) -> bool:
+        """Whether Spark has a user temporary view called ``name``."""
+        ...
+
+    def entry(self, name: TableName) -> TableEntry:
+        """The catalog entry of ``name``."""
+        ...
+
+    def table(self, name: TableName) -> Table:
+        """A :class:`hudilite.Table` handle on ``name``."""
+        ...
+
+    def run_in_spark(self, what: str) -> Outcome:
+        """Hand the running statement to Spark."""
+        ...
+
+    def use(self, database: str) -> None:
+        """Make ``database`` the current one."""
+        ...
+
+    def set_option(self, key: str, value: str) -> None:
+        """``SET key=value``."""
+        ...
+
+    def write_options(self, extra: Mapping[str, str] | None = None) -> dict[str, str]:
+        """The session's non-Spark options, then ``extra``."""
+        ...
+
+
+#: A statement handler: runs one statement of its kind in a session.
+Handler = Callable[[SqlContext, Any], Outcome]
