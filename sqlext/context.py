@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
 from .results import Outcome
-from .statements import TableName
+from .statement_types import TableName
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession

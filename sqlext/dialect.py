@@ -9,11 +9,19 @@ The dialect adds, on top of Spark:
 * ``CALL [system.]proc(arg, name => value, ...)`` as a :class:`HudiCall` node (sqlglot's
   tokenizer swallows ``CALL`` into a ``exp.Command``);
 * Hudi's sugar ``RUN COMPACTION ON t [AT instant]`` and ``SCHEDULE COMPACTION ON t``, parsed
-  into :class:`HudiCall` nodes for ``run_compaction``.
+  into :class:`HudiCall` nodes for ``run_compaction``;
+* Spark's ``SET key = value``, whose value is the rest of the statement as written
+  (``SET a.b = some text``; one pair of enclosing quotes removed), as an ``exp.Set`` with
+  the value as a string literal (sqlglot's Spark dialect keeps most of these as an opaque
+  ``exp.Command``);
+* ``RESET [key]`` as a :class:`HudiReset` node;
+* ``ALTER TABLE t UNSET TBLPROPERTIES [IF EXISTS] (key, ...)`` as an ``exp.Alter`` whose
+  action is a :class:`HudiUnsetProperties` node.
 """
 
 from __future__ import annotations
 
+import re
 import typing as t
 
 from sqlglot import exp
@@ -28,7 +36,9 @@ E = t.TypeVar("E", bound=exp.Expr)
 
 __all__ = [
     "HudiCall",
+    "HudiReset",
     "HudiShow",
+    "HudiUnsetProperties",
     "Hudilite",
     "ParseError",
     "TableReference",
@@ -50,6 +60,23 @@ class HudiCall(exp.Expression):
     """``CALL name(args)``: ``this`` is the procedure name, ``expressions`` its arguments."""
 
     arg_types: t.ClassVar[dict[str, bool]] = {"this": True, "expressions": False}
+
+
+class HudiReset(exp.Expression):
+    """``RESET [key]``: ``this`` is the key as written (a string literal), or absent."""
+
+    arg_types: t.ClassVar[dict[str, bool]] = {"this": False}
+
+
+class HudiUnsetProperties(exp.Expression):
+    """The ``UNSET TBLPROPERTIES [IF EXISTS] (key, ...)`` action of an ``ALTER TABLE``;
+    ``expressions`` are the keys as string literals."""
+
+    arg_types: t.ClassVar[dict[str, bool]] = {"expressions": True, "exists": False}
+
+
+# The keys ``SET key = value`` takes (as Spark's ``SET`` does: a dotted name, or back-quoted).
+_SET_KEY = re.compile(r"`[^`]+`|[A-Za-z_][\w.\-]*")
 
 
 def _show(kind: str, target: str | None = None) -> t.Callable[[Hudilite.Parser], HudiShow]:
@@ -84,11 +111,18 @@ class Hudilite(Spark):
         }
         SHOW_TRIE: t.ClassVar[dict] = new_trie(key.split(" ") for key in SHOW_PARSERS)
 
-        # Statements introduced by a plain word (not a keyword token in Spark's tokenizer).
-        WORD_STATEMENTS: t.ClassVar[dict[str, str]] = {
-            "CALL": "_parse_hudi_call",
-            "RUN": "_parse_hudi_compaction",
-            "SCHEDULE": "_parse_hudi_compaction",
+        ALTER_PARSERS: t.ClassVar[dict[str, t.Callable]] = {
+            **SparkParser.ALTER_PARSERS,
+            "UNSET": lambda self: self._parse_hudi_unset(),
+        }
+
+        # Statements introduced by a plain word (not a keyword token in Spark's tokenizer),
+        # with the word that must follow it (None: any).
+        WORD_STATEMENTS: t.ClassVar[dict[str, tuple[str, str | None]]] = {
+            "CALL": ("_parse_hudi_call", None),
+            "RUN": ("_parse_hudi_compaction", "COMPACTION"),
+            "SCHEDULE": ("_parse_hudi_compaction", "COMPACTION"),
+            "RESET": ("_parse_hudi_reset", None),
         }
 
         def _parse_statement(self) -> exp.Expr | None:
@@ -96,13 +130,87 @@ class Hudilite(Spark):
             word = (
                 curr.text.upper() if curr is not None and curr.token_type == TokenType.VAR else ""
             )
-            if word in self.WORD_STATEMENTS and (
-                word == "CALL" or (nxt is not None and nxt.text.upper() == "COMPACTION")
-            ):
+            method, follower = self.WORD_STATEMENTS.get(word, ("", None))
+            if method and (follower is None or (nxt is not None and nxt.text.upper() == follower)):
                 self._advance()
-                parse = getattr(self, self.WORD_STATEMENTS[word])
+                parse = getattr(self, method)
                 return t.cast(exp.Expr, parse(word))
             return super()._parse_statement()
+
+        def _statement_end(self) -> int:
+            """Offset in the SQL text where the current statement ends: after its last token
+            and the comments that follow it (``self._tokens`` holds one statement)."""
+            sql = self.sql
+            i = self._tokens[-1].end + 1 if self._tokens else len(sql)
+            while i < len(sql):
+                if sql[i].isspace():
+                    i += 1
+                elif sql.startswith("--", i):
+                    nl = sql.find("\n", i)
+                    i = len(sql) if nl < 0 else nl + 1
+                elif sql.startswith("/*", i):
+                    close = sql.find("*/", i + 2)
+                    i = len(sql) if close < 0 else close + 2
+                else:
+                    break
+            return i
+
+        def _parse_set(self, unset: bool = False, tag: bool = False) -> exp.Set | exp.Command:
+            # Spark's ``SET key = value``: the value is the rest of the statement as written,
+            # keywords and spaces included (``SET ...operation = insert``).
+            eq = self._index
+            while eq < len(self._tokens) and self._tokens[eq].token_type != TokenType.EQ:
+                eq += 1
+            if unset or tag or not self._curr or eq >= len(self._tokens):
+                return super()._parse_set(unset=unset, tag=tag)
+            eq_token = self._tokens[eq]
+            key = self.sql[self._curr.start : eq_token.start].strip()
+            if not _SET_KEY.fullmatch(key):
+                return super()._parse_set(unset=unset, tag=tag)
+            end = self._statement_end()
+            value = self.sql[eq_token.end + 1 : end].strip()
+            if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+                value = value[1:-1]
+            while self._curr:
+                self._advance()
+            item = exp.SetItem(
+                this=exp.EQ(this=exp.var(key.strip("`")), expression=exp.Literal.string(value))
+            )
+            return self.expression(exp.Set(expressions=[item], unset=False, tag=False))
+
+        def _parse_hudi_reset(self, _word: str) -> HudiReset:
+            key = None
+            if self._curr:
+                text = self.sql[self._curr.start : self._statement_end()].strip()
+                while self._curr:
+                    self._advance()
+                key = exp.Literal.string(text)
+            return self.expression(HudiReset(this=key))
+
+        def _parse_hudi_unset(self) -> HudiUnsetProperties:
+            if not self._match_text_seq("TBLPROPERTIES"):
+                self.raise_error("Expected TBLPROPERTIES after UNSET")
+            exists = bool(self._parse_exists())
+            self._match_l_paren()
+            keys: list[exp.Expr] = []
+            while self._curr and self._curr.token_type != TokenType.R_PAREN:
+                first = self._curr
+                last = first
+                while self._curr and self._curr.token_type not in (
+                    TokenType.COMMA,
+                    TokenType.R_PAREN,
+                ):
+                    last = self._curr
+                    self._advance()
+                # A key is written bare (hoodie.x.y), quoted ('k') or back-quoted.
+                key = self._find_sql(first, last).strip().strip("'\"`")
+                if key:
+                    keys.append(exp.Literal.string(key))
+                self._match(TokenType.COMMA)
+            self._match_r_paren()
+            if not keys:
+                self.raise_error("Expected a property key in UNSET TBLPROPERTIES")
+            return self.expression(HudiUnsetProperties(expressions=keys, exists=exists))
 
         def _require(self, node: E | None, message: str) -> E:
             """``node``, or a parse error at the current token when it is missing."""
@@ -190,6 +298,14 @@ class Hudilite(Spark):
             ),
             HudiCall: lambda self, e: (
                 f"CALL {self.sql(e, 'this')}({self.expressions(e, flat=True)})"
+            ),
+            HudiReset: lambda self, e: " ".join(
+                p for p in ("RESET", e.this.name if e.this else "") if p
+            ),
+            HudiUnsetProperties: lambda self, e: (
+                "UNSET TBLPROPERTIES "
+                + ("IF EXISTS " if e.args.get("exists") else "")
+                + f"({self.expressions(e, flat=True)})"
             ),
         }
 

@@ -1,0 +1,322 @@
+"""The typed SQL statements hudilite runs, and its SQL errors.
+
+Each statement is a plain dataclass (:data:`Statement` is their union);
+:mod:`~hudilite.sqlext.translate` builds them from the dialect's syntax trees. SQL fragments a
+later stage evaluates (queries, expressions, conditions) are kept as SQL text in Spark's
+dialect.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from hudilite.errors import HudiliteError
+
+__all__ = [
+    "AlterTableAddColumns",
+    "AlterTableDropPartition",
+    "AlterTableRename",
+    "AlterTableSetProperties",
+    "AlterTableUnsetProperties",
+    "Call",
+    "Column",
+    "CreateDatabase",
+    "CreateTable",
+    "Delete",
+    "Describe",
+    "DropDatabase",
+    "DropTable",
+    "InsertInto",
+    "MergeInto",
+    "PyValue",
+    "Query",
+    "SetOption",
+    "ShowCreateTable",
+    "ShowDatabases",
+    "ShowPartitions",
+    "ShowTables",
+    "SparkStatement",
+    "SqlError",
+    "SqlParseError",
+    "Statement",
+    "TableName",
+    "TruncateTable",
+    "UnsupportedStatementError",
+    "Update",
+    "UseDatabase",
+    "WhenMatched",
+    "WhenNotMatched",
+    "statement_to_dict",
+]
+
+PyValue = str | int | float | bool | None
+
+
+class SqlError(HudiliteError, ValueError):
+    """A SQL statement hudilite cannot accept."""
+
+
+class SqlParseError(SqlError):
+    """A SQL statement has a syntax error at ``line``/``column`` (1-based, when known)."""
+
+    def __init__(self, description: str, line: int | None = None, column: int | None = None):
+        where = f" at line {line}, column {column}" if line is not None else ""
+        super().__init__(f"SQL parse error{where}: {description}")
+        self.description = description
+        self.line = line
+        self.column = column
+
+
+class UnsupportedStatementError(SqlError):
+    """A syntactically valid statement hudilite does not support."""
+
+
+# --------------------------------------------------------------------------------------------
+# statement dataclasses
+
+
+@dataclass(frozen=True)
+class TableName:
+    """A table reference: ``table`` in database ``db`` (None: the current database)."""
+
+    db: str | None
+    table: str
+
+
+@dataclass(frozen=True)
+class Column:
+    """A column definition; ``type`` is the Spark SQL type string (``BIGINT``, ``STRUCT<...>``)."""
+
+    name: str
+    type: str
+    nullable: bool = True
+    comment: str | None = None
+
+
+@dataclass(frozen=True)
+class CreateTable:
+    name: TableName
+    if_not_exists: bool
+    columns: list[Column] | None
+    using: str | None
+    options: dict[str, str]
+    partitioned_by: list[str]
+    location: str | None
+    as_select: str | None
+
+
+@dataclass(frozen=True)
+class CreateDatabase:
+    name: str
+    if_not_exists: bool
+    location: str | None = None
+
+
+@dataclass(frozen=True)
+class DropDatabase:
+    name: str
+    if_exists: bool
+    cascade: bool
+
+
+@dataclass(frozen=True)
+class UseDatabase:
+    name: str
+
+
+@dataclass(frozen=True)
+class ShowDatabases:
+    pass
+
+
+@dataclass(frozen=True)
+class ShowTables:
+    db: str | None
+
+
+@dataclass(frozen=True)
+class Describe:
+    name: TableName
+    extended: bool
+
+
+@dataclass(frozen=True)
+class ShowCreateTable:
+    name: TableName
+
+
+@dataclass(frozen=True)
+class ShowPartitions:
+    name: TableName
+
+
+@dataclass(frozen=True)
+class AlterTableAddColumns:
+    name: TableName
+    columns: list[Column]
+
+
+@dataclass(frozen=True)
+class AlterTableSetProperties:
+    name: TableName
+    properties: dict[str, str]
+
+
+@dataclass(frozen=True)
+class AlterTableUnsetProperties:
+    name: TableName
+    keys: list[str]
+    if_exists: bool = False
+
+
+@dataclass(frozen=True)
+class AlterTableRename:
+    name: TableName
+    new_name: TableName
+
+
+@dataclass(frozen=True)
+class AlterTableDropPartition:
+    name: TableName
+    spec: dict[str, PyValue]
+    if_exists: bool = False
+
+
+@dataclass(frozen=True)
+class TruncateTable:
+    name: TableName
+
+
+@dataclass(frozen=True)
+class DropTable:
+    name: TableName
+    if_exists: bool
+    purge: bool
+
+
+@dataclass(frozen=True)
+class SetOption:
+    key: str
+    value: str
+
+
+@dataclass(frozen=True)
+class InsertInto:
+    """``INSERT INTO|OVERWRITE``; ``partition`` maps a column to its static value or None."""
+
+    table: TableName
+    columns: list[str] | None
+    overwrite: bool
+    partition: dict[str, PyValue]
+    query: str
+
+
+@dataclass(frozen=True)
+class Update:
+    table: TableName
+    assignments: dict[str, str]
+    where: str | None
+
+
+@dataclass(frozen=True)
+class Delete:
+    table: TableName
+    where: str | None
+
+
+@dataclass(frozen=True)
+class WhenMatched:
+    condition: str | None
+    action: Literal["update", "delete"]
+    assignments: dict[str, str] | Literal["*"] | None
+
+
+@dataclass(frozen=True)
+class WhenNotMatched:
+    condition: str | None
+    columns: list[str] | Literal["*"]
+    values: list[str] | None
+
+
+@dataclass(frozen=True)
+class MergeInto:
+    """``MERGE INTO``: ``source`` is a :class:`TableName` or the SQL text of a query."""
+
+    target: TableName
+    target_alias: str | None
+    source: TableName | str
+    source_alias: str | None
+    on: str
+    clauses: list[WhenMatched | WhenNotMatched] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Call:
+    """``CALL procedure(args)``; the ``system.`` prefix is stripped from ``procedure``."""
+
+    procedure: str
+    args: list[PyValue]
+    named_args: dict[str, PyValue]
+
+
+@dataclass
+class SparkStatement:
+    """A statement hudilite does not interpret itself; it goes to Spark unless it touches a
+    hudilite table.
+
+    ``target`` is the table it creates, alters or drops (None for none or unknown);
+    ``names`` every identifier in it when sqlglot could only keep it as opaque text
+    (``opaque``); ``words`` its first words, for messages.
+    """
+
+    sql: str
+    target: TableName | None
+    words: str
+    opaque: bool = False
+    names: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Query:
+    """Any query (SELECT, WITH, VALUES, ...), as Spark SQL text."""
+
+    sql: str
+
+
+Statement = (
+    CreateTable
+    | CreateDatabase
+    | DropDatabase
+    | UseDatabase
+    | ShowDatabases
+    | ShowTables
+    | Describe
+    | ShowCreateTable
+    | ShowPartitions
+    | AlterTableAddColumns
+    | AlterTableSetProperties
+    | AlterTableUnsetProperties
+    | AlterTableRename
+    | AlterTableDropPartition
+    | TruncateTable
+    | DropTable
+    | SetOption
+    | InsertInto
+    | Update
+    | Delete
+    | MergeInto
+    | Call
+    | Query
+    | SparkStatement
+)
+
+
+def statement_to_dict(stmt: Statement) -> dict[str, Any]:
+    """``stmt`` as a JSON-ready dict; statements and MERGE clauses carry their class name
+    under ``"kind"``."""
+    out: dict[str, Any] = {"kind": type(stmt).__name__, **dataclasses.asdict(stmt)}
+    if isinstance(stmt, MergeInto):
+        out["clauses"] = [{"kind": type(c).__name__, **dataclasses.asdict(c)} for c in stmt.clauses]
+    return out

@@ -1,0 +1,1 @@
+ALTER TABLE db.trips UNSET TBLPROPERTIES IF EXISTS ('hoodie.keep.min.commits', hoodie.keep.max.commits)

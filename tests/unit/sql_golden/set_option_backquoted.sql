@@ -1,0 +1,1 @@
+SET `hoodie.table.name` = "trips table"

@@ -1,0 +1,1 @@
+SET spark.app.note = a note with spaces, SELECT and FROM
