@@ -16,7 +16,9 @@ The dialect adds, on top of Spark:
   ``exp.Command``);
 * ``RESET [key]`` as a :class:`HudiReset` node;
 * ``ALTER TABLE t UNSET TBLPROPERTIES [IF EXISTS] (key, ...)`` as an ``exp.Alter`` whose
-  action is a :class:`HudiUnsetProperties` node.
+  action is a :class:`HudiUnsetProperties` node;
+* Spark's ``VOID`` type (``exp.DataType.Type.NULL``); :func:`parse_data_type` reads a
+  whole type text with sqlglot's own type parser.
 """
 
 from __future__ import annotations
@@ -44,6 +46,7 @@ __all__ = [
     "TableReference",
     "TokenError",
     "key_expressions",
+    "parse_data_type",
     "parse_script",
     "rewrite_tables",
     "to_sql",
@@ -91,7 +94,8 @@ class Hudilite(Spark):
 
     class Tokenizer(Spark.Tokenizer):
         KEYWORDS: t.ClassVar[dict[str, TokenType]] = {
-            k: v for k, v in Spark.Tokenizer.KEYWORDS.items() if k != "CALL"
+            **{k: v for k, v in Spark.Tokenizer.KEYWORDS.items() if k != "CALL"},
+            "VOID": TokenType.VOID,  # Spark's type of NULL (as sqlglot's Databricks dialect)
         }
         COMMANDS: t.ClassVar[set[TokenType]] = Spark.Tokenizer.COMMANDS - {TokenType.SHOW}
 
@@ -212,6 +216,27 @@ class Hudilite(Spark):
                 self.raise_error("Expected a property key in UNSET TBLPROPERTIES")
             return self.expression(HudiUnsetProperties(expressions=keys, exists=exists))
 
+        def _parse_types(
+            self,
+            check_func: bool = False,
+            schema: bool = False,
+            allow_identifiers: bool = True,
+            with_collation: bool = False,
+        ) -> exp.Expr | None:
+            # Spark's empty struct type ``STRUCT<>`` (the tokenizer reads ``<>`` as not-equal),
+            # where a type must be rather than an expression (``WHERE struct <> 1``).
+            curr, nxt = self._curr, self._next
+            if (
+                schema
+                and curr
+                and curr.token_type == TokenType.STRUCT
+                and nxt
+                and nxt.token_type == TokenType.NEQ
+            ):
+                self._advance(2)
+                return exp.DataType(this=exp.DType.STRUCT, expressions=[], nested=True)
+            return super()._parse_types(check_func, schema, allow_identifiers, with_collation)
+
         def _require(self, node: E | None, message: str) -> E:
             """``node``, or a parse error at the current token when it is missing."""
             if node is None:
@@ -282,6 +307,11 @@ class Hudilite(Spark):
             return self.expression(HudiCall(this=name, expressions=args))
 
     class Generator(SparkGenerator):
+        TYPE_MAPPING: t.ClassVar[dict[exp.DType, str]] = {
+            **SparkGenerator.TYPE_MAPPING,
+            exp.DType.NULL: "VOID",
+        }
+
         TRANSFORMS: t.ClassVar[dict[type[exp.Expr], t.Callable[..., str]]] = {
             **SparkGenerator.TRANSFORMS,
             HudiShow: lambda self, e: " ".join(
@@ -317,6 +347,15 @@ def parse_script(sql: str) -> list[exp.Expr]:
     """Parse ``sql`` with the hudilite dialect; raise sqlglot's ``ParseError`` on bad syntax."""
     nodes = _DIALECT.parse(sql, error_level=ErrorLevel.IMMEDIATE)
     return [n for n in nodes if n is not None]
+
+
+def parse_data_type(text: str) -> exp.DataType:
+    """``text`` (all of it) as a data type, with sqlglot's type parser and the hudilite
+    dialect's type names; sqlglot's ``ParseError`` when it is not one."""
+    node = _DIALECT.parse_into(exp.DataType, text, error_level=ErrorLevel.IMMEDIATE)[0]
+    if not isinstance(node, exp.DataType):
+        raise ParseError(f"not a data type: {text!r}")
+    return node
 
 
 def to_sql(node: exp.Expr) -> str:

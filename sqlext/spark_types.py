@@ -12,7 +12,7 @@ Nothing here needs a JVM: types are ``pyspark.sql.types`` objects (plain Python)
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
+from typing import NoReturn
 
 from pyspark.sql.types import (
     ArrayType,
@@ -35,197 +35,147 @@ from pyspark.sql.types import (
     TimestampNTZType,
     TimestampType,
 )
+from sqlglot import exp
 
 from hudilite.errors import SchemaError
 
-if TYPE_CHECKING:
-    pass
+from .dialect import ParseError, TokenError, parse_data_type
 
 __all__ = ["column_sql", "parse_type", "quote_identifier", "sql_string", "type_sql"]
 
 # --------------------------------------------------------------------------------------------
 # Spark SQL type text -> DataType
 
-_ATOMIC: dict[str, DataType] = {
-    "BOOLEAN": BooleanType(),
-    "BOOL": BooleanType(),
-    "TINYINT": ByteType(),
-    "BYTE": ByteType(),
-    "SMALLINT": ShortType(),
-    "SHORT": ShortType(),
-    "INT": IntegerType(),
-    "INTEGER": IntegerType(),
-    "BIGINT": LongType(),
-    "LONG": LongType(),
-    "FLOAT": FloatType(),
-    "REAL": FloatType(),
-    "DOUBLE": DoubleType(),
-    "STRING": StringType(),
-    "TEXT": StringType(),
-    "BINARY": BinaryType(),
-    "DATE": DateType(),
-    "TIMESTAMP": TimestampType(),
-    "TIMESTAMP_LTZ": TimestampType(),
-    "TIMESTAMPLTZ": TimestampType(),
-    "TIMESTAMP_NTZ": TimestampNTZType(),
-    "TIMESTAMPNTZ": TimestampNTZType(),
-    "VOID": NullType(),
+_T = exp.DType
+# sqlglot's type (as the hudilite dialect reads Spark's names) -> Spark's.
+_ATOMIC: dict[exp.DType, DataType] = {
+    _T.BOOLEAN: BooleanType(),
+    _T.TINYINT: ByteType(),
+    _T.SMALLINT: ShortType(),
+    _T.INT: IntegerType(),
+    _T.BIGINT: LongType(),
+    _T.FLOAT: FloatType(),
+    _T.DOUBLE: DoubleType(),
+    _T.TEXT: StringType(),
+    # Spark stores CHAR(n)/VARCHAR(n) columns of datasource tables as STRING.
+    _T.CHAR: StringType(),
+    _T.VARCHAR: StringType(),
+    _T.BINARY: BinaryType(),
+    _T.DATE: DateType(),
+    # Spark's TIMESTAMP is TIMESTAMP_LTZ (sqlglot reads it as TIMESTAMPTZ).
+    _T.TIMESTAMPTZ: TimestampType(),
+    _T.TIMESTAMPLTZ: TimestampType(),
+    _T.TIMESTAMP: TimestampType(),
+    _T.TIMESTAMPNTZ: TimestampNTZType(),
+    _T.NULL: NullType(),
 }
-# Spark stores CHAR(n)/VARCHAR(n) columns of datasource tables as STRING.
-_STRINGS = ("CHAR", "CHARACTER", "VARCHAR")
-_DECIMALS = ("DECIMAL", "DEC", "NUMERIC")
-
-_TOKEN_RE = re.compile(
-    r"\s*(?:(?P<name>[A-Za-z_][A-Za-z0-9_]*)|(?P<num>\d+)|`(?P<quoted>(?:[^`]|``)*)`"
-    r"|'(?P<sq>(?:[^'\\]|\\.)*)'|\"(?P<dq>(?:[^\"\\]|\\.)*)\"|(?P<sym>[<>(),:]))"
-)
+_EXPECTING = re.compile(r"Expecting (\S+)")
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
-def _unescape(text: str) -> str:
-    """Spark string literal escapes (``\\'``, ``\\\\``, ``\\n``...)."""
-    return re.sub(r"\\(.)", lambda m: {"n": "\n", "t": "\t", "r": "\r"}.get(m[1], m[1]), text)
+def _parse_error(e: ParseError | TokenError, text: str) -> str:
+    """Why sqlglot's type parser refused ``text``, in this module's words."""
+    err = e.errors[0] if isinstance(e, ParseError) and e.errors else {}
+    description = str(err.get("description") or e).split("\n")[0]
+    found = str(err.get("highlight") or "")
+    col = err.get("col")
+    after = text[col:].lstrip() if isinstance(col, int) else ""
+    at_end = isinstance(col, int) and not after
+    expecting = _EXPECTING.fullmatch(description)
+    if found.upper() == "NOT" and not after.upper().startswith("NULL"):
+        return "expected NULL after NOT"
+    if expecting:
+        return f"expected {expecting.group(1)!r}, found {'the end' if at_end else found!r}"
+    if description.startswith("Invalid expression") and found:
+        first = isinstance(col, int) and text[:col].strip().upper() == found.upper()
+        if first and _NAME.fullmatch(found):
+            return f"unknown type {found!r}"
+        return f"unexpected {found!r}"
+    return description
 
 
-class _TypeParser:
-    """Recursive descent over the tokens of one type's text."""
+class _Converter:
+    """sqlglot ``DataType`` -> Spark ``DataType``, failing with the column and text."""
 
     def __init__(self, text: str, column: str) -> None:
         self.text = text
         self.column = column
-        self.tokens: list[tuple[str, str]] = []
-        pos = 0
-        stripped = text.rstrip()
-        while pos < len(stripped):
-            m = _TOKEN_RE.match(stripped, pos)
-            if m is None or m.end() == pos:
-                self.fail(f"unexpected {stripped[pos:].strip()[:10]!r}")
-            assert m is not None
-            kind = m.lastgroup or "sym"
-            value = m.group(kind)
-            if kind == "quoted":
-                value, kind = value.replace("``", "`"), "name"
-            elif kind in ("sq", "dq"):
-                value, kind = _unescape(value), "str"
-            self.tokens.append((kind, value))
-            pos = m.end()
-        self.pos = 0
 
-    def fail(self, why: str) -> None:
+    def fail(self, why: str) -> NoReturn:
         raise SchemaError(f"column {self.column!r}: invalid data type {self.text!r}: {why}")
 
-    def peek(self) -> tuple[str, str]:
-        return self.tokens[self.pos] if self.pos < len(self.tokens) else ("end", "")
+    def number(self, param: exp.Expr) -> int:
+        value = param.this if isinstance(param, exp.DataTypeParam) else param
+        if isinstance(value, exp.Literal) and not value.is_string and value.this.isdigit():
+            return int(value.this)
+        return self.fail(f"expected a number, found {value.sql()!r}")
 
-    def take(self) -> tuple[str, str]:
-        tok = self.peek()
-        self.pos += 1
-        return tok
-
-    def expect(self, sym: str) -> None:
-        kind, value = self.take()
-        if kind != "sym" or value != sym:
-            self.fail(f"expected {sym!r}, found {value or 'the end'!r}")
-
-    def word(self, *words: str) -> bool:
-        kind, value = self.peek()
-        if kind == "name" and value.upper() in words:
-            self.pos += 1
-            return True
-        return False
-
-    def number(self) -> int:
-        kind, value = self.take()
-        if kind != "num":
-            self.fail(f"expected a number, found {value or 'the end'!r}")
-        return int(value)
-
-    def parse(self) -> DataType:
-        out = self.type_()
-        if self.peek()[0] != "end":
-            self.fail(f"unexpected {self.peek()[1]!r}")
-        return out
-
-    def type_(self) -> DataType:
-        kind, value = self.take()
-        if kind != "name":
-            self.fail(f"expected a type name, found {value or 'the end'!r}")
-        name = value.upper()
-        if name == "ARRAY":
-            self.expect("<")
-            element = self.type_()
-            self.expect(">")
-            return ArrayType(element, True)
-        if name == "MAP":
-            self.expect("<")
-            key = self.type_()
-            self.expect(",")
-            value_type = self.type_()
-            self.expect(">")
-            return MapType(key, value_type, True)
-        if name == "STRUCT":
-            return self.struct()
-        if name in _DECIMALS:
-            precision, scale = 10, 0
-            if self.peek() == ("sym", "("):
-                self.take()
-                precision = self.number()
-                if self.peek() == ("sym", ","):
-                    self.take()
-                    scale = self.number()
-                self.expect(")")
+    def convert(self, node: exp.DataType) -> DataType:
+        kind = node.this
+        params = node.expressions
+        if kind == _T.ARRAY:
+            if len(params) != 1:
+                self.fail("expected '>', found ','" if params else "expected a type name")
+            return ArrayType(self.convert(params[0]), True)
+        if kind == _T.MAP:
+            if len(params) != 2:
+                self.fail(
+                    "expected ',', found '>'" if len(params) < 2 else "expected '>', found ','"
+                )
+            return MapType(self.convert(params[0]), self.convert(params[1]), True)
+        if kind == _T.STRUCT:
+            return StructType([self.field(p) for p in params])
+        if kind == _T.DECIMAL:
+            if len(params) > 2:
+                self.fail("expected ')'")
+            precision = self.number(params[0]) if params else 10
+            scale = self.number(params[1]) if len(params) > 1 else 0
             if not 0 < precision <= 38 or not 0 <= scale <= precision:
                 self.fail(f"decimal precision {precision} and scale {scale} out of range")
             return DecimalType(precision, scale)
-        if name in _STRINGS:
-            if self.peek() == ("sym", "("):
-                self.take()
-                self.number()
-                self.expect(")")
-            return StringType()
-        if name == "DOUBLE":
-            self.word("PRECISION")
-        if name in _ATOMIC:
-            return _ATOMIC[name]
-        if name == "INTERVAL":
+        if kind == _T.INTERVAL or isinstance(kind, exp.Interval):
             self.fail("interval types cannot be stored in a Hudi table")
-        self.fail(f"unknown type {value!r}")
-        raise AssertionError  # pragma: no cover - fail raises
+        if kind in (_T.CHAR, _T.VARCHAR):
+            for p in params:
+                self.number(p)
+        elif params:
+            self.fail(f"unexpected {params[0].sql()!r}")
+        atomic = _ATOMIC.get(kind) if isinstance(kind, exp.DType) else None
+        if atomic is None:
+            name = kind.value if isinstance(kind, exp.DType) else str(kind)
+            self.fail(f"unknown type {name!r}")
+        return atomic
 
-    def struct(self) -> StructType:
-        self.expect("<")
-        fields: list[StructField] = []
-        while self.peek() != ("sym", ">"):
-            if fields:
-                self.expect(",")
-            kind, name = self.take()
-            if kind != "name":
-                self.fail(f"expected a field name, found {name or 'the end'!r}")
-            if self.peek() == ("sym", ":"):
-                self.take()
-            data_type = self.type_()
-            nullable = True
-            metadata: dict[str, str] = {}
-            while True:
-                if self.word("NOT"):
-                    if not self.word("NULL"):
-                        self.fail("expected NULL after NOT")
-                    nullable = False
-                elif self.word("COMMENT"):
-                    kind, text = self.take()
-                    if kind != "str":
-                        self.fail("expected a string after COMMENT")
-                    metadata["comment"] = text
-                else:
-                    break
-            fields.append(StructField(name, data_type, nullable, metadata or None))
-        self.expect(">")
-        return StructType(fields)
+    def field(self, node: exp.Expr) -> StructField:
+        kind = node.args.get("kind")
+        if not isinstance(node, exp.ColumnDef) or not isinstance(kind, exp.DataType):
+            return self.fail(f"expected 'name: type', found {node.sql()!r}")
+        nullable = True
+        metadata: dict[str, str] = {}
+        for c in node.args.get("constraints") or []:
+            if isinstance(c.kind, exp.NotNullColumnConstraint):
+                nullable = bool(c.kind.args.get("allow_null"))
+            elif isinstance(c.kind, exp.CommentColumnConstraint) and isinstance(
+                c.kind.this, exp.Literal
+            ):
+                metadata["comment"] = c.kind.this.this
+            else:
+                self.fail(f"unexpected {c.sql()!r}")
+        return StructField(node.name, self.convert(kind), nullable, metadata or None)
 
 
 def parse_type(text: str, column: str = "?") -> DataType:
-    """The Spark ``DataType`` of Spark SQL type text; :class:`SchemaError` naming ``column``
-    when the text is not a type (or one a Hudi table cannot store, like INTERVAL)."""
-    return _TypeParser(text, column).parse()
+    """The Spark ``DataType`` of Spark SQL type text, read by sqlglot's type parser (through
+    the hudilite dialect); :class:`SchemaError` naming ``column`` when the text is not a
+    type (or one a Hudi table cannot store, like INTERVAL)."""
+    converter = _Converter(text, column)
+    if not text.strip():
+        converter.fail("expected a type name, found 'the end'")
+    try:
+        node = parse_data_type(text)
+    except (ParseError, TokenError) as e:
+        converter.fail(_parse_error(e, text))
+    return converter.convert(node)
 
 
 # --------------------------------------------------------------------------------------------

@@ -4,10 +4,19 @@ opaque ``exp.Command``), and statement translation is a table keyed by expressio
 from __future__ import annotations
 
 import pytest
+from pyspark.sql.types import (
+    ArrayType,
+    IntegerType,
+    NullType,
+    StructField,
+    StructType,
+    TimestampType,
+)
 from sqlglot import exp
 
 from hudilite.sqlext import (
     AlterTableUnsetProperties,
+    CreateTable,
     Query,
     SetOption,
     SparkStatement,
@@ -15,6 +24,7 @@ from hudilite.sqlext import (
     TableName,
     parse_statement,
 )
+from hudilite.sqlext.ddl_common import columns_schema, parse_type
 from hudilite.sqlext.dialect import HudiReset, HudiUnsetProperties, parse_script, to_sql
 from hudilite.sqlext.translate import TRANSLATORS, translate
 
@@ -90,3 +100,27 @@ def test_translation_is_keyed_by_expression_type() -> None:
         assert translate(node) == Query(to_sql(node))
     # sqlglot's opaque Command is never translated into a hudilite statement.
     assert translate(exp.Command(this="VACUUM", expression=" t")) is None
+
+
+def test_types_are_read_by_sqlglots_type_parser_with_sparks_names() -> None:
+    assert parse_type("STRUCT<a: VOID, b: ARRAY<STRUCT<>>>") == StructType(
+        [
+            StructField("a", NullType()),
+            StructField("b", ArrayType(StructType([]), True)),
+        ]
+    )
+    stmt = parse_statement("CREATE TABLE t (a STRUCT<>, b VOID, c TIMESTAMP, d INT) USING hudi")
+    assert isinstance(stmt, CreateTable) and stmt.columns is not None
+    assert columns_schema(stmt.columns, "default.t") == StructType(
+        [
+            StructField("a", StructType([])),
+            StructField("b", NullType()),
+            StructField("c", TimestampType()),
+            StructField("d", IntegerType()),
+        ]
+    )
+    # VOID and STRUCT<> are types only where a type must be: these stay column names.
+    assert parse_statement("SELECT void, struct <> 1 FROM t") == Query(
+        "SELECT void, struct <> 1 FROM t"
+    )
+    assert parse_statement("SELECT CAST(NULL AS VOID)") == Query("SELECT CAST(NULL AS VOID)")
