@@ -1,4 +1,5 @@
-"""What a statement handler sees of the SQL session: the :class:`SqlContext` protocol.
+"""The statement handlers' interface: what they get (:class:`SqlContext`, the session as
+handlers see it) and what they return (:class:`Outcome`).
 
 The handler modules (``ddl``, ``ddl_create``, ``ddl_show``, ``dml``, ``queries``) take a
 :class:`SqlContext`, not the :class:`~hudilite.sqlext.session.Session` that dispatches to
@@ -10,9 +11,9 @@ it where the session registers its handlers).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
-from .results import Outcome
 from .statement_types import TableName
 
 if TYPE_CHECKING:
@@ -21,8 +22,62 @@ if TYPE_CHECKING:
     from hudilite.catalog import Catalog
     from hudilite.catalog.warehouse import TableEntry
     from hudilite.table import Table
+    from hudilite.write.result import WriteResult
 
-__all__ = ["Handler", "SqlContext", "TableViews"]
+__all__ = [
+    "METRICS_SCHEMA",
+    "Handler",
+    "Outcome",
+    "SqlContext",
+    "StatementResult",
+    "TableViews",
+    "metrics_frame",
+    "write_outcome",
+]
+
+METRICS_SCHEMA = (
+    "instant string, operation string, num_affected_rows long, num_inserted_rows long, "
+    "num_updated_rows long, num_deleted_rows long, num_files_written long"
+)
+
+
+@dataclass
+class Outcome:
+    """What a statement handler returns: rows to show and the write it made, if any."""
+
+    df: DataFrame | None = None
+    write: WriteResult | None = None
+
+
+@dataclass
+class StatementResult:
+    """One executed statement of a script: where it starts, its kind, rows and write."""
+
+    sql: str
+    line: int
+    column: int
+    kind: str
+    df: DataFrame | None
+    write: WriteResult | None
+
+
+def metrics_frame(spark: SparkSession, result: WriteResult) -> DataFrame:
+    """One row with the write's instant and counts (the numbers in its commit metadata)."""
+    row = (
+        result.instant_time,
+        result.operation,
+        result.num_inserts + result.num_updates + result.num_deletes,
+        result.num_inserts,
+        result.num_updates,
+        result.num_deletes,
+        result.files_written,
+    )
+    return spark.createDataFrame([row], METRICS_SCHEMA)
+
+
+def write_outcome(spark: SparkSession, result: WriteResult) -> Outcome:
+    """The outcome of a statement that made one write."""
+    return Outcome(metrics_frame(spark, result), result)
 
 
 class TableViews(Protocol):

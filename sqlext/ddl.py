@@ -35,7 +35,7 @@ from hudilite.errors import (
 from hudilite.table import Table
 
 from . import ddl_show
-from .context import Handler, SqlContext
+from .context import Handler, Outcome, SqlContext, write_outcome
 from .ddl_common import (
     COLUMNS_KEY,
     INTERNAL_PREFIX,
@@ -51,7 +51,6 @@ from .ddl_common import (
 from .ddl_create import HUDI_PROVIDERS, column_text, create_options, create_table
 from .ddl_show import hudilite_table, spark_fallback, sql_name
 from .queries import VIEW_PREFIX
-from .results import Outcome, write_outcome
 from .statements import (
     AlterTableAddColumns,
     AlterTableDropPartition,

@@ -49,7 +49,7 @@ from hudilite.storage.fs import FileSystemGateway
 from hudilite.table import Table
 from hudilite.table_state import PROPERTIES_FILE, TableState
 
-from .context import SqlContext
+from .context import Outcome, SqlContext, write_outcome
 from .ddl_common import (
     COLUMNS_KEY,
     CONSUMED_KEYS,
@@ -63,7 +63,6 @@ from .ddl_common import (
     table_spec,
 )
 from .ddl_show import sql_name
-from .results import Outcome, write_outcome
 from .statements import (
     Column,
     CreateTable,

@@ -33,7 +33,7 @@ from hudilite.spark.convert import spark_schema
 from hudilite.storage.fs import FileSystemGateway
 from hudilite.table_state import TableState
 
-from .context import Handler, SqlContext
+from .context import Handler, Outcome, SqlContext
 from .ddl_common import (
     CONSUMED_KEYS,
     META_AND_OPERATION,
@@ -46,7 +46,6 @@ from .ddl_common import (
     with_notes,
 )
 from .queries import VIEW_PREFIX
-from .results import Outcome
 from .statements import (
     Describe,
     ShowCreateTable,

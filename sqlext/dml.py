@@ -42,10 +42,9 @@ from hudilite.schema import IS_DELETED_COL, META_COLUMNS
 from hudilite.spark.convert import spark_schema
 from hudilite.spark.write_job import OVERWRITE_PARTITIONS_KEY
 
-from .context import Handler, SqlContext
+from .context import Handler, Outcome, SqlContext, write_outcome
 from .ddl_common import partitions_for_spec
 from .dialect import key_expressions
-from .results import Outcome, write_outcome
 from .statements import (
     Delete,
     InsertInto,

@@ -16,9 +16,8 @@ from typing import TYPE_CHECKING, Any
 from hudilite.errors import TableNotFoundError
 from hudilite.table import Table
 
-from .context import Handler, SqlContext
+from .context import Handler, Outcome, SqlContext
 from .dialect import ParseError, TableReference, rewrite_tables
-from .results import Outcome
 from .statements import Query, SqlParseError, TableName, UnsupportedStatementError
 
 if TYPE_CHECKING:

@@ -25,7 +25,7 @@ from hudilite.storage.fs import is_storage_option, set_storage_options, storage_
 from hudilite.table import Table
 
 from . import ddl, dml, queries
-from .results import Outcome, StatementResult
+from .context import Outcome, StatementResult
 from .statements import (
     Call,
     SetOption,
