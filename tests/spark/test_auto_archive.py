@@ -11,9 +11,10 @@ import pytest
 from hudilite.table import Table
 from tests.helpers import hudi_rs_read
 
-pytestmark = pytest.mark.spark
-
 SCHEMA = pa.schema([("id", pa.int64()), ("ts", pa.int64()), ("v", pa.string())])
+
+# The subject is the automatic services: run with Hudi's defaults (tests/spark/conftest.py).
+pytestmark = pytest.mark.services
 
 
 @pytest.mark.parametrize("version", [6, 8])

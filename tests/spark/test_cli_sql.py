@@ -12,8 +12,6 @@ from click.testing import CliRunner, Result
 
 from hudilite.cli import main
 
-pytestmark = pytest.mark.spark
-
 QUERY = (
     "SELECT 1 AS id, 'a' AS name, DATE'2024-01-02' AS d, "
     "TIMESTAMP'2024-01-02 03:04:05.5' AS ts, CAST(1.5 AS DECIMAL(5, 2)) AS amount, "

@@ -3,14 +3,11 @@
 from __future__ import annotations
 
 import pyarrow as pa
-import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import hudilite
 from tests.helpers import DictOracle, hudi_rs_read, rows, spark_rows
-
-pytestmark = pytest.mark.spark
 
 SCHEMA = pa.schema([("k", pa.string()), ("ts", pa.int64()), ("v", pa.int64()), ("p", pa.string())])
 COLS = ["k", "ts", "v", "p"]

@@ -13,8 +13,6 @@ from hudilite.table_state import TableState
 from hudilite.write.transaction import WriteTransaction
 from tests.helpers import hudi_rs_read, rows, spark_rows
 
-pytestmark = pytest.mark.spark
-
 SCHEMA = pa.schema(
     [("id", pa.string()), ("ts", pa.int64()), ("v", pa.string()), ("p", pa.string())]
 )

@@ -8,8 +8,6 @@ import hudilite
 from tests.conftest import fixture_id, fixture_zips, unzip_table
 from tests.helpers import hudi_rs_read, rows, spark_rows
 
-pytestmark = pytest.mark.spark
-
 COW = [z for z in fixture_zips() if "/cow/" in str(z)]
 
 

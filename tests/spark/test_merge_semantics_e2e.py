@@ -11,8 +11,6 @@ import pytest
 import hudilite
 from tests.helpers import spark_rows
 
-pytestmark = pytest.mark.spark
-
 WIDE = pa.schema(
     [("id", pa.int64()), ("name", pa.string()), ("age", pa.int64()), ("sex", pa.string())]
 )

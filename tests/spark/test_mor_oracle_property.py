@@ -4,14 +4,11 @@ with hudi-rs, and (MOR) after compaction."""
 from __future__ import annotations
 
 import pyarrow as pa
-import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import hudilite
 from tests.helpers import hudi_rs_read, rows, spark_rows
-
-pytestmark = pytest.mark.spark
 
 SCHEMA = pa.schema(
     [

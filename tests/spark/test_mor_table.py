@@ -10,8 +10,6 @@ import pytest
 import hudilite
 from tests.helpers import DictOracle, hudi_rs_read, rows, spark_rows
 
-pytestmark = pytest.mark.spark
-
 SCHEMA = pa.schema(
     [("uuid", pa.string()), ("ts", pa.int64()), ("fare", pa.float64()), ("city", pa.string())]
 )

@@ -22,7 +22,9 @@ from hudilite.storage.fs import join
 from hudilite.timeline.instant import COMMIT, DELTA_COMMIT, Instant
 from tests.helpers import hudi_rs_read
 
-pytestmark = pytest.mark.spark
+# Enough commits (and, on MOR, compactions) for the default cleaner retention to matter:
+# run with Hudi's automatic clean/archive defaults, as before (tests/spark/conftest.py).
+pytestmark = pytest.mark.services
 
 COLS = ["id", "ts", "v", "p"]
 ALL_TIME = "start_ts => '0', end_ts => '99999999999999999'"
@@ -35,11 +37,6 @@ ARCHIVE = "archive_commits(table => 't', min_commits => 2, max_commits => 3, ret
 )
 def kind(request: pytest.FixtureRequest) -> tuple[str, int]:
     return request.param  # type: ignore[no-any-return]
-
-
-@pytest.fixture
-def s(spark: Any, tmp_path: Path) -> Any:
-    return hudilite.connect(str(tmp_path / "wh"), spark=spark)
 
 
 def call(s: Any, text: str) -> list[tuple[Any, ...]]:

@@ -8,7 +8,6 @@ rows sorted by ``order`` inside the new files.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -20,15 +19,8 @@ from hudilite.storage.parquet_io import read_base_file
 from hudilite.timeline.instant import REPLACE_COMMIT
 from tests.helpers import hudi_rs_read
 
-pytestmark = pytest.mark.spark
-
 COLS = ["id", "ts", "v", "p"]
 KINDS = [("cow", 6), ("mor", 6), ("cow", 8), ("mor", 8)]
-
-
-@pytest.fixture
-def s(spark: Any, tmp_path: Path) -> Any:
-    return hudilite.connect(str(tmp_path / "wh"), spark=spark)
 
 
 def create(s: Any, kind: tuple[str, int], name: str = "t") -> hudilite.Table:

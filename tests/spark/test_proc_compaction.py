@@ -12,8 +12,6 @@ from hudilite.procedures import ProcedureArgumentError, ProcedureError, UnknownP
 from hudilite.sqlext.statements import TableName
 from tests.helpers import hudi_rs_read
 
-pytestmark = pytest.mark.spark
-
 
 @pytest.fixture
 def session(spark: Any, tmp_path: Path) -> Any:

@@ -27,8 +27,6 @@ from hudilite.sqlext.statements import TableName
 from tests.conftest import fixture_id, fixture_zips, unzip_table
 from tests.helpers import hudi_rs_read
 
-pytestmark = pytest.mark.spark
-
 CASES = [("cow", 6), ("mor", 6), ("cow", 8), ("mor", 8)]
 BASE_RE = re.compile(r"^(?P<fid>[^._][^_]*)_(?P<tok>[^_]+)_(?P<t>\d+)\.parquet$")
 LOG_RE = re.compile(r"^\.(?P<fid>[^_]+)_(?P<t>\d+)\.log\.(?P<v>\d+)_(?P<tok>.+)$")

@@ -21,19 +21,12 @@ from hudilite.storage.layout import read_partition_metadata
 from hudilite.timeline.instant import CLEAN, DELTA_COMMIT, REPLACE_COMMIT, RESTORE, ROLLBACK
 from tests.helpers import hudi_rs_read
 
-pytestmark = pytest.mark.spark
-
 COLS = ["id", "ts", "v", "p"]
 
 
 @pytest.fixture(params=[("cow", 6), ("mor", 8)], ids=["cow-v6", "mor-v8"])
 def kind(request: pytest.FixtureRequest) -> tuple[str, int]:
     return request.param  # type: ignore[no-any-return]
-
-
-@pytest.fixture
-def s(spark: Any, tmp_path: Path) -> Any:
-    return hudilite.connect(str(tmp_path / "wh"), spark=spark)
 
 
 def create(s: Any, kind: tuple[str, int], name: str = "t") -> hudilite.Table:

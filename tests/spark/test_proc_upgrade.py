@@ -18,8 +18,6 @@ from hudilite.sqlext.statements import TableName
 from hudilite.timeline.instant import COMMIT, COMPACTION, DELTA_COMMIT, State
 from tests.helpers import hudi_rs_read
 
-pytestmark = pytest.mark.spark
-
 COLS = ["_hoodie_commit_time", "_hoodie_record_key", "_hoodie_partition_path", "id", "ts", "v", "p"]
 ALL_TIME = "start_ts => '0', end_ts => '99999999999999999'"
 
@@ -27,11 +25,6 @@ ALL_TIME = "start_ts => '0', end_ts => '99999999999999999'"
 @pytest.fixture(params=["cow", "mor"])
 def table_type(request: pytest.FixtureRequest) -> str:
     return request.param  # type: ignore[no-any-return]
-
-
-@pytest.fixture
-def s(spark: Any, tmp_path: Path) -> Any:
-    return hudilite.connect(str(tmp_path / "wh"), spark=spark)
 
 
 def call(s: Any, text: str) -> list[tuple[Any, ...]]:

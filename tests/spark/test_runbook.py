@@ -6,14 +6,11 @@ import json
 from pathlib import Path
 from typing import Any
 
-import pytest
 from click.testing import CliRunner
 
 from hudilite.cli import main
 from tests.conftest import REPO_ROOT
 from tests.helpers import hudi_rs_read
-
-pytestmark = pytest.mark.spark
 
 RUNBOOK = REPO_ROOT / "examples" / "runbook.sql"
 

@@ -19,8 +19,6 @@ from hudilite.services import (
 from hudilite.spark.services_job import execute_compaction_spark, run_compaction
 from tests.helpers import DictOracle, hudi_rs_read, rows, spark_rows
 
-pytestmark = pytest.mark.spark
-
 SCHEMA = pa.schema(
     [("uuid", pa.string()), ("ts", pa.int64()), ("fare", pa.float64()), ("city", pa.string())]
 )

@@ -14,8 +14,6 @@ from hudilite.sqlext.statements import CreateTable, TableName, parse_statements
 from tests.conftest import FIXTURES, unzip_table
 from tests.helpers import hudi_rs_read
 
-pytestmark = pytest.mark.spark
-
 # ``CAST('2023-04-01 12:01:00' AS TIMESTAMP)`` depends on the session time zone of the run
 # that made the table. Some real tables store 17:01Z for it (and 15:00Z for a January
 # '09:00'): Hudi ran those scripts in US Central time; the others at UTC.

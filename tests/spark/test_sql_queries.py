@@ -11,17 +11,6 @@ import pytest
 import hudilite
 from hudilite.sqlext.statements import SqlParseError, TableName, UnsupportedStatementError
 
-pytestmark = pytest.mark.spark
-
-
-@pytest.fixture
-def session(spark: Any, tmp_path: Path) -> Any:
-    s = hudilite.connect(str(tmp_path / "wh"), spark=spark)
-    yield s
-    for t in spark.catalog.listTables():
-        if t.isTemporary and not t.name.startswith("__hudilite_"):
-            spark.catalog.dropTempView(t.name)
-
 
 def make(session: Any, kind: str = "cow", name: str = "trips") -> None:
     session.sql(

@@ -9,8 +9,6 @@ import hudilite
 from hudilite.errors import InstantNotFoundError
 from tests.helpers import hudi_rs_read, rows, spark_rows
 
-pytestmark = pytest.mark.spark
-
 SCHEMA = pa.schema([("id", pa.string()), ("ts", pa.int64()), ("v", pa.int64())])
 COLS = ["id", "ts", "v"]
 
@@ -71,6 +69,7 @@ def test_scheduled_compaction_runs_later_in_lifo_or_fifo_order(spark, tmp_path):
     assert rows(hudi_rs_read(t.path), COLS) == [("a", 2, 1)]
 
 
+@pytest.mark.services
 def test_automatic_cleaning_and_time_travel_to_a_cleaned_instant(spark, tmp_path):
     t = hudilite.Table.create(
         spark,
@@ -91,6 +90,7 @@ def test_automatic_cleaning_and_time_travel_to_a_cleaned_instant(spark, tmp_path
     assert rows(hudi_rs_read(t.path), COLS) == [("a", 3, 2)]
 
 
+@pytest.mark.services
 def test_savepoint_keeps_files_and_restore_returns_to_it(spark, tmp_path):
     t = hudilite.Table.create(
         spark,
