@@ -53,12 +53,13 @@ def _automatic_services_off(request: pytest.FixtureRequest) -> Iterator[None]:
 
 @pytest.fixture
 def session(spark: Any, tmp_path: Path) -> Iterator[Any]:
-    """A SQL session on an empty warehouse under ``tmp_path``; drops the temporary views a
-    test registered in the shared SparkSession afterwards."""
+    """A SQL session on an empty warehouse under ``tmp_path``; drops every temporary view
+    left in the shared SparkSession afterwards (hudilite's own table views included, so a
+    later test's table of the same name never meets a stale view)."""
     s = hudilite.connect(str(tmp_path / "wh"), spark=spark)
     yield s
     for t in spark.catalog.listTables():
-        if t.isTemporary and not t.name.startswith("__hudilite_"):
+        if t.isTemporary:
             spark.catalog.dropTempView(t.name)
 
 
