@@ -147,9 +147,12 @@ def keygen_type_from_class(class_name: str) -> str | None:
 
 
 def infer_keygen_type(record_key_fields: Iterable[str], partition_fields: Iterable[str]) -> str:
-    """The key generator Hudi picks when none is configured (as ``KeyGeneratorType`` inference).
+    """The key generator Hudi picks when none is configured (``KeyGenUtils.inferKeyGeneratorType``).
 
-    ``field:type`` partition specs need the custom generator.
+    The one place this is decided (``Table.create``, SQL CREATE TABLE and SHOW CREATE TABLE
+    call it): no partition fields -> NON_PARTITION, whatever the number of record key fields
+    (its keys for several fields are COMPLEX's ``f1:v1,f2:v2``); several key or partition
+    fields -> COMPLEX; else SIMPLE. ``field:type`` partition specs need the custom generator.
     """
     keys, parts = tuple(record_key_fields), tuple(partition_fields)
     if any(":" in p for p in parts):
@@ -175,14 +178,23 @@ EVENT_TIME_STRATEGY_ID = "eeb8d96f-b1e4-49fd-bbf8-28ac514178e5"
 COMMIT_TIME_STRATEGY_ID = "ce9acb64-bde0-424c-9b91-f6ebba25356d"
 
 
+#: Payload class (simple name) -> (merge mode, partial update): the one mapping (the merge
+#: spec and table config inference read it). As Hudi 1.1's upgrade to merge modes
+#: (``EightToNineUpgradeHandler``): the ``OverwriteNonDefaults`` and ``PartialUpdate``
+#: payloads are commit-time and event-time ordering with partial updates (IGNORE_DEFAULTS).
+PAYLOADS: dict[str, tuple[str, bool]] = {
+    "OverwriteWithLatestAvroPayload": (COMMIT_TIME_ORDERING, False),
+    "DefaultHoodieRecordPayload": (EVENT_TIME_ORDERING, False),
+    "EventTimeAvroPayload": (EVENT_TIME_ORDERING, False),
+    "PartialUpdateAvroPayload": (EVENT_TIME_ORDERING, True),
+    "OverwriteNonDefaultsWithLatestAvroPayload": (COMMIT_TIME_ORDERING, True),
+}
+
+
 def merge_mode_for_payload(payload_class: str) -> str:
     """The merge mode equivalent to a v6 payload class (unknown payloads are CUSTOM)."""
     simple = payload_class.strip().rsplit(".", 1)[-1]
-    if simple == "OverwriteWithLatestAvroPayload":
-        return COMMIT_TIME_ORDERING
-    if simple in ("DefaultHoodieRecordPayload", "EventTimeAvroPayload", "PartialUpdateAvroPayload"):
-        return EVENT_TIME_ORDERING
-    return CUSTOM_MERGE
+    return PAYLOADS.get(simple, (CUSTOM_MERGE, False))[0]
 
 
 def payload_for_merge_mode(merge_mode: str) -> str | None:

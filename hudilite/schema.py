@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import pyarrow as pa
@@ -175,6 +175,18 @@ def data_schema(schema: pa.Schema) -> pa.Schema:
     """``schema`` without the meta columns and hudilite's internal columns."""
     drop = set(META_COLUMNS) | set(INTERNAL_COLUMNS) | {OPERATION_COL}
     return pa.schema([f for f in schema if f.name not in drop], metadata=schema.metadata)
+
+
+def latest_schema_json(recorded: Iterable[str | None], create_schema: str | None) -> str | None:
+    """The table's Avro schema (JSON): the latest write's, else the create schema.
+
+    The one place this is decided (table state, table services and the read planner call
+    it). ``recorded`` is the ``schema`` each write recorded in its commit metadata (None or
+    empty when it recorded none), newest write first; it is consumed lazily, so commit
+    metadata past the first recorded schema is never read. The text is kept verbatim, so
+    a schema written by Hudi stays byte-identical.
+    """
+    return next((schema for schema in recorded if schema), None) or create_schema
 
 
 # --- casting -------------------------------------------------------------------------------

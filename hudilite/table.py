@@ -59,16 +59,6 @@ def _to_arrow_schema(schema: pa.Schema | StructType) -> pa.Schema:
     )
 
 
-def _keygen_type(
-    record_key: Sequence[str], partition_by: Sequence[str], requested: str | None
-) -> str:
-    if requested:
-        return requested.upper()
-    if not partition_by:
-        return "NON_PARTITION" if len(record_key) == 1 else "COMPLEX"
-    return "SIMPLE" if len(record_key) == 1 and len(partition_by) == 1 else "COMPLEX"
-
-
 def _opts(options: Mapping[str, Any] | None) -> dict[str, str]:
     return {k: str(v) for k, v in (options or {}).items()}
 
@@ -146,7 +136,8 @@ class Table:
             record_key_fields=tuple(keys),
             partition_fields=tuple(partition_by),
             ordering_fields=(ordering_field,) if ordering_field else (),
-            keygen_type=_keygen_type(keys, partition_by, opts.get(cfg.KEYGEN_TYPE)),
+            # Unset: TableConfig.new infers it (cfg.infer_keygen_type, Hudi's rule).
+            keygen_type=opts.get(cfg.KEYGEN_TYPE),
             # Hudi's SQL tables use field=value folders; so do ours unless told otherwise.
             hive_style=bool(opts.get(cfg.HIVE_STYLE)) if opts.is_set(cfg.HIVE_STYLE) else True,
             url_encode=bool(opts.get(cfg.URL_ENCODE)),

@@ -19,7 +19,12 @@ from hudilite.filegroup.view import FileSystemView
 from hudilite.keygen import KeyGenSpec
 from hudilite.merge import MergeSpec
 from hudilite.properties_file import PROPERTIES_FILE as PROPERTIES_FILE  # re-exported
-from hudilite.schema import OPERATION_COL, avro_to_arrow_schema, with_meta_columns
+from hudilite.schema import (
+    OPERATION_COL,
+    avro_to_arrow_schema,
+    latest_schema_json,
+    with_meta_columns,
+)
 from hudilite.storage.fs import FileSystemGateway
 from hudilite.timeline.timeline import Timeline
 
@@ -64,15 +69,20 @@ class TableState:
         return FileSystemView(self.gw, self.config, self.timeline)
 
     @cached_property
+    def schema_json(self) -> str | None:
+        """The table's Avro schema (JSON): the latest commit's, else the create schema."""
+        return latest_schema_json(
+            (
+                self.timeline.commit_metadata(instant).extra_metadata.get("schema")
+                for instant in reversed(self.timeline.commits())
+            ),
+            self.config.create_schema,
+        )
+
+    @cached_property
     def data_schema(self) -> pa.Schema:
         """The data columns: the latest commit's schema, else the create schema."""
-        avro = None
-        for instant in reversed(self.timeline.commits()):
-            meta = self.timeline.commit_metadata(instant)
-            avro = meta.extra_metadata.get("schema")
-            if avro:
-                break
-        avro = avro or self.config.create_schema
+        avro = self.schema_json
         if not avro:
             raise TableNotFoundError(f"table at {self.gw.abs_path('')} has no schema")
         schema = avro_to_arrow_schema(avro)

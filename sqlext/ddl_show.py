@@ -134,13 +134,6 @@ def describe_rows(
     return rows
 
 
-def _sql_keygen(keys: Sequence[str], parts: Sequence[str]) -> str:
-    """The key generator a SQL-created table gets without options (as ``Table.create``)."""
-    if not parts:
-        return "NON_PARTITION" if len(keys) == 1 else "COMPLEX"
-    return "SIMPLE" if len(keys) == 1 and len(parts) == 1 else "COMPLEX"
-
-
 def create_table_properties(config: cfg.TableConfig, recorded: Mapping[str, str]) -> dict[str, str]:
     """The TBLPROPERTIES of SHOW CREATE TABLE.
 
@@ -163,7 +156,7 @@ def create_table_properties(config: cfg.TableConfig, recorded: Mapping[str, str]
         out[cfg.HIVE_STYLE.name] = "false"
     if config.url_encode:
         out[cfg.URL_ENCODE.name] = "true"
-    if config.keygen_type != _sql_keygen(config.record_key_fields, parts):
+    if config.keygen_type != cfg.infer_keygen_type(config.record_key_fields, parts):
         out[cfg.KEYGEN_TYPE.name] = config.keygen_type
         if any(":" in p for p in config.partition_fields):
             out[cfg.PARTITION_FIELDS.name] = ",".join(config.partition_fields)

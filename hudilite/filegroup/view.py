@@ -41,7 +41,7 @@ from __future__ import annotations
 import bisect
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from hudilite.config import TableConfig
 from hudilite.errors import HudiliteError
@@ -57,7 +57,8 @@ from hudilite.timeline.instant import (
     Instant,
     State,
 )
-from hudilite.timeline.metadata import CommitMetadata, read_avro_record
+from hudilite.timeline.metadata import CommitMetadata
+from hudilite.timeline.plans import pending_plan_groups
 from hudilite.timeline.timeline import Timeline
 
 _DataFile = TypeVar("_DataFile", BaseFile, LogFile)
@@ -451,11 +452,7 @@ class FileSystemView:
         """File groups with pending work: named in a pending compaction or clustering plan,
         or holding files of a pending (or failed, not yet rolled back) instant."""
         busy: set[tuple[str, str]] = set()
-        for instant in self._instants:
-            if instant.state == State.COMPLETED:
-                continue
-            if instant.action in (COMPACTION, CLUSTERING, REPLACE_COMMIT):
-                busy.update(_plan_file_groups(self._requested_plan(instant)))
+        busy.update(pending_plan_groups(self.timeline, (COMPACTION, CLUSTERING, REPLACE_COMMIT)))
         pending = {i.requested_time for i in self._instants if i.state != State.COMPLETED}
         if pending:
             for directory in self._tree():
@@ -463,14 +460,6 @@ class FileSystemView:
                 busy.update(b.group_key for b in _named(bases, pending))
                 busy.update(log.group_key for log in _named(logs, pending))
         return busy
-
-    def _requested_plan(self, instant: Instant) -> dict[str, Any] | None:
-        """The Avro plan in ``<T>.<action>.requested`` (compaction/clustering), or ``None``."""
-        requested = Instant(instant.requested_time, instant.action, State.REQUESTED)
-        try:
-            return read_avro_record(self.timeline.instant_content(requested))
-        except Exception:  # missing, empty or foreign plan: treat as no plan
-            return None
 
     def small_files(self, partition: str, limit_bytes: int) -> list[BaseFile]:
         """Latest base files of ``partition`` smaller than ``limit_bytes`` that can take
@@ -509,18 +498,3 @@ def _written_paths(metadata: CommitMetadata | None) -> list[str]:
             for log_name in stat.log_files or []:
                 out.append(join_path(partition, log_name))
     return out
-
-
-def _plan_file_groups(plan: dict[str, Any] | None) -> set[tuple[str, str]]:
-    """``(partition, file_id)`` named by a compaction plan (``operations``) or a clustering
-    plan (``clusteringPlan.inputGroups[].slices``)."""
-    if not plan:
-        return set()
-    groups: set[tuple[str, str]] = set()
-    for op in plan.get("operations") or []:
-        groups.add((op.get("partitionPath") or "", op["fileId"]))
-    clustering = plan.get("clusteringPlan") or {}
-    for input_group in clustering.get("inputGroups") or []:
-        for sl in input_group.get("slices") or []:
-            groups.add((sl.get("partitionPath") or "", sl["fileId"]))
-    return groups

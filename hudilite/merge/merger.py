@@ -82,12 +82,14 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from hudilite.errors import KeyGenerationError, SchemaError
+from hudilite.merge.delete_markers import apply_delete_markers as apply_delete_markers
+from hudilite.merge.delete_markers import as_array as _as_array
+from hudilite.merge.delete_markers import delete_flags as _deletes
 from hudilite.merge.spec import MergeSpec, SequenceGroup
 from hudilite.schema import (
     CHANGED_COL,
     DELETE_COL,
     FILE_ID_COL,
-    IS_DELETED_COL,
     META_COLUMNS,
     OPERATION_COL,
     RECORD_KEY_COL,
@@ -133,26 +135,6 @@ class MergeOutcome:
     def unchanged(self) -> int:
         """Alias of :attr:`unchanged_rows`."""
         return self.unchanged_rows
-
-
-def apply_delete_markers(
-    table: pa.Table, delete_field: str = IS_DELETED_COL, marker_value: Any = True
-) -> pa.Table:
-    """``table`` with ``_hl_delete`` set where ``delete_field`` equals ``marker_value``.
-
-    An existing ``_hl_delete`` is kept (OR-ed), so a DELETE operation's flags
-    survive. A missing ``delete_field`` marks nothing. A string marker is
-    compared with the value's text, as Hudi's ``hoodie.payload.delete.marker``.
-    :meth:`MergeSpec.mark_deletes` applies a spec's field and marker.
-    """
-    flags = _deletes(table)
-    if delete_field in table.column_names:
-        column = table[delete_field]
-        if isinstance(marker_value, str) and not pa.types.is_string(column.type):
-            column = column.cast(pa.string())
-        marked = pc.fill_null(pc.equal(column, pa.scalar(marker_value, column.type)), False)
-        flags = pc.or_(flags, marked)
-    return _set_column(table, DELETE_COL, _as_array(flags))
 
 
 def precombine(spec: MergeSpec, incoming: pa.Table) -> pa.Table:
@@ -678,12 +660,6 @@ def _seq(table: pa.Table) -> pa.Array:
     return _as_array(pc.fill_null(_as_array(table[SEQ_COL]).cast(pa.int64()), -1))
 
 
-def _deletes(table: pa.Table) -> pa.Array:
-    if DELETE_COL not in table.column_names:
-        return pa.repeat(False, table.num_rows)
-    return _as_array(pc.fill_null(_as_array(table[DELETE_COL]).cast(pa.bool_()), False))
-
-
 def _ordering(table: pa.Table, field: str | None, required: bool) -> pa.Array:
     if field is not None and field in table.column_names:
         return _as_array(table[field])
@@ -823,18 +799,6 @@ def _arange(n: int) -> pa.Array:
     if n == 0:
         return pa.array([], pa.int64())
     return pc.subtract(pc.cumulative_sum(pa.repeat(pa.scalar(1, pa.int64()), n)), 1)
-
-
-def _set_column(table: pa.Table, name: str, values: pa.Array) -> pa.Table:
-    if name in table.column_names:
-        return table.set_column(table.column_names.index(name), name, values)
-    return table.append_column(name, values)
-
-
-def _as_array(arr: pa.Array | pa.ChunkedArray) -> pa.Array:
-    if isinstance(arr, pa.ChunkedArray):
-        return arr.combine_chunks() if arr.num_chunks != 1 else arr.chunk(0)
-    return arr
 
 
 __all__ = [

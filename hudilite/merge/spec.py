@@ -58,8 +58,21 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from hudilite.config import ConfigKey, parse_bool
+from hudilite.config import (
+    CHANGELOG_ENABLED,
+    COMMIT_TIME_ORDERING,
+    DELETE_FIELD,
+    DELETE_MARKER,
+    EVENT_TIME_ORDERING,
+    MERGE_MODE,
+    ORDERING_FIELDS,
+    PAYLOAD_CLASS,
+    PAYLOADS,
+    ConfigKey,
+    parse_bool,
+)
 from hudilite.errors import ConfigError
+from hudilite.merge.delete_markers import apply_delete_markers
 from hudilite.schema import IS_DELETED_COL
 
 if TYPE_CHECKING:
@@ -67,8 +80,6 @@ if TYPE_CHECKING:
 
     from hudilite.config import Options, TableConfig
 
-COMMIT_TIME_ORDERING = "COMMIT_TIME_ORDERING"
-EVENT_TIME_ORDERING = "EVENT_TIME_ORDERING"
 MODES = (COMMIT_TIME_ORDERING, EVENT_TIME_ORDERING)
 
 #: Short spellings accepted for the modes (``MergeSpec("event_time", "ts")``).
@@ -77,14 +88,6 @@ _MODE_ALIASES = {
     "EVENT_TIME": EVENT_TIME_ORDERING,
 }
 
-#: Payload class (simple name) -> (mode, partial update).
-PAYLOADS: dict[str, tuple[str, bool]] = {
-    "OverwriteWithLatestAvroPayload": (COMMIT_TIME_ORDERING, False),
-    "DefaultHoodieRecordPayload": (EVENT_TIME_ORDERING, False),
-    "EventTimeAvroPayload": (EVENT_TIME_ORDERING, False),
-    "PartialUpdateAvroPayload": (EVENT_TIME_ORDERING, True),
-    "OverwriteNonDefaultsWithLatestAvroPayload": (COMMIT_TIME_ORDERING, True),
-}
 #: Payload class (simple name) -> mode (kept for callers of the older API).
 PAYLOAD_MODES: dict[str, str] = {name: mode for name, (mode, _) in PAYLOADS.items()}
 
@@ -272,8 +275,6 @@ class MergeSpec:
         Existing ``_hl_delete`` flags are kept (OR-ed); see
         :func:`hudilite.merge.apply_delete_markers`.
         """
-        from hudilite.merge.merger import apply_delete_markers
-
         marker: Any = True if self.delete_marker is None else self.delete_marker
         return apply_delete_markers(table, self.delete_field, marker)
 
@@ -289,15 +290,6 @@ class MergeSpec:
         in the options, then in the table's properties. Several ordering fields
         (Hudi 1.1) are not supported yet.
         """
-        from hudilite.config import (
-            CHANGELOG_ENABLED,
-            DELETE_FIELD,
-            DELETE_MARKER,
-            MERGE_MODE,
-            ORDERING_FIELDS,
-            PAYLOAD_CLASS,
-        )
-
         ordering: tuple[str, ...] = tuple(config.ordering_fields)
         if options is not None and options.is_set(ORDERING_FIELDS):
             ordering = tuple(options.get(ORDERING_FIELDS) or ())

@@ -16,7 +16,7 @@ import base64
 import json
 import pickle
 import posixpath
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, TypeVar
 
@@ -40,15 +40,12 @@ from hudilite.storage.fs import FileSystemGateway
 from hudilite.storage.layout import BaseFileName, LogFileName
 from hudilite.table_state import TableState
 from hudilite.timeline.heartbeat import Heartbeat, is_expired
-from hudilite.timeline.instant import (
-    CLUSTERING,
-    COMPACTION,
-    LOG_COMPACTION,
-    REPLACE_COMMIT,
-    Instant,
-    State,
-)
-from hudilite.timeline.metadata import WriteStat, read_avro_record
+from hudilite.timeline.instant import Instant
+from hudilite.timeline.metadata import WriteStat
+from hudilite.timeline.plans import PLAN_ACTIONS as PLAN_ACTIONS  # re-exported
+from hudilite.timeline.plans import pending_plan_groups as pending_plan_groups
+from hudilite.timeline.plans import plan_file_groups as plan_file_groups
+from hudilite.timeline.plans import read_plan as read_plan
 from hudilite.timeline.timeline import Timeline, TimelineWriter
 from hudilite.write.lock import table_lock
 from hudilite.write.markers import delete_markers, marked_files
@@ -58,9 +55,6 @@ from hudilite.write.rollback import (
     rollback_failed_writes,
     rollback_planned_for,
 )
-
-#: Pending table services whose requested file holds a plan naming file groups.
-PLAN_ACTIONS = frozenset({COMPACTION, LOG_COMPACTION, CLUSTERING, REPLACE_COMMIT})
 
 OptionsLike = Options | Mapping[str, Any] | None
 ReadSliceFn = Callable[..., pa.Table]
@@ -81,74 +75,12 @@ def partition_of(rel_path: str) -> str:
     return posixpath.dirname(rel_path)
 
 
-def read_plan(timeline: Timeline, instant: Instant) -> dict[str, Any] | None:
-    """The Avro plan in the requested file of a compaction/clustering instant, or None
-    (no plan: an empty requested file, e.g. an insert-overwrite replacecommit)."""
-    requested = Instant(instant.requested_time, instant.action, State.REQUESTED)
-    try:
-        data = timeline.instant_content(requested)
-    except Exception:  # the requested file is gone: nothing to protect
-        return None
-    if not data.strip():
-        return None
-    try:
-        return read_avro_record(data)
-    except Exception:  # not an Avro plan (e.g. JSON commit metadata of a write)
-        return None
-
-
-def plan_file_groups(plan: Mapping[str, Any] | None) -> dict[tuple[str, str], str | None]:
-    """``(partition, file_id) -> base instant`` of the file groups a compaction plan
-    (``operations``) or clustering plan (``clusteringPlan.inputGroups[].slices``) names.
-    The base instant is the slice the plan reads (None when the plan does not say)."""
-    if not plan:
-        return {}
-    out: dict[tuple[str, str], str | None] = {}
-    for op in plan.get("operations") or []:
-        out[(op.get("partitionPath") or "", op["fileId"])] = op.get("baseInstantTime")
-    clustering = plan.get("clusteringPlan") or {}
-    for group in clustering.get("inputGroups") or []:
-        for sl in group.get("slices") or []:
-            key = (sl.get("partitionPath") or "", sl["fileId"])
-            out[key] = _base_instant_of_slice(sl)
-    return out
-
-
-def _base_instant_of_slice(sl: Mapping[str, Any]) -> str | None:
-    """Base instant of a ``HoodieSliceInfo`` (its base file's instant, else unknown)."""
-    name = sl.get("dataFilePath") or ""
-    stem = posixpath.basename(name).rsplit(".", 1)[0]
-    parts = stem.split("_")
-    if len(parts) >= 3 and parts[-1].isdigit():
-        return parts[-1]
-    return None
-
-
-def pending_plan_groups(
-    timeline: Timeline, actions: Iterable[str] = PLAN_ACTIONS
-) -> dict[tuple[str, str], tuple[str, str | None]]:
-    """File groups named by pending plans of ``actions``:
-    ``(partition, file_id) -> (plan instant time, base instant read by the plan)``."""
-    wanted = set(actions)
-    out: dict[tuple[str, str], tuple[str, str | None]] = {}
-    for inst in timeline.pending():
-        if inst.action not in wanted:
-            continue
-        for key, base in plan_file_groups(read_plan(timeline, inst)).items():
-            out.setdefault(key, (inst.requested_time, base))
-    return out
-
-
 def table_schema_json(state: TableState) -> str:
     """The Avro schema (JSON) of the data columns, as the latest commit recorded it (kept
     verbatim, so a schema written by Hudi stays byte-identical), else the create schema,
     else rendered from the Arrow schema."""
-    for inst in reversed(state.timeline.commits()):
-        schema = state.timeline.commit_metadata(inst).extra_metadata.get("schema")
-        if schema:
-            return schema
-    if state.config.create_schema:
-        return state.config.create_schema
+    if state.schema_json:
+        return state.schema_json
     name = state.config.name
     avro = arrow_to_avro_schema(state.data_schema, f"{name}_record", f"hoodie.{name}")
     return json.dumps(avro, separators=(",", ":"))

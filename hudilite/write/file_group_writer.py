@@ -7,17 +7,14 @@ returns one small stats row that the driver turns into a Hudi write stat.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from hudilite import failpoints
-from hudilite.merge import MergeSpec, merge_file_group, precombine
+from hudilite.merge import merge_file_group, precombine
 from hudilite.schema import (
+    CHANGED_COL,
     COMMIT_SEQNO_COL,
     COMMIT_TIME_COL,
     DELETE_COL,
@@ -29,114 +26,16 @@ from hudilite.schema import (
     RECORD_KEY_COL,
     SEQ_COL,
 )
-from hudilite.storage.fs import FileSystemGateway
 from hudilite.storage.layout import BaseFileName
 from hudilite.storage.parquet_io import BaseFileWriter, read_base_file, write_base_file
-from hudilite.timeline.metadata import WriteStat
+from hudilite.write.log_writer import append_log_file
 from hudilite.write.markers import create_marker
-
-# Columns of the stats row every file-group task returns (one row per file written).
-STATS_SCHEMA = pa.schema(
-    [
-        ("partition_path", pa.string()),
-        ("file_id", pa.string()),
-        ("path", pa.string()),
-        ("prev_commit", pa.string()),
-        ("num_writes", pa.int64()),
-        ("num_inserts", pa.int64()),
-        ("num_updates", pa.int64()),
-        ("num_deletes", pa.int64()),
-        ("file_size", pa.int64()),
-        # Merge-on-read log writes: the slice's base file name and the log version written.
-        ("base_file", pa.string()),
-        ("log_version", pa.int64()),
-    ]
-)
-
-CHANGED_COL = "_hl_changed"
-
-
-@dataclass(frozen=True)
-class ExistingFile:
-    """The latest base file of a file group a write touches."""
-
-    rel_path: str
-    instant_time: str
-
-
-@dataclass(frozen=True)
-class LogTarget:
-    """Where a merge-on-read write appends a file group's changes: a new log file of its slice."""
-
-    base_instant: str  # the slice's base instant (names v6 log files)
-    base_file_name: str | None  # the slice's base file, if it has one
-    next_version: int  # log version to write (v6: after the slice's existing logs)
-
-
-@dataclass
-class WriteContext:
-    """What an executor needs to write file groups for one instant (pickled to the workers)."""
-
-    gw: FileSystemGateway
-    instant_time: str
-    storage_schema: pa.Schema  # meta columns + data columns, in file order
-    merge_spec: MergeSpec
-    operation: str
-    existing: dict[tuple[str, str], ExistingFile] = field(default_factory=dict)
-    max_file_size: int = 125829120
-    fail_point: str | None = None  # test hook: raise at a named point inside the task
-    # Merge-on-read: file groups whose changes go to a new log file, and how to write it.
-    log_targets: dict[tuple[str, str], LogTarget] = field(default_factory=dict)
-    table_version: int = 6
-    log_schema_json: str = ""  # Avro schema (meta + data columns) of log data blocks
-    log_block_format: str = "avro"  # or "parquet"
-    # Changelog tables: each log-target slice (encoded) and the instants visible to the
-    # write, to know the stored state the changes apply to.
-    slice_descriptors: dict[tuple[str, str], str] = field(default_factory=dict)
-    visible_instants: frozenset[str] = frozenset()
-
-    def check_fail_point(self, name: str) -> None:
-        """Raise a simulated crash when the test hook names this point."""
-        failpoints.check(self.fail_point, name)
-
-
-def seqnos(instant_time: str, task_id: int, start: int, n: int) -> pa.Array:
-    """``_hoodie_commit_seqno`` values ``<instant>_<task>_<n>`` for n in [start, start+n)."""
-    numbers = pc.cast(pa.array(np.arange(start, start + n, dtype=np.int64)), pa.string())
-    return pc.binary_join_element_wise(f"{instant_time}_{task_id}_", numbers, "")
-
-
-def write_stat_from_row(s: Mapping[str, Any]) -> WriteStat:
-    """The Hudi write stat of one stats row (base file, or log file with its MOR fields)."""
-    log_fields: dict[str, Any] = {}
-    if s.get("log_version") is not None:
-        log_fields = {
-            "base_file": s.get("base_file") or "",
-            "log_files": [s["path"].rsplit("/", 1)[-1]],
-            "log_version": s["log_version"],
-            "log_offset": 0,
-            "total_log_records": s["num_writes"] + s["num_deletes"],
-            "total_log_blocks": int(s["num_writes"] > 0) + int(s["num_deletes"] > 0),
-        }
-    return WriteStat(
-        file_id=s["file_id"],
-        path=s["path"],
-        prev_commit=s["prev_commit"],
-        num_writes=s["num_writes"],
-        num_deletes=s["num_deletes"],
-        num_update_writes=s["num_updates"],
-        num_inserts=s["num_inserts"],
-        total_write_bytes=s["file_size"],
-        partition_path=s["partition_path"],
-        file_size_in_bytes=s["file_size"],
-        **log_fields,
-    )
-
-
-def _stats_row(**values: Any) -> pa.Table:
-    values.setdefault("base_file", None)
-    values.setdefault("log_version", None)
-    return pa.Table.from_pylist([values], schema=STATS_SCHEMA)
+from hudilite.write.write_context import STATS_SCHEMA as STATS_SCHEMA  # re-exported
+from hudilite.write.write_context import ExistingFile as ExistingFile
+from hudilite.write.write_context import LogTarget as LogTarget
+from hudilite.write.write_context import WriteContext as WriteContext
+from hudilite.write.write_context import conform, seqnos, stats_row
+from hudilite.write.write_context import write_stat_from_row as write_stat_from_row
 
 
 def _fill_meta(
@@ -176,19 +75,6 @@ def _fill_meta(
     return table
 
 
-def _conform(ctx: WriteContext, table: pa.Table) -> pa.Table:
-    """Order and type the columns exactly as the table's storage schema says.
-
-    A column the rows lack (the changelog operation before it is stamped) is null.
-    """
-    names = set(table.column_names)
-    cols = [
-        table[f.name].cast(f.type) if f.name in names else pa.nulls(table.num_rows, f.type)
-        for f in ctx.storage_schema
-    ]
-    return pa.Table.from_arrays(cols, schema=ctx.storage_schema)
-
-
 def _align_types(ctx: WriteContext, incoming: pa.Table) -> pa.Table:
     """``incoming``'s table columns cast to the storage schema's types.
 
@@ -221,8 +107,6 @@ def write_file_group(
     """
     incoming = _align_types(ctx, incoming)
     if (partition_path, file_id) in ctx.log_targets:
-        from hudilite.write.log_writer import append_log_file
-
         return append_log_file(ctx, partition_path, file_id, incoming, write_token, task_id)
     existing = ctx.existing.get((partition_path, file_id))
     incoming = incoming.drop_columns([c for c in (FILE_ID_COL,) if c in incoming.column_names])
@@ -259,9 +143,9 @@ def write_file_group(
     )
     table = _fill_meta(ctx, data.drop_columns([CHANGED_COL]), changed, file_name, task_id, existed)
     create_marker(ctx.gw, ctx.instant_time, rel_path, "MERGE" if existing else "CREATE")
-    size = write_base_file(ctx.gw, rel_path, _conform(ctx, table))
+    size = write_base_file(ctx.gw, rel_path, conform(ctx, table))
     ctx.check_fail_point("after_file_write")
-    return _stats_row(
+    return stats_row(
         partition_path=partition_path,
         file_id=file_id,
         path=rel_path,
@@ -277,7 +161,7 @@ def write_file_group(
 def _conform_with_flag(ctx: WriteContext, table: pa.Table) -> pa.Table:
     """Conform to the storage schema, keeping the ``_hl_changed`` flag column last."""
     flag = table[CHANGED_COL]
-    return _conform(ctx, table).append_column(CHANGED_COL, flag)
+    return conform(ctx, table).append_column(CHANGED_COL, flag)
 
 
 def bulk_write_partition_stream(
@@ -304,7 +188,7 @@ def bulk_write_partition_stream(
             return
         size, num_rows, _min_key, _max_key = writer.close()
         stats.append(
-            _stats_row(
+            stats_row(
                 partition_path=current[0],
                 file_id=current[1],
                 path=current[2],
@@ -365,7 +249,7 @@ def bulk_write_partition_stream(
             )
             if OPERATION_COL in ctx.storage_schema.names:
                 run = run.append_column(OPERATION_COL, pa.repeat(pa.scalar("I"), n))
-            writer.write(_conform(ctx, run))
+            writer.write(conform(ctx, run))
             rows += n
     ctx.check_fail_point("before_file_write")
     close()

@@ -37,15 +37,15 @@ from hudilite.storage.log_format import (
     parquet_data_block,
     write_log_file,
 )
-from hudilite.write.file_group_writer import (
+from hudilite.write.markers import create_marker
+from hudilite.write.write_context import (
     STATS_SCHEMA,
     LogTarget,
     WriteContext,
-    _conform,
-    _stats_row,
+    conform,
     seqnos,
+    stats_row,
 )
-from hudilite.write.markers import create_marker
 
 
 def log_file_name(
@@ -67,7 +67,7 @@ def _stamp_records(ctx: WriteContext, rows: pa.Table, file_id: str, task_id: int
         (FILE_NAME_COL, pa.repeat(pa.scalar(file_id, pa.string()), n)),
     ):
         rows = rows.set_column(rows.schema.get_field_index(col), col, arr)
-    return _conform(ctx, rows)
+    return conform(ctx, rows)
 
 
 def append_log_file(
@@ -131,7 +131,7 @@ def append_log_file(
     create_marker(ctx.gw, ctx.instant_time, rel_path, "APPEND")
     size = write_log_file(ctx.gw, rel_path, blocks)
     ctx.check_fail_point("after_file_write")
-    return _stats_row(
+    return stats_row(
         partition_path=partition_path,
         file_id=file_id,
         path=rel_path,
@@ -193,7 +193,7 @@ def _append_changes(
     create_marker(ctx.gw, ctx.instant_time, rel_path, "APPEND")
     size = write_log_file(ctx.gw, rel_path, blocks)
     ctx.check_fail_point("after_file_write")
-    return _stats_row(
+    return stats_row(
         partition_path=partition_path,
         file_id=file_id,
         path=rel_path,

@@ -459,16 +459,16 @@ def test_create_table_properties_of_a_hudi_written_table() -> None:
         partition_fields=(),
         ordering_fields=(),
         record_key_fields=("a", "b"),
-        keygen_type="COMPLEX",  # what Table.create picks for two key fields
+        keygen_type="NON_PARTITION",  # what Table.create picks (Hudi's inference)
     )
     assert create_table_properties(v8, {"hoodie.write.table.version": "8"}) == {
         "type": "cow",
         "primaryKey": "a,b",
         "hoodie.write.table.version": "8",
     }
-    # Hudi's NonpartitionedKeyGenerator over two fields is not what CREATE TABLE picks.
-    nonpart = dataclasses.replace(v8, keygen_type="NON_PARTITION")
-    assert create_table_properties(nonpart, {})[cfg.KEYGEN_TYPE.name] == "NON_PARTITION"
+    # ComplexKeyGenerator without partition fields is not what CREATE TABLE picks.
+    nonpart = dataclasses.replace(v8, keygen_type="COMPLEX")
+    assert create_table_properties(nonpart, {})[cfg.KEYGEN_TYPE.name] == "COMPLEX"
     ts = _config(
         keygen_type="TIMESTAMP",
         extra={
