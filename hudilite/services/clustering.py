@@ -59,12 +59,9 @@ from hudilite.services._common import (
     ReadSliceFn,
     ServiceContext,
     commit_attempt,
-    decode_unit,
     default_reader,
-    encode_unit,
     resolve_options,
     rollback_expired_writes,
-    run_attempt,
     table_schema_json,
     take_over_expired,
 )
@@ -79,6 +76,7 @@ from hudilite.services.clustering_plan import (
     read_clustering_plan,
 )
 from hudilite.services.rollback_completed import RollbackInstantResult, perform_rollback
+from hudilite.services.table_service import TableService, execute_plan
 from hudilite.storage.layout import BaseFileName, new_file_id
 from hudilite.storage.parquet_io import write_base_file
 from hudilite.table_state import TableState
@@ -208,22 +206,15 @@ def cluster_group(
     return stats
 
 
+#: Clustering as a table service: one unit per input group.
+CLUSTERING_SERVICE: TableService[ClusteringContext, ClusteringGroup] = TableService(
+    "clustering", ClusteringGroup, "clustering group", cluster_group
+)
+
 Runner = Callable[[ClusteringContext, Sequence[ClusteringGroup]], list[WriteStat]]
-
-
-def run_locally(ctx: ClusteringContext, groups: Sequence[ClusteringGroup]) -> list[WriteStat]:
-    """The default runner: every group in this process, one after the other."""
-    return [s for i, g in enumerate(groups) for s in cluster_group(ctx, g, f"{i}-0-{i}")]
-
-
-def encode_group(group: ClusteringGroup) -> str:
-    """Text form of a group for a DataFrame row (base64 pickle)."""
-    return encode_unit(group)
-
-
-def decode_group(text: str) -> ClusteringGroup:
-    """Inverse of :func:`encode_group`."""
-    return decode_unit(text, ClusteringGroup, "clustering group")
+run_locally = CLUSTERING_SERVICE.run_locally
+encode_group = CLUSTERING_SERVICE.encode
+decode_group = CLUSTERING_SERVICE.decode
 
 
 # ------------------------------------------------------------------------------ scheduling
@@ -372,19 +363,22 @@ def execute_clustering(
     )
     _drop_if_stale(state, plan)
 
-    def work(inflight: Instant) -> tuple[Instant, list[WriteStat]]:
-        ctx = clustering_context(state, plan, opts, read_slice_fn)
-        stats = (runner or run_locally)(ctx, plan.groups)
-        ctx.check_fail_point("before_commit")
-        return _commit(state, inflight, plan, stats), stats
-
     def rollback() -> None:
         current = TableState.load(state.gw)
         if current.timeline.get(instant_time) is not None:  # else a conflict removed it
             _rollback(current, instant_time, keep_plan=True)
 
-    requested = _target(state, instant_time, State.REQUESTED)
-    done, stats = run_attempt(state, "clustering", requested, opts, work, rollback)
+    done, stats = execute_plan(
+        CLUSTERING_SERVICE,
+        state,
+        _target(state, instant_time, State.REQUESTED),
+        opts,
+        context=lambda: clustering_context(state, plan, opts, read_slice_fn),
+        units=plan.groups,
+        commit=lambda inflight, stats: _commit(state, inflight, plan, stats),
+        rollback=rollback,
+        runner=runner,
+    )
     return ClusteringResult(
         instant_time=instant_time,
         completion_time=done.completion_time,

@@ -37,6 +37,7 @@ from hudilite import config as cfg
 from hudilite.errors import ConfigError, CorruptFileError, HudiliteError, InstantNotFoundError
 from hudilite.filegroup.slices import FileSlice
 from hudilite.services._common import OptionsLike, pending_plan_groups, resolve_options
+from hudilite.services.table_service import io_metrics
 from hudilite.table_state import TableState
 from hudilite.timeline.instant import CLUSTERING, REPLACE_COMMIT, Instant, State
 from hudilite.timeline.metadata import read_avro_record, write_avro_record
@@ -49,12 +50,6 @@ EXECUTION_STRATEGY = (
 )
 SORT_COLUMNS_PARAM = cfg.CLUSTERING_SORT_COLUMNS.name
 
-# Metric names of Hudi's FileSliceMetricUtils (the same as compaction's).
-TOTAL_LOG_FILES = "TOTAL_LOG_FILES"
-TOTAL_IO_MB = "TOTAL_IO_MB"
-TOTAL_IO_READ_MB = "TOTAL_IO_READ_MB"
-TOTAL_LOG_FILES_SIZE = "TOTAL_LOG_FILES_SIZE"
-TOTAL_IO_WRITE_MB = "TOTAL_IO_WRITE_MB"
 _MB = 1024 * 1024
 
 
@@ -307,13 +302,7 @@ def _metrics(slices: Sequence[FileSlice], max_file_size: int) -> dict[str, float
         base = s.base_file.size if s.base_file is not None else 0
         read_mb = (base + log_bytes) // _MB
         write_mb = (base if base > 0 else max_file_size) // _MB
-    return {
-        TOTAL_LOG_FILES: float(num_logs),
-        TOTAL_IO_MB: float(read_mb + write_mb),
-        TOTAL_IO_READ_MB: float(read_mb),
-        TOTAL_LOG_FILES_SIZE: float(log_bytes),
-        TOTAL_IO_WRITE_MB: float(write_mb),
-    }
+    return io_metrics(num_logs, log_bytes, read_mb, write_mb)
 
 
 def _slice_info(state: TableState, s: FileSlice) -> ClusteringSlice:

@@ -65,17 +65,21 @@ from hudilite.services._common import (
     ReadSliceFn,
     ServiceContext,
     commit_attempt,
-    decode_unit,
     default_reader,
-    encode_unit,
     pending_plan_groups,
     resolve_options,
     rollback_expired_writes,
-    run_attempt,
     table_schema_json,
     take_over_expired,
 )
 from hudilite.services.rollback_completed import RollbackInstantResult, perform_rollback
+from hudilite.services.table_service import (
+    TOTAL_IO_MB,
+    TOTAL_LOG_FILES_SIZE,
+    TableService,
+    execute_plan,
+    io_metrics,
+)
 from hudilite.storage.layout import BaseFileName
 from hudilite.storage.parquet_io import read_base_file, write_base_file
 from hudilite.table_state import TableState
@@ -134,12 +138,6 @@ COMPACTION_ORDER = ConfigKey(
     parse=choice("FIFO", "LIFO"),
 )
 
-# Metric names of Hudi's CompactionStrategy.captureMetrics.
-TOTAL_LOG_FILES = "TOTAL_LOG_FILES"
-TOTAL_IO_MB = "TOTAL_IO_MB"
-TOTAL_IO_READ_MB = "TOTAL_IO_READ_MB"
-TOTAL_LOG_FILES_SIZE = "TOTAL_LOG_FILES_SIZE"
-TOTAL_IO_WRITE_MB = "TOTAL_IO_WRITE_MB"
 _MB = 1024 * 1024
 
 
@@ -411,22 +409,21 @@ def compact_operation(
     )
 
 
+def _compact_unit(
+    ctx: CompactionContext, op: CompactionOperation, write_token: str
+) -> list[WriteStat]:
+    return [compact_operation(ctx, op, write_token)]
+
+
+#: Compaction as a table service: one unit per operation (file slice).
+COMPACTION_SERVICE: TableService[CompactionContext, CompactionOperation] = TableService(
+    "compaction", CompactionOperation, "compaction operation", _compact_unit
+)
+
 Runner = Callable[[CompactionContext, Sequence[CompactionOperation]], list[WriteStat]]
-
-
-def run_locally(ctx: CompactionContext, ops: Sequence[CompactionOperation]) -> list[WriteStat]:
-    """The default runner: every operation in this process, one after the other."""
-    return [compact_operation(ctx, op, f"{i}-0-{i}") for i, op in enumerate(ops)]
-
-
-def encode_operation(op: CompactionOperation) -> str:
-    """Text form of an operation for a DataFrame row (base64 pickle)."""
-    return encode_unit(op)
-
-
-def decode_operation(text: str) -> CompactionOperation:
-    """Inverse of :func:`encode_operation`."""
-    return decode_unit(text, CompactionOperation, "compaction operation")
+run_locally = COMPACTION_SERVICE.run_locally
+encode_operation = COMPACTION_SERVICE.encode
+decode_operation = COMPACTION_SERVICE.decode
 
 
 # ------------------------------------------------------------------------------ scheduling
@@ -480,13 +477,7 @@ def _metrics(
     base_bytes = base.size if base is not None else 0
     read_mb = (base_bytes + log_bytes) // _MB
     write_mb = (base_bytes if base is not None else max_file_size) // _MB
-    return {
-        TOTAL_LOG_FILES: float(len(logs)),
-        TOTAL_IO_MB: float(read_mb + write_mb),
-        TOTAL_IO_READ_MB: float(read_mb),
-        TOTAL_LOG_FILES_SIZE: float(log_bytes),
-        TOTAL_IO_WRITE_MB: float(write_mb),
-    }
+    return io_metrics(len(logs), log_bytes, read_mb, write_mb)
 
 
 def plan_operations(state: TableState, options: OptionsLike = None) -> list[CompactionOperation]:
@@ -671,17 +662,20 @@ def execute_compaction(
     )
     plan = read_compaction_plan(state, instant_time)
 
-    def work(inflight: Instant) -> tuple[Instant, list[WriteStat]]:
-        ctx = compaction_context(state, instant_time, opts, read_slice_fn)
-        stats = (runner or run_locally)(ctx, plan.operations)
-        ctx.check_fail_point("before_commit")
-        return _commit(state, inflight, stats), stats
-
     def rollback() -> None:
         _rollback_attempt(TableState.load(state.gw), instant_time)
 
-    requested = Instant(instant_time, COMPACTION, State.REQUESTED)
-    done, stats = run_attempt(state, "compaction", requested, opts, work, rollback)
+    done, stats = execute_plan(
+        COMPACTION_SERVICE,
+        state,
+        Instant(instant_time, COMPACTION, State.REQUESTED),
+        opts,
+        context=lambda: compaction_context(state, instant_time, opts, read_slice_fn),
+        units=plan.operations,
+        commit=lambda inflight, stats: _commit(state, inflight, stats),
+        rollback=rollback,
+        runner=runner,
+    )
     return CompactionResult(
         instant_time=instant_time,
         completion_time=done.completion_time,

@@ -18,28 +18,19 @@ from pyspark.sql import SparkSession
 
 from hudilite.services._common import OptionsLike
 from hudilite.services.clustering import (
-    ClusteringContext,
+    CLUSTERING_SERVICE,
     ClusteringResult,
     Runner,
     cluster,
-    cluster_group,
-    decode_group,
-    encode_group,
     execute_clustering,
 )
 from hudilite.spark.services_job import task_runner
 from hudilite.table_state import TableState
-from hudilite.timeline.metadata import WriteStat
-
-
-def _cluster_task(ctx: ClusteringContext, text: str, write_token: str) -> list[WriteStat]:
-    """One clustering group inside a Spark task (the stats of the files it wrote)."""
-    return cluster_group(ctx, decode_group(text), write_token)
 
 
 def spark_runner(spark: SparkSession) -> Runner:
     """A clustering runner executing each input group as its own Spark task."""
-    return task_runner(spark, "clustering", encode_group, _cluster_task)
+    return task_runner(spark, CLUSTERING_SERVICE)
 
 
 def run_clustering(

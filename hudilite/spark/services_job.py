@@ -7,8 +7,8 @@ one row per operation (its pickled descriptor), spread one row per partition, an
 write stat. Failures inside tasks come back as hudilite's own errors; the compaction is
 then rolled back by the driver (its plan stays requested).
 
-:func:`task_runner` is that machinery for any table service whose plan is a list of
-independent units (compaction operations here, clustering groups in
+:func:`task_runner` is that machinery for any
+:class:`~hudilite.services.table_service.TableService` (compaction here, clustering in
 ``hudilite.spark.clustering_job``).
 """
 
@@ -27,15 +27,13 @@ from pyspark.sql.types import IntegerType, StringType, StructField, StructType
 from hudilite.errors import WriteError
 from hudilite.services._common import OptionsLike
 from hudilite.services.compaction import (
-    CompactionContext,
+    COMPACTION_SERVICE,
     CompactionResult,
     Runner,
     compact,
-    compact_operation,
-    decode_operation,
-    encode_operation,
     execute_compaction,
 )
+from hudilite.services.table_service import ServiceContextLike, TableService
 from hudilite.spark.task_errors import first_line, hudilite_error_from
 from hudilite.table_state import TableState
 from hudilite.timeline.metadata import WriteStat
@@ -48,7 +46,7 @@ _OUT_SCHEMA = StructType(
 )
 _OUT_ARROW = pa.schema([("idx", pa.int32()), ("stats", pa.string())])
 
-ContextT = TypeVar("ContextT")
+ContextT = TypeVar("ContextT", bound=ServiceContextLike)
 UnitT = TypeVar("UnitT")
 
 
@@ -60,19 +58,17 @@ def _write_token() -> str:
 
 
 def task_runner(
-    spark: SparkSession,
-    kind: str,
-    encode: Callable[[UnitT], str],
-    execute: Callable[[ContextT, str, str], list[WriteStat]],
+    spark: SparkSession, service: TableService[ContextT, UnitT]
 ) -> Callable[[ContextT, Sequence[UnitT]], list[WriteStat]]:
-    """A table-service runner executing each plan unit as its own Spark task.
+    """A runner of the table ``service`` executing each plan unit as its own Spark task.
 
-    ``encode(unit)`` is the unit's text for its DataFrame row; inside the task
-    ``execute(ctx, text, write_token)`` decodes and runs it, returning its write stats
-    (``ctx`` and ``execute`` are pickled to the executors). The runner returns the stats
-    of every unit in plan order; a failed task raises hudilite's own error, else
-    :class:`WriteError` naming ``kind``.
+    Each unit's text (``service.encode``) is a DataFrame row; inside the task
+    ``service.run_encoded(ctx, text, write_token)`` decodes and runs it, returning its
+    write stats (``ctx`` and ``service`` are pickled to the executors). The runner returns
+    the stats of every unit in plan order; a failed task raises hudilite's own error, else
+    :class:`WriteError` naming the service.
     """
+    kind, encode, execute = service.kind, service.encode, service.run_encoded
 
     def run(ctx: ContextT, units: Sequence[UnitT]) -> list[WriteStat]:
         if not units:
@@ -107,14 +103,9 @@ def task_runner(
     return run
 
 
-def _compact_task(ctx: CompactionContext, text: str, write_token: str) -> list[WriteStat]:
-    """One compaction operation inside a Spark task (its single write stat, as a list)."""
-    return [compact_operation(ctx, decode_operation(text), write_token)]
-
-
 def spark_runner(spark: SparkSession) -> Runner:
     """A compaction runner executing each operation as its own Spark task."""
-    return task_runner(spark, "compaction", encode_operation, _compact_task)
+    return task_runner(spark, COMPACTION_SERVICE)
 
 
 def run_compaction(
