@@ -54,3 +54,27 @@ def test_overwrite_non_defaults_payload_is_commit_time_with_partial_update() -> 
     for name, (mode, _) in cfg.PAYLOADS.items():
         assert cfg.merge_mode_for_payload(name) == mode
     assert cfg.merge_mode_for_payload("com.example.MyPayload") == "CUSTOM"
+
+
+def test_compaction_and_clustering_plug_into_one_table_service_runner() -> None:
+    import pytest
+
+    from hudilite.errors import CorruptFileError
+    from hudilite.services import clustering, clustering_plan, compaction, table_service
+    from hudilite.services._common import encode_unit
+
+    assert compaction.COMPACTION_SERVICE.kind == "compaction"
+    assert clustering.CLUSTERING_SERVICE.kind == "clustering"
+    # One plan-unit codec: a unit of the other service is refused, naming what was expected.
+    group = clustering_plan.ClusteringGroup(slices=(), num_output_file_groups=1)
+    with pytest.raises(CorruptFileError, match="not a compaction operation: ClusteringGroup"):
+        compaction.decode_operation(encode_unit(group))
+    assert clustering.decode_group(clustering.encode_group(group)) == group
+    # One set of Hudi's plan metric names, and one place computing them.
+    assert table_service.io_metrics(2, 3 * 1024 * 1024, 4, 120) == {
+        "TOTAL_LOG_FILES": 2.0,
+        "TOTAL_IO_MB": 124.0,
+        "TOTAL_IO_READ_MB": 4.0,
+        "TOTAL_LOG_FILES_SIZE": float(3 * 1024 * 1024),
+        "TOTAL_IO_WRITE_MB": 120.0,
+    }
