@@ -28,9 +28,6 @@ CLI_MODULES = ("hudilite.cli", "hudilite.demo", "hudilite.sql_output")
 
 # Known violations in files other work owns (issue 10); remove an entry when it is fixed.
 KNOWN_CYCLES: set[frozenset[str]] = {
-    # engine: the merge and write packages (owned by the engine clean-up).
-    frozenset({"hudilite.merge.merger", "hudilite.merge.spec"}),
-    frozenset({"hudilite.write.file_group_writer", "hudilite.write.log_writer"}),
     # procedures: the registry imports the package to load every procedure module.
     frozenset({"hudilite.procedures", "hudilite.procedures.registry"}),
 }
