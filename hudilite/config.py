@@ -499,6 +499,13 @@ LOCK_STORAGE_RENEW_SECS = _key(
     aliases=("hoodie.write.lock.storage.heartbeat.poll.secs",),
     parse=_parse_seconds,
 )
+KEY_CONFLICT_CHECK = _key(
+    "hoodie.hudilite.write.conflict.check.keys",
+    True,
+    "Upserts fail with ConflictError when a concurrent upsert inserted the same new keys "
+    "(file-group conflict checks alone would keep both copies); see hudilite.write.conflict.",
+    parse=parse_bool,
+)
 COMBINE_BEFORE_INSERT = _key(
     "hoodie.combine.before.insert", False, "De-duplicate inserts by key.", parse=parse_bool
 )

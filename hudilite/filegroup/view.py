@@ -29,9 +29,13 @@ Visibility rules (the "why" behind ``Visibility``):
   ``T`` although no base file ``T`` exists yet. Those logs form a slice keyed ``T``;
   the *latest* slice of such a group is then the merge of the previous slice and the
   ``T`` slice (previous base file, previous logs, then ``T``'s logs) -- Hudi's
-  "merged file slice" rule. Version 8 needs no special case: while ``T`` is pending no
-  base file ``T`` is visible, so the new logs attach to the previous slice by
-  completion time, which is the same merged slice.
+  "merged file slice" rule (``AbstractTableFileSystemView.getLatestMergedFileSlicesBeforeOrOn``
+  and ``fetchMergedFileSlice``, what Hudi's Spark snapshot reads of merge-on-read tables
+  use), so a write made while a compaction is pending is visible at once. hudi-rs 0.5
+  deviates: it drops logs whose base instant is a pending compaction until the compaction
+  completes (``tests/spark/test_commit_integrity.py`` pins that gap). Version 8 needs no
+  special case: while ``T`` is pending no base file ``T`` is visible, so the new logs
+  attach to the previous slice by completion time, which is the same merged slice.
 * File groups listed in ``partitionToReplaceFileIds`` of a replace commit that is
   visible under the same rule are removed.
 """

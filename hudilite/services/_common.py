@@ -47,8 +47,9 @@ from hudilite.timeline.plans import pending_plan_groups as pending_plan_groups
 from hudilite.timeline.plans import plan_file_groups as plan_file_groups
 from hudilite.timeline.plans import read_plan as read_plan
 from hudilite.timeline.timeline import Timeline, TimelineWriter
+from hudilite.write.finalize import finalize_write
 from hudilite.write.lock import table_lock
-from hudilite.write.markers import delete_markers, marked_files
+from hudilite.write.markers import delete_markers
 from hudilite.write.rollback import (
     instant_files,
     resume_or_request,
@@ -325,16 +326,15 @@ def commit_attempt(
 ) -> Instant:
     """Complete ``inflight`` with the commit metadata ``metadata(stats by partition)``
     (called under the table lock), after deleting files its markers name that no stat
-    lists (a retried task's duplicates); then drop its markers."""
+    lists (a retried task's duplicates, see :mod:`hudilite.write.finalize`); then drop its
+    markers."""
     by_partition: dict[str, list[WriteStat]] = {}
     for stat in stats:
         by_partition.setdefault(stat.partition_path or "", []).append(stat)
-    written = {s.path for s in stats}
-    for leftover in marked_files(state.gw, inflight.requested_time):
-        if leftover not in written:  # a retried task's duplicate: never part of the commit
-            state.gw.delete_file(leftover)
     with table_lock(state.gw) as held:
         _check_attempt_still_pending(state, inflight)
+        # After the check: a taken-over attempt must not delete the new attempt's files.
+        finalize_write(state.gw, inflight.requested_time, stats)
         failpoints.check(None, "before_complete")
         held.check()  # a lease lost meanwhile: another writer may be committing now
         done = TimelineWriter(state.gw, state.config).complete(inflight, metadata(by_partition))

@@ -503,6 +503,7 @@ def _run(
             stats = _index_and_write(state, ctx, keyed, plan, operation, opts, timer)
         ctx.check_fail_point("before_commit")
         metadata = _commit_metadata(state, stats, operation, replaced)
+        txn.check_keys = bool(opts.get(cfg.KEY_CONFLICT_CHECK))
         completed = txn.commit(metadata)
         timer.mark("commit")
     return WriteResult.from_stats(

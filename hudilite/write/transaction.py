@@ -10,7 +10,6 @@ visible files behind.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping, Sequence
 from types import TracebackType
 from typing import Any
@@ -23,6 +22,8 @@ from hudilite.timeline.heartbeat import Heartbeat
 from hudilite.timeline.instant import Instant
 from hudilite.timeline.metadata import CommitMetadata, WriteStat
 from hudilite.timeline.timeline import Timeline, TimelineWriter
+from hudilite.write.conflict import ALTER_SCHEMA, Clash, conflict_message, find_clashes
+from hudilite.write.finalize import finalize_write
 from hudilite.write.lock import ensure_table_unlocked, table_lock
 from hudilite.write.markers import delete_markers
 from hudilite.write.rollback import (
@@ -32,12 +33,21 @@ from hudilite.write.rollback import (
     rollback_planned_for,
 )
 
-#: ``operationType`` of a commit that only changes the table schema (Hudi's ALTER TABLE).
-ALTER_SCHEMA = "ALTER_SCHEMA"
+__all__ = [
+    "ALTER_SCHEMA",
+    "WriteTransaction",
+    "commit_metadata",
+    "inflight_content",
+    "touched_partitions",
+]
 
 
 class WriteTransaction:
     """One write instant from reservation to commit or rollback."""
+
+    #: Whether :meth:`commit` also fails an upsert on new keys a concurrent upsert inserted
+    #: (``hoodie.hudilite.write.conflict.check.keys``, see :mod:`hudilite.write.conflict`).
+    check_keys: bool = True
 
     def __init__(
         self,
@@ -106,59 +116,37 @@ class WriteTransaction:
         self.instant = self.writer.transition_inflight(self.instant, content)
 
     def conflicts(self, metadata: CommitMetadata) -> list[str]:
-        """Instants completed since this write started that touched the same file groups."""
-        mine = set(metadata.file_ids()) | {
-            (p, f) for p, fids in metadata.partition_to_replace_file_ids.items() for f in fids
-        }
-        timeline = Timeline.load(self.gw, self.config)
-        clashes = []
-        for other in timeline.commits():
-            if other.requested_time in self._completed_at_start:
-                continue
-            other_meta = timeline.commit_metadata(other)
-            theirs = set(other_meta.file_ids()) | {
-                (p, f) for p, fids in other_meta.partition_to_replace_file_ids.items() for f in fids
-            }
-            overlap = mine & theirs
-            if overlap and (other_meta.compacted or other_meta.operation_type == "COMPACT"):
-                overlap = self._lost_to_compaction(metadata, overlap, other.requested_time)
-            if overlap or _schema_changed_under(metadata, other_meta):
-                clashes.append(other.requested_time)
-        return clashes
+        """Instants completed since this write started that it conflicts with (same file
+        groups, a schema change, or -- upserts, ``check_keys`` -- the same new keys); see
+        :mod:`hudilite.write.conflict`."""
+        return [c.instant_time for c in self._clashes(metadata)]
 
-    def _lost_to_compaction(
-        self, metadata: CommitMetadata, groups: set[tuple[str, str]], compaction_time: str
-    ) -> set[tuple[str, str]]:
-        """The file groups whose logs a concurrent compaction did not include.
-
-        Version 8 attaches logs to slices by completion time, so a compaction never
-        loses a delta commit's logs. Version 6 logs name their slice: logs written to
-        the slice the compaction opened (base instant = its time) are safe; logs
-        written to the compacted slice would be lost, which is a conflict.
-        """
-        if self.config.table_version >= 8:
-            return set()
-        lost = set()
-        for stat in metadata.write_stats():
-            key = (stat.partition_path, stat.file_id)
-            if key in groups and (stat.log_version is None or stat.prev_commit != compaction_time):
-                lost.add(key)
-        return lost
+    def _clashes(self, metadata: CommitMetadata) -> list[Clash]:
+        assert self.instant is not None
+        return find_clashes(
+            self.gw,
+            self.config,
+            metadata,
+            self.instant.requested_time,
+            self._completed_at_start,
+            check_keys=self.check_keys,
+        )
 
     def commit(self, metadata: CommitMetadata) -> Instant:
-        """Complete the instant with ``metadata`` unless a concurrent commit conflicts."""
+        """Complete the instant with ``metadata`` unless a concurrent commit conflicts
+        (see :meth:`conflicts`)."""
         assert self.instant is not None
         with table_lock(self.gw, self.lock_options) as held:
             self._check_still_pending()
             if not self.instant.is_inflight:
                 # Under the lock, after the check: never re-create a rolled-back instant.
                 self.start_inflight()
-            clashes = self.conflicts(metadata)
+            # Hudi's finalizeWrite: files of failed or duplicate task attempts must not
+            # survive the commit (readers that list partitions would see them).
+            finalize_write(self.gw, self.instant.requested_time, metadata)
+            clashes = self._clashes(metadata)
             if clashes:
-                raise ConflictError(
-                    f"write {self.instant_time} conflicts with commit(s) {', '.join(clashes)} "
-                    "that changed the same file groups; it was rolled back, retry it"
-                )
+                raise ConflictError(conflict_message(self.instant_time, clashes))
             content = (
                 metadata.to_json_bytes()
                 if self.config.layout_version == 1
@@ -214,22 +202,6 @@ class WriteTransaction:
         finally:
             if self._heartbeat is not None:
                 self._heartbeat.__exit__(None, None, None)
-
-
-def _schema_changed_under(mine: CommitMetadata, other: CommitMetadata) -> bool:
-    """A schema change committed while this write ran, and this write records another schema.
-
-    Readers take the schema of the latest commit, so committing the schema read before
-    the change would silently undo it (e.g. drop a column just added).
-    """
-    if other.operation_type != ALTER_SCHEMA or not other.schema:
-        return False
-    if not mine.schema:
-        return False
-    try:
-        return bool(json.loads(mine.schema) != json.loads(other.schema))
-    except ValueError:
-        return mine.schema != other.schema
 
 
 def inflight_content(config: TableConfig, partitions: Iterable[str], operation_type: str) -> bytes:
