@@ -35,10 +35,6 @@ def _files_of(path: Path, instant: str) -> set[str]:
     return out
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 9 item 2: a retried task's first-attempt file survives the commit",
-)
 def test_retried_tasks_leave_only_committed_files(spark, seeded) -> None:
     """Guarantee: with task retries, each committed write keeps exactly the files its
     commit names; every reader (hudi-rs included) equals the oracle."""
