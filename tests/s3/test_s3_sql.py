@@ -38,9 +38,13 @@ def test_warehouse_and_location_on_s3(spark, s3_server: S3Server, s3_uri: str) -
     s.sql("UPDATE m SET v = 'z' WHERE id = 1")
     s.sql(
         f"CREATE TABLE ext (id INT, v STRING) USING hudi LOCATION '{s3_uri}/ext' "
-        "TBLPROPERTIES (primaryKey = 'id')"
+        "TBLPROPERTIES (primaryKey = 'id', 'hoodie.parquet.small.file.limit' = '0')"
     )
-    s.sql("INSERT INTO ext SELECT id, v FROM m")
+    s.sql("INSERT INTO ext SELECT id, v FROM m WHERE id = 1")
+    s.sql("INSERT INTO ext SELECT id, v FROM m WHERE id = 2")
+    # Clustering rewrites the two small files into one, in executors, on S3.
+    clustered = collect(s, "CALL run_clustering(table => 'ext')")
+    assert [(r[1], r[2]) for r in clustered] == [(1, "COMPLETED")]  # one group of two files
     assert collect(s, "SELECT id, v FROM m ORDER BY id") == [(1, "z"), (2, "b")]
     assert collect(s, "SELECT id, v FROM ext ORDER BY id") == [(1, "z"), (2, "b")]
     assert collect(s, "CALL run_compaction(op => 'run', table => 'm')")[0][2] == "COMPLETED"
