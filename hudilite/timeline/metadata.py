@@ -23,6 +23,7 @@ import io
 import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -84,7 +85,9 @@ def _normalize(schema: Any, namespace: str | None, registry: dict[str, Any]) -> 
 def _registry() -> dict[str, Any]:
     """Every named type defined in ``avro/*.avsc`` (including nested ones), by full name."""
     registry: dict[str, Any] = {}
-    for path in sorted(AVRO_DIR.glob("*.avsc")):
+    # Through importlib.resources: the package may be imported from a zip (--py-files).
+    avro = resources.files(__package__ or "hudilite.timeline") / "avro"
+    for path in sorted((p for p in avro.iterdir() if p.name.endswith(".avsc")), key=str):
         _normalize(json.loads(path.read_text(encoding="utf-8")), None, registry)
     return registry
 
