@@ -400,9 +400,25 @@ def _plan_failed_write(
     timeline: Timeline,
     target: Instant,
 ) -> RollbackPlan:
-    """Under the table lock: the plan that rolls back the pending write ``target``."""
+    """Under the table lock: the plan that rolls back the pending write ``target``.
+
+    A rollback of ``target`` that completed but died before removing the target's own
+    timeline files is finished (its clean-up re-run), never followed by a second one."""
+    done = _completed_rollback_of(timeline, target.requested_time)
+    if done is not None:
+        return done
     files = instant_files(gw, config, target.requested_time)
     return resume_or_request(gw, config, timeline, target, files)
+
+
+def _completed_rollback_of(timeline: Timeline, target_time: str) -> RollbackPlan | None:
+    """The completed rollback whose plan targets the (still pending) write ``target_time``."""
+    for inst in timeline.filter(actions=ROLLBACK):
+        if inst.is_completed and inst.requested_time > target_time:
+            plan = _plan_of(timeline, inst)
+            if plan is not None and plan.target.requested_time == target_time:
+                return plan
+    return None
 
 
 def _execute_failed_write(

@@ -231,6 +231,38 @@ def test_an_interrupted_rollback_is_finished_not_repeated(tmp_path, monkeypatch,
     assert t.read() == before == rows(hudi_rs_read(t.path), DATA)
 
 
+@pytest.mark.parametrize("version", [6, 8])
+def test_a_rollback_killed_after_completing_is_not_repeated(tmp_path, monkeypatch, version):
+    """Killed between completing the rollback and removing the dead write's own instant
+    files: the next pass removes them and records no second rollback."""
+    t = MiniTable(tmp_path / "t", version=version, mor=False)
+    t.write({A: [("k1", 1, "v1")]})
+    before = t.read()
+    d_txn, d_file = start_write(t, "dead-0")
+    kill(t, d_txn)
+    real = TimelineWriter.delete_files
+    calls = {"n": 0}
+
+    def dying(self, *args, **kwargs):
+        calls["n"] += 1
+        if calls["n"] == 1:
+            raise OSError("process killed")
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(TimelineWriter, "delete_files", dying)
+    with pytest.raises(OSError, match="process killed"):
+        rollback_failed_writes(t.gw, t.config, **EXPIRY)
+    ((first, state),) = rollbacks(t)
+    assert state == "COMPLETED" and d_txn.instant_time in t.state().timeline
+    (done,) = rollback_failed_writes(t.gw, t.config, **EXPIRY)
+    assert (done.rollback_instant, done.rolled_back_instant) == (first, d_txn.instant_time)
+    assert rollbacks(t) == [(first, "COMPLETED")]
+    assert d_txn.instant_time not in t.state().timeline
+    assert not t.gw.exists(d_file)
+    assert rollback_failed_writes(t.gw, t.config, **EXPIRY) == []
+    assert t.read() == before == rows(hudi_rs_read(t.path), DATA)
+
+
 @pytest.mark.parametrize("point", ["execute_rollback", "_complete_once", "_delete_tmp_siblings"])
 def test_an_interrupted_rollback_of_a_commit_is_finished_by_the_next_call(
     tmp_path, monkeypatch, point
