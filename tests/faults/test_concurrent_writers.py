@@ -2,8 +2,9 @@
 
 One pair of processes runs three races, each on its own copy of the seed table:
 overlapping updates of existing keys, inserts into disjoint new partitions, and upserts
-of the same new keys (a plain ``insert`` keeps duplicate keys by design, as Hudi's does). Afterwards every reader must equal the oracle built from the
-writes that reported success, and a write that lost must have lost with ConflictError.
+of the same new keys (a plain ``insert`` keeps duplicate keys by design, as Hudi's
+does). Afterwards every reader must equal the oracle built from the writes that
+reported success, and a write that lost must have lost with ConflictError.
 """
 
 from __future__ import annotations
