@@ -15,6 +15,7 @@ configuration); the zip lays them out where the import system expects them.
 from __future__ import annotations
 
 import hashlib
+import importlib.metadata
 import importlib.util
 import os
 import sys
@@ -82,6 +83,15 @@ def package_files() -> list[tuple[str, Path]]:
     return sorted(files.items())
 
 
+def _version() -> str:
+    """The installed distribution's version (read from its metadata, not by importing the
+    ``hudilite`` package, which imports this module's caller)."""
+    try:
+        return importlib.metadata.version(PACKAGE)
+    except importlib.metadata.PackageNotFoundError:
+        return "0"
+
+
 def build_package_zip(dest_dir: str | os.PathLike[str] | None = None) -> str:
     """Write the hudilite package as a zip for ``addPyFile`` / ``--py-files``; return its path.
 
@@ -89,8 +99,6 @@ def build_package_zip(dest_dir: str | os.PathLike[str] | None = None) -> str:
     an unchanged package is not rewritten and a changed one never reuses a name Spark has
     already registered. ``dest_dir`` defaults to a per-user folder in the temp directory.
     """
-    from hudilite import __version__
-
     files = package_files()
     digest = hashlib.sha256()
     for arcname, path in files:
@@ -98,7 +106,7 @@ def build_package_zip(dest_dir: str | os.PathLike[str] | None = None) -> str:
         digest.update(arcname.encode() + b"\0" + len(data).to_bytes(8, "big") + data)
     dest = Path(dest_dir) if dest_dir is not None else _default_dir()
     dest.mkdir(parents=True, exist_ok=True)
-    target = dest / f"{PACKAGE}-{__version__}-{digest.hexdigest()[:16]}.zip"
+    target = dest / f"{PACKAGE}-{_version()}-{digest.hexdigest()[:16]}.zip"
     if target.exists():
         return str(target)
     # Write aside and rename: concurrent drivers may build the same zip at once.
