@@ -158,13 +158,19 @@ def _plan_of(timeline: Timeline, inst: Instant) -> RollbackPlan | None:
 def pending_rollback_of(timeline: Timeline, target_time: str) -> RollbackPlan | None:
     """The pending rollback whose plan targets ``target_time`` (the latest, if several),
     to be resumed instead of planning a second one."""
-    found = None
+    found = _rollbacks_of(timeline, target_time, completed=False)
+    return found[-1] if found else None
+
+
+def _rollbacks_of(timeline: Timeline, target_time: str, *, completed: bool) -> list[RollbackPlan]:
+    """The completed (or pending) rollbacks whose plans target ``target_time``, oldest first."""
+    plans = []
     for inst in timeline.filter(actions=ROLLBACK):
-        if inst.is_pending and inst.requested_time > target_time:
+        if inst.is_completed == completed and inst.requested_time > target_time:
             plan = _plan_of(timeline, inst)
             if plan is not None and plan.target.requested_time == target_time:
-                found = plan
-    return found
+                plans.append(plan)
+    return plans
 
 
 def rollback_planned_for(
@@ -404,21 +410,11 @@ def _plan_failed_write(
 
     A rollback of ``target`` that completed but died before removing the target's own
     timeline files is finished (its clean-up re-run), never followed by a second one."""
-    done = _completed_rollback_of(timeline, target.requested_time)
-    if done is not None:
-        return done
+    done = _rollbacks_of(timeline, target.requested_time, completed=True)
+    if done:
+        return done[0]
     files = instant_files(gw, config, target.requested_time)
     return resume_or_request(gw, config, timeline, target, files)
-
-
-def _completed_rollback_of(timeline: Timeline, target_time: str) -> RollbackPlan | None:
-    """The completed rollback whose plan targets the (still pending) write ``target_time``."""
-    for inst in timeline.filter(actions=ROLLBACK):
-        if inst.is_completed and inst.requested_time > target_time:
-            plan = _plan_of(timeline, inst)
-            if plan is not None and plan.target.requested_time == target_time:
-                return plan
-    return None
 
 
 def _execute_failed_write(
