@@ -51,10 +51,10 @@ from typing import TYPE_CHECKING, Any
 from hudilite.config import TableConfig
 from hudilite.errors import HudiliteError, TableExistsError, TableNotFoundError
 from hudilite.storage.fs import FileSystemGateway, join
-from hudilite.table_state import PROPERTIES_FILE, load_config
+from hudilite.table.state import PROPERTIES_FILE, load_config
 
 if TYPE_CHECKING:
-    from hudilite.table import Table
+    from hudilite.table.api import Table
 
 DEFAULT_DATABASE = "default"
 WAREHOUSE_ENV = "HUDILITE_WAREHOUSE"
@@ -364,7 +364,7 @@ class Catalog:
 
     def open_table(self, spark: Any, db: str, name: str) -> Table:
         """A :class:`hudilite.Table` handle on ``db.name`` (``spark``: a SparkSession)."""
-        from hudilite.table import Table
+        from hudilite.table.api import Table
 
         entry = self.get_table(db, name)
         return Table.load(spark, entry.location, storage_options=self.storage_options or None)

@@ -34,7 +34,7 @@ from hudilite.errors import (
 )
 
 if TYPE_CHECKING:
-    from hudilite.table import Table
+    from hudilite.table.api import Table
     from hudilite.write.result import WriteResult
 
 __version__ = "0.1.0"
@@ -81,7 +81,7 @@ def spark_session(**kwargs: Any) -> Any:
 def __getattr__(name: str) -> Any:
     # pyspark is imported lazily so that the engine's pure-Arrow parts load without it.
     if name == "Table":
-        from hudilite.table import Table
+        from hudilite.table.api import Table
 
         return Table
     if name == "WriteResult":

@@ -46,7 +46,7 @@ from hudilite.services.clean import (
     schedule_clean,
 )
 from hudilite.storage.fs import join
-from hudilite.table_state import TableState
+from hudilite.table.state import TableState
 from hudilite.timeline.instant import CLEAN, Instant, State
 from hudilite.timeline.instant_time import format_instant
 from hudilite.timeline.metadata import read_avro_record

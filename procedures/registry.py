@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
     from hudilite.catalog import Catalog
-    from hudilite.table import Table
+    from hudilite.table.api import Table
 
 __all__ = [
     "REGISTRY",
@@ -133,7 +133,7 @@ class ProcedureContext:
 
     def table(self, args: Mapping[str, Any]) -> Table:
         """The table named by ``table`` (``db.t`` or ``t``) or, failing that, ``path``."""
-        from hudilite.table import Table
+        from hudilite.table.api import Table
 
         name = args.get("table")
         if name:

@@ -25,7 +25,7 @@ import logging
 from typing import Any
 
 from hudilite.errors import HudiliteError
-from hudilite.table import Table
+from hudilite.table.api import Table
 from hudilite.timeline.instant import ROLLBACK
 from hudilite.timeline.metadata import read_avro_record
 

@@ -27,7 +27,7 @@ from pyspark.errors import AnalysisException
 from pyspark.sql import DataFrame
 
 from hudilite.errors import HudiliteError
-from hudilite.table import Table
+from hudilite.table.api import Table
 
 from .registry import (
     Output,

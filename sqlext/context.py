@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 
     from hudilite.catalog import Catalog
     from hudilite.catalog.warehouse import TableEntry
-    from hudilite.table import Table
+    from hudilite.table.api import Table
     from hudilite.write.result import WriteResult
 
 __all__ = [

@@ -32,7 +32,7 @@ from hudilite.errors import (
     TableExistsError,
     TableNotFoundError,
 )
-from hudilite.table import Table
+from hudilite.table.api import Table
 
 from . import ddl_show
 from .context import Handler, Outcome, SqlContext, write_outcome

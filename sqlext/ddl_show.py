@@ -31,7 +31,7 @@ from hudilite import config as cfg
 from hudilite.catalog import DatabaseNotFoundError
 from hudilite.spark.convert import spark_schema
 from hudilite.storage.fs import FileSystemGateway
-from hudilite.table_state import TableState
+from hudilite.table.state import TableState
 
 from .context import Handler, Outcome, SqlContext
 from .ddl_common import (

@@ -59,8 +59,8 @@ from .statements import (
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
-    from hudilite.table import Operation, Table
-    from hudilite.table_state import TableState
+    from hudilite.table.api import Operation, Table
+    from hudilite.table.state import TableState
 
 
 __all__ = ["HANDLERS", "INSERT_OPERATION_KEY"]

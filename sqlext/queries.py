@@ -14,7 +14,7 @@ import hashlib
 from typing import TYPE_CHECKING, Any
 
 from hudilite.errors import TableNotFoundError
-from hudilite.table import Table
+from hudilite.table.api import Table
 
 from .context import Handler, Outcome, SqlContext
 from .dialect import ParseError, TableReference, rewrite_tables

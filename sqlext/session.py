@@ -22,7 +22,7 @@ from hudilite.procedures import run_procedure
 from hudilite.spark.session import spark_session
 from hudilite.spark.task_errors import read_error_from
 from hudilite.storage.fs import is_storage_option, set_storage_options, storage_options_of
-from hudilite.table import Table
+from hudilite.table.api import Table
 
 from . import ddl, dml, queries
 from .context import Outcome, StatementResult

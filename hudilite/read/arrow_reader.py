@@ -52,7 +52,7 @@ def read_plan_arrow(
         parts.append(dataset.to_table(columns=columns, filter=wanted, use_threads=True))
     if plan.merge_slices:
         if merge_spec is None:
-            from hudilite.table_state import TableState
+            from hudilite.table.state import TableState
 
             state = TableState.load(gw)
             merge_spec = state.merge_spec(state.options())

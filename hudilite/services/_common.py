@@ -38,7 +38,7 @@ from hudilite.merge import MergeSpec
 from hudilite.schema import arrow_to_avro_schema
 from hudilite.storage.fs import FileSystemGateway
 from hudilite.storage.layout import BaseFileName, LogFileName
-from hudilite.table_state import TableState
+from hudilite.table.state import TableState
 from hudilite.timeline.heartbeat import Heartbeat, is_expired
 from hudilite.timeline.instant import Instant
 from hudilite.timeline.metadata import WriteStat

@@ -82,7 +82,7 @@ from hudilite.services.table_service import (
 )
 from hudilite.storage.layout import BaseFileName
 from hudilite.storage.parquet_io import read_base_file, write_base_file
-from hudilite.table_state import TableState
+from hudilite.table.state import TableState
 from hudilite.timeline.instant import (
     COMMIT,
     COMPACTION,

@@ -39,7 +39,7 @@ from hudilite.schema import COMMIT_TIME_COL, PARTITION_PATH_COL, RECORD_KEY_COL,
 from hudilite.spark.convert import arrow_schema, spark_schema
 from hudilite.storage.fs import FileSystemGateway
 from hudilite.storage.parquet_io import read_base_file
-from hudilite.table_state import TableState
+from hudilite.table.state import TableState
 
 #: Schema of the base file descriptor DataFrame (Python reads).
 _PATHS_SCHEMA = StructType(

@@ -36,7 +36,7 @@ from hudilite.schema import (
     SEQ_COL,
     arrow_to_avro_schema,
 )
-from hudilite.schema_evolution import required_columns
+from hudilite.table.schema_evolution import required_columns
 from hudilite.services.compaction import log_base_instants
 from hudilite.spark.convert import arrow_schema, conform_columns, spark_schema
 from hudilite.spark.keying import native_key_columns
@@ -44,7 +44,7 @@ from hudilite.spark.read_job import base_file_keys
 from hudilite.spark.task_errors import first_line, hudilite_error_from
 from hudilite.storage.layout import new_file_id, write_partition_metadata
 from hudilite.storage.parquet_io import read_key_range
-from hudilite.table_state import TableState
+from hudilite.table.state import TableState
 from hudilite.timeline.instant import COMMIT, DELTA_COMMIT, REPLACE_COMMIT
 from hudilite.timeline.metadata import CommitMetadata
 from hudilite.write.assign import (

@@ -32,7 +32,7 @@ import pyarrow as pa
 
 from hudilite import failpoints
 from hudilite.storage.fs import FileSystemGateway
-from hudilite.table_state import TableState
+from hudilite.table.state import TableState
 
 SPARK_OPS = ("upsert", "insert", "bulk_insert", "delete")
 

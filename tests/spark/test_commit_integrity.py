@@ -22,7 +22,7 @@ import hudilite
 from hudilite.errors import ConflictError
 from hudilite.storage.fs import FileSystemGateway
 from hudilite.storage.layout import BaseFileName, LogFileName
-from hudilite.table_state import TableState
+from hudilite.table.state import TableState
 from hudilite.write.finalize import committed_paths
 from hudilite.write.transaction import WriteTransaction
 from tests.helpers import hudi_rs_read, rows, spark_rows

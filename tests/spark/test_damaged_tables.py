@@ -12,7 +12,7 @@ import pyarrow as pa
 import pytest
 
 import hudilite
-from hudilite import properties_file as pf
+from hudilite.table import properties_file as pf
 from hudilite.errors import CorruptFileError, MissingFileError
 from tests.helpers import rows, spark_rows
 

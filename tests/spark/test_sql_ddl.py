@@ -23,7 +23,7 @@ from hudilite.errors import (
 )
 from hudilite.sqlext.statements import SqlError, TableName
 from hudilite.storage.fs import FileSystemGateway
-from hudilite.table_state import WRITE_DEFAULTS_FILE, load_config
+from hudilite.table.state import WRITE_DEFAULTS_FILE, load_config
 from tests.conftest import FIXTURES
 from tests.helpers import META, hudi_rs_read, rows
 

@@ -9,9 +9,9 @@ from types import SimpleNamespace
 import pytest
 from click.testing import CliRunner
 
-from hudilite import cli
+from hudilite.cli import commands as cli
 from hudilite.errors import TableNotFoundError
-from hudilite.sql_output import ResultPrinter
+from hudilite.cli.sql_output import ResultPrinter
 from hudilite.sqlext.statements import parse_statement, split_script_positions
 
 

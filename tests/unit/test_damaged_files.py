@@ -17,7 +17,7 @@ from hudilite.read.file_group_reader import read_file_slice
 from hudilite.read.planner import plan_incremental, plan_snapshot
 from hudilite.spark.task_errors import read_error_from
 from hudilite.storage.fs import FileSystemGateway
-from hudilite.table_state import TableState
+from hudilite.table.state import TableState
 
 COW = "sample_table/cow/v6_nonpartitioned.zip"
 OLD_BASE = "a079bdb3-731c-4894-b855-abfcd6921007-0_0-182-253_20240418173550988.parquet"

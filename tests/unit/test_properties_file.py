@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 
 from hudilite import config as cfg
-from hudilite import properties_file as pf
+from hudilite.table import properties_file as pf
 from hudilite.errors import CorruptFileError, TableExistsError, TableNotFoundError
 from hudilite.storage.fs import FileSystemGateway
-from hudilite.table_properties import set_properties
-from hudilite.table_state import TableState, load_config
+from hudilite.table.properties import set_properties
+from hudilite.table.state import TableState, load_config
 
 PAYLOAD = "org.apache.hudi.common.model.DefaultHoodieRecordPayload"
 

@@ -9,7 +9,7 @@ from decimal import Decimal
 import pytest
 from pyspark.sql import Row
 
-from hudilite.sql_output import (
+from hudilite.cli.sql_output import (
     ResultPrinter,
     ResultRows,
     cell_text,

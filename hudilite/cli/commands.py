@@ -11,10 +11,10 @@ from typing import TYPE_CHECKING
 
 import click
 
-from hudilite.sql_output import FORMATS
+from hudilite.cli.sql_output import FORMATS
 
 if TYPE_CHECKING:
-    from hudilite.sql_output import ResultPrinter
+    from hudilite.cli.sql_output import ResultPrinter
     from hudilite.sqlext.session import Session
 
 
@@ -35,7 +35,7 @@ def main() -> None:
 @click.option("--debug", is_flag=True, help="Show the full traceback on errors.")
 def demo(warehouse: str, table_version: str, debug: bool) -> None:
     """Create a trips table, upsert, delete, time-travel and print it."""
-    from hudilite.demo import run_demo
+    from hudilite.cli.demo import run_demo
     from hudilite.errors import HudiliteError
 
     try:
@@ -99,7 +99,7 @@ def sql(
     quit or Ctrl-D leaves). Each statement's rows are printed as it finishes; the
     first error stops a script with exit status 1.
     """
-    from hudilite.sql_output import ResultPrinter
+    from hudilite.cli.sql_output import ResultPrinter
 
     if text is not None and file is not None:
         raise click.UsageError("give -e or -f, not both")

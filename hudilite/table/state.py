@@ -12,13 +12,13 @@ from functools import cached_property
 
 import pyarrow as pa
 
-from hudilite import properties_file
+from hudilite.table import properties_file
 from hudilite.config import CHANGELOG_ENABLED, Options, TableConfig
 from hudilite.errors import TableNotFoundError
 from hudilite.filegroup.view import FileSystemView
 from hudilite.keygen import KeyGenSpec
 from hudilite.merge import MergeSpec
-from hudilite.properties_file import PROPERTIES_FILE as PROPERTIES_FILE  # re-exported
+from hudilite.table.properties_file import PROPERTIES_FILE as PROPERTIES_FILE  # re-exported
 from hudilite.schema import (
     OPERATION_COL,
     avro_to_arrow_schema,
@@ -37,7 +37,7 @@ def load_config(gw: FileSystemGateway) -> TableConfig:
     """Read ``.hoodie/hoodie.properties`` (or a valid backup) into a :class:`TableConfig`.
 
     Raises :class:`TableNotFoundError` without either file and :class:`CorruptFileError`
-    when neither holds a valid checksum (see :mod:`hudilite.properties_file`).
+    when neither holds a valid checksum (see :mod:`hudilite.table.properties_file`).
     """
     return TableConfig.from_properties(properties_file.load(gw))
 

@@ -14,7 +14,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
 
 from hudilite import config as cfg
-from hudilite import properties_file
+from hudilite.table import properties_file
 from hudilite.errors import (
     ConfigError,
     ConflictError,
@@ -32,7 +32,7 @@ from hudilite.spark.read_job import read_plan
 from hudilite.spark.task_errors import read_error_from
 from hudilite.spark.write_job import run_write
 from hudilite.storage.fs import FileSystemGateway, is_storage_option, storage_options_of
-from hudilite.table_state import PROPERTIES_FILE, WRITE_DEFAULTS_FILE, TableState
+from hudilite.table.state import PROPERTIES_FILE, WRITE_DEFAULTS_FILE, TableState
 from hudilite.timeline.instant import Instant
 from hudilite.write.result import WriteResult
 
@@ -293,7 +293,7 @@ class Table:
         (case-insensitive) or a non-nullable column raises
         :class:`~hudilite.errors.SchemaError` naming it.
         """
-        from hudilite.schema_evolution import add_columns
+        from hudilite.table.schema_evolution import add_columns
 
         fields = _to_arrow_schema(columns) if isinstance(columns, StructType) else columns
         return add_columns(self.state(), fields, _opts(options))
@@ -308,13 +308,13 @@ class Table:
         table type and version, key generator, ...) raises
         :class:`~hudilite.errors.ConfigError` naming the key and its current value.
         """
-        from hudilite.table_properties import set_properties
+        from hudilite.table.properties import set_properties
 
         set_properties(self.state(), props)
 
     def unset_properties(self, keys: Iterable[str]) -> None:
         """ALTER TABLE UNSET TBLPROPERTIES: remove ``keys`` (keys not set are ignored)."""
-        from hudilite.table_properties import unset_properties
+        from hudilite.table.properties import unset_properties
 
         unset_properties(self.state(), keys)
 
@@ -325,7 +325,7 @@ class Table:
     def rename(self, new_name: str) -> None:
         """Change the table name in ``hoodie.properties`` (``hoodie.table.name``); the
         table stays where it is."""
-        from hudilite.table_properties import rename_table
+        from hudilite.table.properties import rename_table
 
         rename_table(self.state(), new_name)
 
