@@ -1,0 +1,65 @@
+"""Write keys: file sizing, de-duplication, missing columns, log blocks, conflict checks."""
+
+from __future__ import annotations
+
+from hudilite.config.parsers import (
+    choice,
+    parse_bool,
+    parse_fields,
+    parse_size,
+)
+from hudilite.config.registry import _key
+
+SMALL_FILE_LIMIT = _key(
+    "hoodie.parquet.small.file.limit",
+    104857600,
+    "Base files below this size take new inserts.",
+    parse=parse_size,
+)
+MAX_FILE_SIZE = _key(
+    "hoodie.parquet.max.file.size", 125829120, "Target base file size.", parse=parse_size
+)
+RECORD_SIZE_ESTIMATE = _key(
+    "hoodie.copyonwrite.record.size.estimate",
+    1024,
+    "Bytes per record assumed before any commit exists.",
+    parse=parse_size,
+)
+
+KEY_CONFLICT_CHECK = _key(
+    "hoodie.hudilite.write.conflict.check.keys",
+    True,
+    "Upserts fail with ConflictError when a concurrent upsert inserted the same new keys "
+    "(file-group conflict checks alone would keep both copies); see hudilite.write.conflict.",
+    parse=parse_bool,
+)
+COMBINE_BEFORE_INSERT = _key(
+    "hoodie.combine.before.insert", False, "De-duplicate inserts by key.", parse=parse_bool
+)
+COMBINE_BEFORE_UPSERT = _key(
+    "hoodie.combine.before.upsert", True, "De-duplicate upserts by key.", parse=parse_bool
+)
+SET_NULL_FOR_MISSING_COLUMNS = _key(
+    "hoodie.write.set.null.for.missing.columns",
+    False,
+    "Columns a write omits become null (record key and partition fields stay required).",
+    parse=parse_bool,
+)
+OPTIONAL_COLUMNS = _key(
+    "hoodie.hudilite.optional.columns",
+    None,
+    "Columns a write may omit (null); add_columns records the columns it adds here.",
+    parse=parse_fields,
+)
+INSERT_DROP_DUPLICATES = _key(
+    "hoodie.datasource.write.insert.drop.duplicates",
+    False,
+    "Drop inserted records whose key already exists.",
+    parse=parse_bool,
+)
+LOG_BLOCK_FORMAT = _key(
+    "hoodie.logfile.data.block.format",
+    "avro",
+    "Data block format of MOR log files: avro or parquet.",
+    parse=choice("avro", "parquet", upper=False),
+)

@@ -1,0 +1,131 @@
+"""The option registry: :class:`ConfigKey`, name/alias lookup and :class:`Options`.
+
+Every option hudilite understands is a :class:`ConfigKey` declared (once) in one of the
+``hudilite.config.keys_*`` modules under the name Hudi's Spark datasource uses (the
+*canonical* name), with the Hudi SQL short names (``primaryKey``, ``preCombineField``,
+``type``...), Hudi Flink names (``table.type``, ``precombine.field``...) and table-config
+names (``hoodie.table.*``) as aliases. Callers wrap user options in :class:`Options` and ask
+for typed values with ``opts.get(KEY)``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from hudilite.config.parsers import _to_text
+from hudilite.errors import ConfigError
+
+
+@dataclass(frozen=True)
+class ConfigKey:
+    """One option: canonical Hudi name, default, doc, accepted aliases and value parser.
+
+    The default is returned as is (already typed); ``parse`` turns a raw string into the
+    typed value.
+    """
+
+    name: str
+    default: Any
+    doc: str
+    aliases: tuple[str, ...] = ()
+    parse: Callable[[str], Any] = str
+
+    def all_names(self) -> tuple[str, ...]:
+        """The canonical name first, then the aliases in lookup order."""
+        return (self.name, *self.aliases)
+
+
+_REGISTRY: dict[str, ConfigKey] = {}
+
+
+def _key(
+    name: str,
+    default: Any,
+    doc: str,
+    aliases: tuple[str, ...] = (),
+    parse: Callable[[str], Any] = str,
+) -> ConfigKey:
+    key = ConfigKey(name, default, doc, aliases, parse)
+    for n in key.all_names():
+        # Two keys sharing a name would make alias resolution ambiguous; fail at import.
+        assert n.lower() not in _REGISTRY, f"duplicate option name {n}"
+        _REGISTRY[n.lower()] = key
+    return key
+
+
+def all_keys() -> tuple[ConfigKey, ...]:
+    """Every declared key, once each, in declaration order."""
+    return tuple(dict.fromkeys(_REGISTRY.values()))
+
+
+def find_key(name: str) -> ConfigKey | None:
+    """The key a canonical name or alias (case-insensitive) belongs to, or None."""
+    return _REGISTRY.get(name.lower())
+
+
+class Options:
+    """User options with alias resolution and typed, validated access.
+
+    ``raw`` keeps every key exactly as given (unknown ``hoodie.*`` keys pass through
+    untouched); key matching is case-insensitive, as Spark's option maps are.
+    """
+
+    def __init__(self, raw: Mapping[str, Any] | None = None) -> None:
+        self.raw: dict[str, str] = {k: _to_text(v) for k, v in (raw or {}).items() if v is not None}
+        self._lower: dict[str, str] = {}
+        for k, v in self.raw.items():
+            self._lower[k.lower()] = v
+
+    def get_raw(self, key: ConfigKey) -> str | None:
+        """The unparsed value under the first spelling present, or None."""
+        for name in key.all_names():
+            value = self._lower.get(name.lower())
+            if value is not None:
+                return value
+        return None
+
+    def is_set(self, key: ConfigKey) -> bool:
+        """True when any spelling of ``key`` was given."""
+        return self.get_raw(key) is not None
+
+    def get(self, key: ConfigKey, default: Any = ...) -> Any:
+        """Parsed value of ``key``; its default (or ``default``) when unset.
+
+        Raises ``ConfigError`` naming the option and the value when it does not parse.
+        """
+        value = self.get_raw(key)
+        if value is None:
+            return key.default if default is ... else default
+        try:
+            return key.parse(value)
+        except (ValueError, TypeError) as exc:
+            raise ConfigError(f"invalid value {value!r} for option {key.name!r}: {exc}") from None
+
+    def resolved(self) -> dict[str, str]:
+        """Known keys under their canonical names (first spelling wins), unknown keys as given."""
+        out: dict[str, str] = {}
+        for k, v in self.raw.items():
+            known = find_key(k)
+            if known is None:
+                out[k] = v
+            elif known.name not in out:
+                out[known.name] = self.get_raw(known) or v
+        return out
+
+    def with_overrides(self, more: Mapping[str, Any]) -> Options:
+        """A new Options where ``more`` replaces every spelling of the keys it sets."""
+        merged = dict(self.raw)
+        for k in more:
+            known = find_key(k)
+            names = {n.lower() for n in known.all_names()} if known else {k.lower()}
+            merged = {mk: mv for mk, mv in merged.items() if mk.lower() not in names}
+        merged.update({k: _to_text(v) for k, v in more.items() if v is not None})
+        return Options(merged)
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and name.lower() in self._lower
+
+    def __repr__(self) -> str:
+        return f"Options({self.raw!r})"

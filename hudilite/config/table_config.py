@@ -1,0 +1,379 @@
+"""``TableConfig``: the typed view of ``.hoodie/hoodie.properties``.
+
+``from_properties``/``to_properties`` read and write the keys listed in
+``docs/hudi-format.md`` §2 for table versions 6, 8 and 9.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from hudilite.config.parsers import (
+    _to_text,
+    choice,
+    parse_bool,
+    parse_fields,
+    parse_int,
+    parse_table_type,
+)
+from hudilite.config.properties import render_properties, table_checksum
+from hudilite.config.vocab import (
+    COMMIT_TIME_ORDERING,
+    COMMIT_TIME_STRATEGY_ID,
+    CUSTOM_MERGE,
+    EVENT_TIME_ORDERING,
+    EVENT_TIME_STRATEGY_ID,
+    KEYGEN_CLASSES,
+    infer_keygen_type,
+    keygen_type_from_class,
+    merge_mode_for_payload,
+    normalize_keygen_type,
+    payload_for_merge_mode,
+)
+from hudilite.errors import ConfigError
+
+# Keys to_properties() owns: recomputed from the typed fields on every render.
+_MANAGED_KEYS = (
+    "hoodie.table.name",
+    "hoodie.table.type",
+    "hoodie.table.version",
+    "hoodie.table.initial.version",
+    "hoodie.timeline.layout.version",
+    "hoodie.table.recordkey.fields",
+    "hoodie.table.precombine.field",
+    "hoodie.table.ordering.fields",
+    "hoodie.table.partition.fields",
+    "hoodie.table.keygenerator.class",
+    "hoodie.table.keygenerator.type",
+    "hoodie.table.base.file.format",
+    "hoodie.datasource.write.hive_style_partitioning",
+    "hoodie.datasource.write.partitionpath.urlencode",
+    "hoodie.populate.meta.fields",
+    "hoodie.table.create.schema",
+    "hoodie.database.name",
+    "hoodie.table.timeline.timezone",
+    "hoodie.record.merge.mode",
+    "hoodie.compaction.payload.class",
+    "hoodie.timeline.path",
+    "hoodie.timeline.history.path",
+    "hoodie.archivelog.folder",
+    "hoodie.datasource.write.drop.partition.columns",
+    "hoodie.table.checksum",
+)
+# Never written: listing metadata partitions without maintaining the metadata table makes
+# Java and hudi-rs readers trust a stale file index and miss our files.
+_FORBIDDEN_KEYS = ("hoodie.table.metadata.partitions", "hoodie.table.metadata.partitions.inflight")
+SUPPORTED_TABLE_VERSIONS = (6, 8, 9)
+
+
+# Prefixes of keys that belong in hoodie.properties (table-level); everything else the user
+# passes (write parallelism, SQL short names, ...) is per-write and not persisted.
+_TABLE_PROPERTY_PREFIXES = (
+    "hoodie.table.",
+    "hoodie.keygen.",
+    "hoodie.record.merge.",
+    "hoodie.timeline.",
+    "hoodie.archivelog.",
+    "hoodie.compaction.payload.",
+    "hoodie.compaction.record.merger.",
+    "hoodie.bucket.index.",
+    "hoodie.index.type",
+    "hoodie.payload.",
+)
+
+
+def is_table_property(key: str) -> bool:
+    """True for keys persisted in ``hoodie.properties`` (see ``TableConfig.new``)."""
+    return key.startswith(_TABLE_PROPERTY_PREFIXES) and key not in _FORBIDDEN_KEYS
+
+
+@dataclass(frozen=True)
+class TableConfig:
+    """Typed view of ``.hoodie/hoodie.properties`` (table versions 6, 8 and 9).
+
+    ``props`` holds every key as on disk; :meth:`to_properties` re-renders the typed fields
+    over it, so keys hudilite does not model survive a rewrite. ``partition_fields`` keeps
+    the on-disk spelling (custom keygen: ``field:simple``); see :attr:`partition_field_names`.
+    """
+
+    name: str
+    table_type: str
+    table_version: int
+    record_key_fields: tuple[str, ...]
+    partition_fields: tuple[str, ...]
+    ordering_fields: tuple[str, ...]
+    keygen_type: str
+    hive_style: bool
+    url_encode: bool
+    database: str = "default"
+    create_schema: str | None = None
+    merge_mode: str = COMMIT_TIME_ORDERING
+    payload_class: str | None = None
+    populate_meta_fields: bool = True
+    props: dict[str, str] = field(default_factory=dict, compare=False, hash=False)
+
+    # ---- derived ---------------------------------------------------------------------------
+
+    @property
+    def layout_version(self) -> int:
+        """Timeline layout: 1 for v6 (instants in ``.hoodie/``), 2 for v8+."""
+        return 1 if self.table_version < 8 else 2
+
+    @property
+    def timeline_dir(self) -> str:
+        """Table-relative folder holding the active timeline's instant files."""
+        return ".hoodie" if self.layout_version == 1 else ".hoodie/timeline"
+
+    @property
+    def archive_dir(self) -> str:
+        """Table-relative folder of archived instants (v6 ``archived``, v8 LSM ``history``)."""
+        if self.layout_version == 1:
+            return ".hoodie/" + self.props.get("hoodie.archivelog.folder", "archived")
+        return ".hoodie/timeline/" + self.props.get("hoodie.timeline.history.path", "history")
+
+    @property
+    def is_mor(self) -> bool:
+        """True for MERGE_ON_READ tables."""
+        return self.table_type == "MERGE_ON_READ"
+
+    @property
+    def is_partitioned(self) -> bool:
+        """False when there are no partition fields (files live in the base path)."""
+        return bool(self.partition_fields)
+
+    @property
+    def partition_field_names(self) -> tuple[str, ...]:
+        """Partition field names without the custom keygen ``:type`` suffix."""
+        return tuple(p.split(":", 1)[0] for p in self.partition_fields)
+
+    @property
+    def ordering_field(self) -> str | None:
+        """The first ordering field, or None (multiple fields only exist from v9 on)."""
+        return self.ordering_fields[0] if self.ordering_fields else None
+
+    @property
+    def checksum(self) -> int:
+        """The ``hoodie.table.checksum`` this config renders."""
+        return table_checksum(self.database, self.name)
+
+    # ---- construction ----------------------------------------------------------------------
+
+    @classmethod
+    def new(
+        cls,
+        name: str,
+        table_type: str = "COPY_ON_WRITE",
+        table_version: int = 6,
+        record_key_fields: Iterable[str] = (),
+        partition_fields: Iterable[str] = (),
+        ordering_fields: Iterable[str] = (),
+        keygen_type: str | None = None,
+        hive_style: bool = False,
+        url_encode: bool = False,
+        create_schema: str | None = None,
+        database: str = "default",
+        merge_mode: str | None = None,
+        payload_class: str | None = None,
+        extra: Mapping[str, str] | None = None,
+    ) -> TableConfig:
+        """Validate and complete the config of a table about to be created.
+
+        Fills in what Hudi would infer: the key generator from the fields, the merge mode
+        from the ordering fields or payload (event time when an ordering field is set), and
+        for v6/v8 the equivalent payload class. ``extra`` may be all of the user's options:
+        only table-level keys (:func:`is_table_property`) are kept and written as given.
+        """
+        version = int(table_version)
+        if version not in SUPPORTED_TABLE_VERSIONS:
+            raise ConfigError(f"invalid value {version!r} for option 'hoodie.write.table.version'")
+        if not name or not re.fullmatch(r"[A-Za-z0-9_\-]+", name):
+            raise ConfigError(f"invalid value {name!r} for option 'hoodie.table.name'")
+        keys, parts, order = (
+            tuple(record_key_fields),
+            tuple(partition_fields),
+            tuple(ordering_fields),
+        )
+        kg = normalize_keygen_type(keygen_type) if keygen_type else infer_keygen_type(keys, parts)
+        if kg == "NON_PARTITION" and parts:
+            raise ConfigError(f"key generator NON_PARTITION cannot partition by {','.join(parts)}")
+        if kg in ("SIMPLE", "TIMESTAMP") and len(keys) > 1:
+            raise ConfigError(f"key generator {kg} takes one record key field, got {keys}")
+        if merge_mode is not None:
+            mode = choice(EVENT_TIME_ORDERING, COMMIT_TIME_ORDERING, CUSTOM_MERGE)(merge_mode)
+        elif payload_class:
+            mode = merge_mode_for_payload(payload_class)
+        else:
+            mode = EVENT_TIME_ORDERING if order else COMMIT_TIME_ORDERING
+        if mode == EVENT_TIME_ORDERING and not order:
+            raise ConfigError("merge mode EVENT_TIME_ORDERING needs an ordering (precombine) field")
+        payload = payload_class or payload_for_merge_mode(mode)
+        if version == 6 and payload is None:
+            raise ConfigError("a CUSTOM merge mode on a v6 table needs a payload class")
+        cfg = cls(
+            name=name,
+            table_type=parse_table_type(table_type),
+            table_version=version,
+            record_key_fields=keys,
+            partition_fields=parts,
+            ordering_fields=order,
+            keygen_type=kg,
+            hive_style=hive_style,
+            url_encode=url_encode,
+            database=database,
+            create_schema=create_schema,
+            merge_mode=mode,
+            payload_class=payload,
+            populate_meta_fields=True,
+            props={
+                k: _to_text(v)
+                for k, v in (extra or {}).items()
+                if v is not None and is_table_property(k) and k not in _MANAGED_KEYS
+            },
+        )
+        return dataclasses.replace(cfg, props=cfg.to_properties())
+
+    @classmethod
+    def from_properties(cls, props: Mapping[str, str]) -> TableConfig:
+        """Read the parsed ``hoodie.properties`` of a v6/v8/v9 table."""
+        name = props.get("hoodie.table.name")
+        if not name:
+            raise ConfigError("hoodie.properties lacks hoodie.table.name")
+
+        def typed(key: str, default: str, parse: Callable[[str], Any]) -> Any:
+            value = props.get(key, default)
+            try:
+                return parse(value)
+            except ValueError:
+                raise ConfigError(f"invalid value {value!r} for option {key!r}") from None
+
+        version = typed("hoodie.table.version", "6", parse_int)
+        if version not in SUPPORTED_TABLE_VERSIONS:
+            raise ConfigError(f"unsupported value {version!r} for option 'hoodie.table.version'")
+        keys = parse_fields(props.get("hoodie.table.recordkey.fields", ""))
+        parts = parse_fields(props.get("hoodie.table.partition.fields", ""))
+        order = parse_fields(
+            props.get("hoodie.table.ordering.fields")
+            or props.get("hoodie.table.precombine.field", "")
+        )
+        kg: str | None = None
+        if props.get("hoodie.table.keygenerator.type"):
+            kg = typed("hoodie.table.keygenerator.type", "", normalize_keygen_type)
+        elif props.get("hoodie.table.keygenerator.class"):
+            kg = keygen_type_from_class(props["hoodie.table.keygenerator.class"])
+        payload = props.get("hoodie.compaction.payload.class") or None
+        if props.get("hoodie.record.merge.mode"):
+            mode = typed(
+                "hoodie.record.merge.mode",
+                "",
+                choice(EVENT_TIME_ORDERING, COMMIT_TIME_ORDERING, CUSTOM_MERGE),
+            )
+        elif payload:
+            mode = merge_mode_for_payload(payload)
+        elif version < 8:
+            # Hudi 0.x's default payload is OverwriteWithLatestAvroPayload.
+            mode = COMMIT_TIME_ORDERING
+        else:
+            mode = EVENT_TIME_ORDERING if order else COMMIT_TIME_ORDERING
+        return cls(
+            name=name,
+            table_type=typed("hoodie.table.type", "COPY_ON_WRITE", parse_table_type),
+            table_version=version,
+            record_key_fields=keys,
+            partition_fields=parts,
+            ordering_fields=order,
+            keygen_type=kg or infer_keygen_type(keys, parts),
+            hive_style=typed(
+                "hoodie.datasource.write.hive_style_partitioning", "false", parse_bool
+            ),
+            url_encode=typed(
+                "hoodie.datasource.write.partitionpath.urlencode", "false", parse_bool
+            ),
+            database=props.get("hoodie.database.name") or "default",
+            create_schema=props.get("hoodie.table.create.schema") or None,
+            merge_mode=mode,
+            payload_class=payload,
+            populate_meta_fields=typed("hoodie.populate.meta.fields", "true", parse_bool),
+            props=dict(props),
+        )
+
+    # ---- rendering -------------------------------------------------------------------------
+
+    def to_properties(self) -> dict[str, str]:
+        """Every key for ``hoodie.properties`` of this table version, checksum last.
+
+        Keys of ``props`` that are not managed here (and not forbidden) are kept after the
+        managed ones, in their original order.
+        """
+        v8 = self.table_version >= 8
+        out: dict[str, str] = {
+            "hoodie.table.name": self.name,
+            "hoodie.table.type": self.table_type,
+            "hoodie.table.version": str(self.table_version),
+        }
+        if v8:
+            initial = self.props.get("hoodie.table.initial.version", str(self.table_version))
+            out["hoodie.table.initial.version"] = initial
+        out["hoodie.timeline.layout.version"] = str(self.layout_version)
+        if self.record_key_fields:
+            out["hoodie.table.recordkey.fields"] = ",".join(self.record_key_fields)
+        if self.ordering_fields:
+            # v9 renamed the key (and allows several fields).
+            order_key = "hoodie.table.ordering.fields" if self.table_version >= 9 else None
+            out[order_key or "hoodie.table.precombine.field"] = ",".join(self.ordering_fields)
+        # Always present: an empty value is how readers recognise a non-partitioned table.
+        out["hoodie.table.partition.fields"] = ",".join(self.partition_fields)
+        if v8:
+            out["hoodie.table.keygenerator.type"] = self.keygen_type
+        else:
+            out["hoodie.table.keygenerator.class"] = self.props.get(
+                "hoodie.table.keygenerator.class", KEYGEN_CLASSES[self.keygen_type]
+            )
+            if keygen_type_from_class(out["hoodie.table.keygenerator.class"]) != self.keygen_type:
+                out["hoodie.table.keygenerator.class"] = KEYGEN_CLASSES[self.keygen_type]
+        out["hoodie.table.base.file.format"] = "PARQUET"
+        out["hoodie.datasource.write.hive_style_partitioning"] = _to_text(self.hive_style)
+        out["hoodie.datasource.write.partitionpath.urlencode"] = _to_text(self.url_encode)
+        out["hoodie.populate.meta.fields"] = _to_text(self.populate_meta_fields)
+        if self.create_schema:
+            out["hoodie.table.create.schema"] = self.create_schema
+        out["hoodie.database.name"] = self.database
+        # Java's default is LOCAL, which makes instant times depend on the writer's zone: new
+        # tables say UTC; an existing table without the key keeps Java's default.
+        tz = self.props.get("hoodie.table.timeline.timezone")
+        if tz is None and "hoodie.table.checksum" not in self.props:
+            tz = "UTC"
+        if tz is not None:
+            out["hoodie.table.timeline.timezone"] = tz
+        if v8:
+            out["hoodie.record.merge.mode"] = self.merge_mode
+            strategy = {
+                EVENT_TIME_ORDERING: EVENT_TIME_STRATEGY_ID,
+                COMMIT_TIME_ORDERING: COMMIT_TIME_STRATEGY_ID,
+            }.get(self.merge_mode, self.props.get("hoodie.record.merge.strategy.id"))
+            if strategy:
+                out["hoodie.record.merge.strategy.id"] = strategy
+        elif "hoodie.record.merge.mode" in self.props:
+            out["hoodie.record.merge.mode"] = self.merge_mode
+        # new() always resolves a payload; a table read from disk keeps what it had.
+        if self.payload_class and self.table_version < 9:
+            out["hoodie.compaction.payload.class"] = self.payload_class
+        if v8:
+            out["hoodie.timeline.path"] = self.props.get("hoodie.timeline.path", "timeline")
+            out["hoodie.timeline.history.path"] = self.props.get(
+                "hoodie.timeline.history.path", "history"
+            )
+        out["hoodie.archivelog.folder"] = self.props.get("hoodie.archivelog.folder", "archived")
+        out["hoodie.datasource.write.drop.partition.columns"] = "false"
+        for k, v in self.props.items():
+            if k not in out and k not in _MANAGED_KEYS and k not in _FORBIDDEN_KEYS:
+                out[k] = v
+        out["hoodie.table.checksum"] = str(self.checksum)
+        return out
+
+    def render(self, comment: str | None = None) -> str:
+        """``hoodie.properties`` text for this config."""
+        return render_properties(self.to_properties(), comment)

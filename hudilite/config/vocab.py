@@ -1,0 +1,107 @@
+"""Key generators and merge modes: the vocabulary shared by options and hoodie.properties."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from hudilite.errors import ConfigError
+
+KEYGEN_TYPES = ("SIMPLE", "COMPLEX", "NON_PARTITION", "TIMESTAMP", "CUSTOM")
+
+#: The Java class Hudi 0.x records in ``hoodie.table.keygenerator.class`` for each type.
+KEYGEN_CLASSES: dict[str, str] = {
+    "SIMPLE": "org.apache.hudi.keygen.SimpleKeyGenerator",
+    "COMPLEX": "org.apache.hudi.keygen.ComplexKeyGenerator",
+    "NON_PARTITION": "org.apache.hudi.keygen.NonpartitionedKeyGenerator",
+    "TIMESTAMP": "org.apache.hudi.keygen.TimestampBasedKeyGenerator",
+    "CUSTOM": "org.apache.hudi.keygen.CustomKeyGenerator",
+}
+
+_KEYGEN_BY_SIMPLE_CLASS = {
+    "SimpleKeyGenerator": "SIMPLE",
+    "SimpleAvroKeyGenerator": "SIMPLE",
+    "ComplexKeyGenerator": "COMPLEX",
+    "ComplexAvroKeyGenerator": "COMPLEX",
+    "NonpartitionedKeyGenerator": "NON_PARTITION",
+    "NonpartitionedAvroKeyGenerator": "NON_PARTITION",
+    "TimestampBasedKeyGenerator": "TIMESTAMP",
+    "TimestampBasedAvroKeyGenerator": "TIMESTAMP",
+    "CustomKeyGenerator": "CUSTOM",
+    "CustomAvroKeyGenerator": "CUSTOM",
+}
+
+
+def normalize_keygen_type(value: str) -> str:
+    """Upper-case a key generator type; Hudi's ``*_AVRO`` variants map to the base type."""
+    text = str(value).strip().upper()
+    text = text.removesuffix("_AVRO")
+    if text in ("NONPARTITIONED", "NON_PARTITIONED", "NONPARTITION"):
+        text = "NON_PARTITION"
+    if text not in KEYGEN_TYPES:
+        raise ConfigError(
+            f"not a key generator type: {value!r} (expected {'|'.join(KEYGEN_TYPES)})"
+        )
+    return text
+
+
+def keygen_type_from_class(class_name: str) -> str | None:
+    """Type of a Hudi key generator class name (package ignored); None if unknown."""
+    return _KEYGEN_BY_SIMPLE_CLASS.get(class_name.strip().rsplit(".", 1)[-1])
+
+
+def infer_keygen_type(record_key_fields: Iterable[str], partition_fields: Iterable[str]) -> str:
+    """The key generator Hudi picks when none is configured (``KeyGenUtils.inferKeyGeneratorType``).
+
+    The one place this is decided (``Table.create``, SQL CREATE TABLE and SHOW CREATE TABLE
+    call it): no partition fields -> NON_PARTITION, whatever the number of record key fields
+    (its keys for several fields are COMPLEX's ``f1:v1,f2:v2``); several key or partition
+    fields -> COMPLEX; else SIMPLE. ``field:type`` partition specs need the custom generator.
+    """
+    keys, parts = tuple(record_key_fields), tuple(partition_fields)
+    if any(":" in p for p in parts):
+        return "CUSTOM"
+    if not parts:
+        return "NON_PARTITION"
+    if len(keys) > 1 or len(parts) > 1:
+        return "COMPLEX"
+    return "SIMPLE"
+
+
+EVENT_TIME_ORDERING = "EVENT_TIME_ORDERING"
+COMMIT_TIME_ORDERING = "COMMIT_TIME_ORDERING"
+CUSTOM_MERGE = "CUSTOM"
+
+DEFAULT_PAYLOAD = "org.apache.hudi.common.model.DefaultHoodieRecordPayload"
+OVERWRITE_PAYLOAD = "org.apache.hudi.common.model.OverwriteWithLatestAvroPayload"
+PARTIAL_UPDATE_PAYLOAD = "org.apache.hudi.common.model.PartialUpdateAvroPayload"
+EVENT_TIME_PAYLOAD = "org.apache.hudi.common.model.EventTimeAvroPayload"
+
+#: ``hoodie.record.merge.strategy.id`` values of Hudi 1.x's built-in mergers.
+EVENT_TIME_STRATEGY_ID = "eeb8d96f-b1e4-49fd-bbf8-28ac514178e5"
+COMMIT_TIME_STRATEGY_ID = "ce9acb64-bde0-424c-9b91-f6ebba25356d"
+
+
+#: Payload class (simple name) -> (merge mode, partial update): the one mapping (the merge
+#: spec and table config inference read it). As Hudi 1.1's upgrade to merge modes
+#: (``EightToNineUpgradeHandler``): the ``OverwriteNonDefaults`` and ``PartialUpdate``
+#: payloads are commit-time and event-time ordering with partial updates (IGNORE_DEFAULTS).
+PAYLOADS: dict[str, tuple[str, bool]] = {
+    "OverwriteWithLatestAvroPayload": (COMMIT_TIME_ORDERING, False),
+    "DefaultHoodieRecordPayload": (EVENT_TIME_ORDERING, False),
+    "EventTimeAvroPayload": (EVENT_TIME_ORDERING, False),
+    "PartialUpdateAvroPayload": (EVENT_TIME_ORDERING, True),
+    "OverwriteNonDefaultsWithLatestAvroPayload": (COMMIT_TIME_ORDERING, True),
+}
+
+
+def merge_mode_for_payload(payload_class: str) -> str:
+    """The merge mode equivalent to a v6 payload class (unknown payloads are CUSTOM)."""
+    simple = payload_class.strip().rsplit(".", 1)[-1]
+    return PAYLOADS.get(simple, (CUSTOM_MERGE, False))[0]
+
+
+def payload_for_merge_mode(merge_mode: str) -> str | None:
+    """The v6 payload class that gives ``merge_mode``'s semantics (None for CUSTOM)."""
+    return {EVENT_TIME_ORDERING: DEFAULT_PAYLOAD, COMMIT_TIME_ORDERING: OVERWRITE_PAYLOAD}.get(
+        merge_mode
+    )
