@@ -32,6 +32,12 @@ Decisions:
   old name therefore cannot reuse the old folder; :meth:`Catalog.create_table` reports that
   as :class:`TableExistsError` naming the location.
 * The current database (``USE``) is session state, not stored here.
+* Locations inside the warehouse (managed tables, databases without a ``LOCATION``) are
+  stored relative to it (``default.db/trips``), so a copied or moved warehouse uses its own
+  files, never the original's. Entries written with absolute paths (before this rule) are
+  still read: a managed table or database whose stored absolute path ends in its default
+  place (``<db>.db/<table>``, ``<db>.db``) is taken as relative when that place exists in
+  this warehouse. External locations stay absolute.
 
 No pyspark import here: :meth:`Catalog.open_table` takes the session and imports
 :class:`hudilite.table.Table` lazily.
@@ -221,13 +227,61 @@ class Catalog:
     def _table_file(self, db: str, name: str) -> str:
         return join(CATALOG_DIR, db, TABLES_DIR, f"{name}.json")
 
+    def _relative(self, location: str) -> str | None:
+        """``location`` relative to the warehouse when it lies inside it, else None."""
+        base = self._location("").rstrip("/")
+        loc = location.rstrip("/")
+        if self.gw.scheme == "" and "://" not in loc:
+            loc = os.path.abspath(loc[5:] if loc.startswith("file:") else loc)
+        if loc.startswith(base + "/"):
+            return loc[len(base) + 1 :]
+        return None
+
+    def _stored(self, location: str, inside: bool) -> str:
+        """How a location is written in an entry: relative when ``inside`` (a managed
+        table or a database's own folder) and it lies in the warehouse."""
+        rel = self._relative(location) if inside else None
+        return rel if rel else location
+
+    def _resolved(self, stored: str, inside: bool, default_rel: str) -> str:
+        """The absolute location of a stored one (see the module doc on old entries)."""
+        if not stored:
+            return stored
+        if "://" not in stored and not stored.startswith("file:") and not os.path.isabs(stored):
+            return self._location(stored)
+        if (
+            inside
+            and self._relative(stored) is None
+            and stored.rstrip("/").endswith("/" + default_rel)
+            and self.gw.is_dir(default_rel)
+        ):
+            # An absolute path written before locations were relative, in a warehouse
+            # that was copied or moved since: use this warehouse's copy.
+            return self._location(default_rel)
+        return stored
+
+    def _encode_table(self, entry: TableEntry) -> bytes:
+        return replace(entry, location=self._stored(entry.location, entry.managed)).to_json()
+
+    def _decode_table(self, data: bytes) -> TableEntry:
+        entry = TableEntry.from_json(data)
+        default_rel = f"{entry.database}.db/{entry.name}"
+        return replace(entry, location=self._resolved(entry.location, entry.managed, default_rel))
+
+    def _encode_database(self, entry: DatabaseEntry) -> bytes:
+        return replace(entry, location=self._stored(entry.location, True)).to_json()
+
+    def _decode_database(self, data: bytes) -> DatabaseEntry:
+        entry = DatabaseEntry.from_json(data)
+        return replace(entry, location=self._resolved(entry.location, True, f"{entry.name}.db"))
+
     def database_location(self, db: str) -> str:
         """Folder of the managed tables of ``db``: its ``LOCATION`` if it was created with
         one, else ``<warehouse>/<db>.db``."""
         db = normalize_name(db, "database")
         data = self._read(self._db_file(db))
         if data is not None:
-            location = DatabaseEntry.from_json(data).location
+            location = self._decode_database(data).location
             if location:
                 return location
         return self._location(f"{db}.db")
@@ -275,7 +329,7 @@ class Catalog:
             if db == DEFAULT_DATABASE:
                 return DatabaseEntry(db, self.database_location(db), "")
             raise DatabaseNotFoundError(f"database {db} does not exist")
-        return DatabaseEntry.from_json(data)
+        return self._decode_database(data)
 
     def create_database(
         self,
@@ -295,7 +349,7 @@ class Catalog:
         folder = _location_of(location) if location else self._location(f"{db}.db")
         entry = DatabaseEntry(db, folder, _now(), comment, dict(properties or {}))
         if db == DEFAULT_DATABASE or not self.gw.create_exclusive(
-            self._db_file(db), entry.to_json()
+            self._db_file(db), self._encode_database(entry)
         ):
             if if_not_exists:
                 return self.get_database(db)
@@ -346,7 +400,7 @@ class Catalog:
             if not self.database_exists(db):
                 raise DatabaseNotFoundError(f"database {db} does not exist")
             raise TableNotFoundError(f"table {db}.{name} does not exist")
-        return TableEntry.from_json(data)
+        return self._decode_table(data)
 
     def list_tables(self, db: str) -> list[str]:
         """Names of the tables of ``db``, sorted."""
@@ -373,7 +427,9 @@ class Catalog:
 
     def _claim(self, entry: TableEntry, if_not_exists: bool) -> TableEntry | None:
         """Write a new entry; None when this call created it, else the existing entry."""
-        if self.gw.create_exclusive(self._table_file(entry.database, entry.name), entry.to_json()):
+        if self.gw.create_exclusive(
+            self._table_file(entry.database, entry.name), self._encode_table(entry)
+        ):
             return None
         if if_not_exists:
             with contextlib.suppress(TableNotFoundError):
@@ -465,7 +521,7 @@ class Catalog:
             else:
                 merged[k] = str(v)
         new = replace(entry, properties=merged, updated_at=_now())
-        self.gw.write_bytes(self._table_file(new.database, new.name), new.to_json())
+        self.gw.write_bytes(self._table_file(new.database, new.name), self._encode_table(new))
         return new
 
     def rename_table(self, db: str, old: str, new: str) -> TableEntry:
@@ -476,7 +532,7 @@ class Catalog:
             return entry
         renamed = replace(entry, name=new_name, updated_at=_now())
         if not self.gw.create_exclusive(
-            self._table_file(renamed.database, new_name), renamed.to_json()
+            self._table_file(renamed.database, new_name), self._encode_table(renamed)
         ):
             raise TableExistsError(f"table {renamed.qualified_name} already exists")
         self.gw.delete_file(self._table_file(entry.database, entry.name))

@@ -186,3 +186,15 @@ def test_missing_script_file(warehouse, tmp_path):
     assert r.exit_code == 1
     assert r.stderr.startswith("error: Could not open file")
     assert r.stderr.count("\n") == 1
+
+
+def test_insert_through_a_copied_warehouse_writes_the_copy(warehouse, tmp_path):
+    import shutil
+
+    ok(run(warehouse, "-e", f"{CREATE}; INSERT INTO trips VALUES (1, 10, 'a', 1.5)"))
+    copy = str(tmp_path / "copy")
+    shutil.copytree(warehouse, copy)
+    ok(run(copy, "-e", "INSERT INTO trips VALUES (2, 10, 'b', 2.5)"))
+    query = ["-e", "SELECT id FROM trips ORDER BY id", "--format", "csv"]
+    assert ok(run(warehouse, *query)).stdout_bytes == b"id\r\n1\r\n"
+    assert ok(run(copy, *query)).stdout_bytes == b"id\r\n1\r\n2\r\n"

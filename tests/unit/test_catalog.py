@@ -397,3 +397,64 @@ def test_concurrent_create_database_one_wins(cat: Catalog) -> None:
     results, errors = _race(4, lambda i: cat.create_database("d"))
     assert len(results) == 1
     assert len(errors) == 3 and all(isinstance(e, DatabaseExistsError) for e in errors)
+
+
+# ---- relative locations (a copied or moved warehouse uses its own files) -----------------
+
+
+def test_locations_inside_the_warehouse_are_stored_relative(
+    cat: Catalog, wh: Path, tmp_path: Path
+) -> None:
+    cat.create_database("s")
+    create_managed(cat, "s", "t")
+    ext = cat.register_table("s", "ext", make_hudi_table(tmp_path / "ext"))
+    db_doc = json.loads((wh / "_catalog" / "s" / "_database.json").read_text())
+    doc = json.loads((wh / "_catalog" / "s" / "tables" / "t.json").read_text())
+    ext_doc = json.loads((wh / "_catalog" / "s" / "tables" / "ext.json").read_text())
+    assert db_doc["location"] == "s.db"
+    assert doc["location"] == "s.db/t"
+    assert ext_doc["location"] == ext.location == str(tmp_path / "ext")  # external: absolute
+    cat.update_properties("s", "t", {"k": "v"})
+    cat.rename_table("s", "t", "t2")
+    doc = json.loads((wh / "_catalog" / "s" / "tables" / "t2.json").read_text())
+    assert doc["location"] == "s.db/t"
+    assert cat.get_table("s", "t2").location == str(wh / "s.db" / "t")
+
+
+def test_copied_warehouse_uses_its_own_tables(cat: Catalog, wh: Path, tmp_path: Path) -> None:
+    import shutil
+
+    cat.create_database("s")
+    create_managed(cat, "s", "t")
+    create_managed(cat, "default", "u")
+    copy = tmp_path / "copy"
+    shutil.copytree(wh, copy)
+    other = Catalog(str(copy))
+    assert other.get_table("s", "t").location == str(copy / "s.db" / "t")
+    assert other.get_table("default", "u").location == str(copy / "default.db" / "u")
+    assert other.database_location("s") == str(copy / "s.db")
+    assert other.default_location("s", "new") == str(copy / "s.db" / "new")
+
+
+def test_old_absolute_entries_of_a_copied_warehouse(cat: Catalog, wh: Path, tmp_path: Path) -> None:
+    """Entries written with absolute paths (older catalogs): a managed location that ends in
+    its default place is read from the copy; an external one stays where it points."""
+    import shutil
+
+    cat.create_database("s")
+    create_managed(cat, "s", "t")
+    ext = cat.register_table("s", "ext", make_hudi_table(tmp_path / "ext"))
+    for f, loc in [
+        (wh / "_catalog" / "s" / "_database.json", str(wh / "s.db")),
+        (wh / "_catalog" / "s" / "tables" / "t.json", str(wh / "s.db" / "t")),
+    ]:
+        doc = json.loads(f.read_text())
+        doc["location"] = loc
+        f.write_text(json.dumps(doc))
+    assert cat.get_table("s", "t").location == str(wh / "s.db" / "t")
+    copy = tmp_path / "copy"
+    shutil.copytree(wh, copy)
+    other = Catalog(str(copy))
+    assert other.get_table("s", "t").location == str(copy / "s.db" / "t")
+    assert other.database_location("s") == str(copy / "s.db")
+    assert other.get_table("s", "ext").location == ext.location
