@@ -61,9 +61,11 @@ from .statements import (
     CreateTable,
     DropDatabase,
     DropTable,
+    IndexStatement,
     SqlError,
     TableName,
     TruncateTable,
+    UnsupportedStatementError,
 )
 
 __all__ = ["HANDLERS", "HUDI_PROVIDERS", "create_options"]
@@ -274,8 +276,20 @@ def _truncate(session: SqlContext, stmt: TruncateTable) -> Outcome:
     return write_outcome(session.spark, table.truncate(options=session.write_options()))
 
 
+def _index_statement(session: SqlContext, stmt: IndexStatement) -> Outcome:
+    """Hudi 1.x's indexes live in the metadata table, which hudilite does not write yet."""
+    on = sql_name(stmt.table)
+    what = f"{stmt.statement} {stmt.index} ON {on}" if stmt.index else f"{stmt.statement} FROM {on}"
+    raise UnsupportedStatementError(
+        f"{stmt.statement} is not supported yet: hudilite does not build Hudi 1.x indexes "
+        f"over the metadata table ({what}); the writer's index is chosen with "
+        "hoodie.index.type"
+    )
+
+
 HANDLERS: dict[type, Handler] = {
     CreateTable: create_table,
+    IndexStatement: _index_statement,
     CreateDatabase: _create_database,
     DropDatabase: _drop_database,
     DropTable: _drop_table,

@@ -15,6 +15,9 @@ The dialect adds, on top of Spark:
   the value as a string literal (sqlglot's Spark dialect keeps most of these as an opaque
   ``exp.Command``);
 * ``RESET [key]`` as a :class:`HudiReset` node;
+* Hudi 1.x's index statements ``CREATE INDEX [IF NOT EXISTS] i ON [TABLE] t ...``,
+  ``DROP INDEX [IF EXISTS] i ON [TABLE] t`` and ``SHOW INDEXES FROM|IN [TABLE] t`` as
+  :class:`HudiIndex` nodes (whatever follows the table is kept as written);
 * ``ALTER TABLE t UNSET TBLPROPERTIES [IF EXISTS] (key, ...)`` as an ``exp.Alter`` whose
   action is a :class:`HudiUnsetProperties` node;
 * Spark's ``VOID`` type (``exp.DataType.Type.NULL``); :func:`parse_data_type` reads a
@@ -38,6 +41,7 @@ E = t.TypeVar("E", bound=exp.Expr)
 
 __all__ = [
     "HudiCall",
+    "HudiIndex",
     "HudiReset",
     "HudiShow",
     "HudiUnsetProperties",
@@ -63,6 +67,20 @@ class HudiCall(exp.Expression):
     """``CALL name(args)``: ``this`` is the procedure name, ``expressions`` its arguments."""
 
     arg_types: t.ClassVar[dict[str, bool]] = {"this": True, "expressions": False}
+
+
+class HudiIndex(exp.Expression):
+    """``CREATE INDEX``/``DROP INDEX``/``SHOW INDEXES``: ``this`` is the verb (``CREATE
+    INDEX``, ...), ``name`` the index, ``target`` the table, ``rest`` the text after the
+    table as written (a string literal)."""
+
+    arg_types: t.ClassVar[dict[str, bool]] = {
+        "this": True,
+        "name": False,
+        "target": True,
+        "exists": False,
+        "rest": False,
+    }
 
 
 class HudiReset(exp.Expression):
@@ -112,6 +130,8 @@ class Hudilite(Spark):
             "CREATE TABLE": _show("CREATE TABLE", target="table"),
             "PARTITIONS": _show("PARTITIONS", target="table"),
             "COMPACTION ON": _show("COMPACTION", target="table"),
+            "INDEXES": _show("INDEXES", target="from table"),
+            "INDEX": _show("INDEXES", target="from table"),
         }
         SHOW_TRIE: t.ClassVar[dict] = new_trie(key.split(" ") for key in SHOW_PARSERS)
 
@@ -134,6 +154,13 @@ class Hudilite(Spark):
             word = (
                 curr.text.upper() if curr is not None and curr.token_type == TokenType.VAR else ""
             )
+            if (
+                curr is not None
+                and curr.token_type in (TokenType.CREATE, TokenType.DROP)
+                and nxt is not None
+                and nxt.text.upper() == "INDEX"
+            ):
+                return self._parse_hudi_index(curr.text.upper())
             method, follower = self.WORD_STATEMENTS.get(word, ("", None))
             if method and (follower is None or (nxt is not None and nxt.text.upper() == follower)):
                 self._advance()
@@ -253,6 +280,13 @@ class Hudilite(Spark):
             if target == "db":
                 if self._match_set((TokenType.IN, TokenType.FROM)):
                     node = self._require(self._parse_table_parts(), "Expected a database name")
+            elif target == "from table":
+                if not self._match_set((TokenType.IN, TokenType.FROM)):
+                    self.raise_error(f"Expected FROM or IN after SHOW {kind}")
+                self._match(TokenType.TABLE)
+                node = self._require(
+                    self._parse_table_parts(), f"Expected a table name after SHOW {kind} FROM"
+                )
             elif target == "table":
                 node = self._require(
                     self._parse_table_parts(), f"Expected a table name after SHOW {kind}"
@@ -261,6 +295,36 @@ class Hudilite(Spark):
             if kind == "COMPACTION" and self._match(TokenType.LIMIT):
                 limit = self._require(self._parse_number(), "Expected a number after LIMIT")
             return self.expression(HudiShow(this=kind, target=node, limit=limit))
+
+        def _parse_hudi_index(self, verb: str) -> HudiIndex:
+            self._advance(2)  # CREATE|DROP INDEX
+            exists = bool(self._parse_exists(not_=verb == "CREATE"))
+            name = self._require(
+                self._parse_id_var(any_token=False), f"Expected an index name after {verb} INDEX"
+            )
+            if not self._match(TokenType.ON):
+                self.raise_error(f"Expected ON after {verb} INDEX {name.name}")
+            self._match(TokenType.TABLE)
+            # db.table as plain names: ``trips (city)`` must not read as a function call.
+            parts = [
+                self._require(
+                    self._parse_id_var(any_token=False),
+                    f"Expected a table name after {verb} INDEX ... ON",
+                )
+            ]
+            while self._match(TokenType.DOT):
+                parts.append(self._require(self._parse_id_var(), "Expected a table name"))
+            table = exp.Table(this=parts[-1], db=parts[-2] if len(parts) > 1 else None)
+            rest = None
+            if self._curr:
+                rest = exp.Literal.string(
+                    self.sql[self._curr.start : self._statement_end()].strip()
+                )
+                while self._curr:
+                    self._advance()
+            return self.expression(
+                HudiIndex(this=f"{verb} INDEX", name=name, target=table, exists=exists, rest=rest)
+            )
 
         def _parse_hudi_call(self, _word: str) -> HudiCall:
             parts: list[exp.Expr] = []
@@ -319,10 +383,24 @@ class Hudilite(Spark):
                 for p in (
                     "SHOW",
                     e.name + (" ON" if e.name == "COMPACTION" else ""),
-                    ("IN " if e.name == "TABLES" else "") + self.sql(e, "target")
+                    {"TABLES": "IN ", "INDEXES": "FROM "}.get(e.name, "") + self.sql(e, "target")
                     if e.args.get("target")
                     else "",
                     f"LIMIT {self.sql(e, 'limit')}" if e.args.get("limit") else "",
+                )
+                if p
+            ),
+            HudiIndex: lambda self, e: " ".join(
+                p
+                for p in (
+                    e.name,
+                    ("IF NOT EXISTS" if e.name == "CREATE INDEX" else "IF EXISTS")
+                    if e.args.get("exists")
+                    else "",
+                    self.sql(e, "name"),
+                    "ON",
+                    self.sql(e, "target"),
+                    e.args["rest"].name if e.args.get("rest") else "",
                 )
                 if p
             ),

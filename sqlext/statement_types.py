@@ -28,6 +28,7 @@ __all__ = [
     "Describe",
     "DropDatabase",
     "DropTable",
+    "IndexStatement",
     "InsertInto",
     "MergeInto",
     "PyValue",
@@ -197,6 +198,17 @@ class DropTable:
 
 
 @dataclass(frozen=True)
+class IndexStatement:
+    """Hudi 1.x ``CREATE INDEX`` / ``DROP INDEX`` / ``SHOW INDEXES`` (not supported yet):
+    ``statement`` is the verb (``CREATE INDEX``, ...), ``index`` the index name (None for
+    SHOW), ``table`` the table it is on."""
+
+    statement: str
+    index: str | None
+    table: TableName
+
+
+@dataclass(frozen=True)
 class SetOption:
     key: str
     value: str
@@ -302,6 +314,7 @@ Statement = (
     | AlterTableDropPartition
     | TruncateTable
     | DropTable
+    | IndexStatement
     | SetOption
     | InsertInto
     | Update

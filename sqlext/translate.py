@@ -14,7 +14,7 @@ from typing import Any
 
 from sqlglot import exp
 
-from .dialect import HudiCall, HudiReset, HudiShow, HudiUnsetProperties, to_sql
+from .dialect import HudiCall, HudiIndex, HudiReset, HudiShow, HudiUnsetProperties, to_sql
 from .statement_types import (
     AlterTableAddColumns,
     AlterTableDropPartition,
@@ -29,6 +29,7 @@ from .statement_types import (
     Describe,
     DropDatabase,
     DropTable,
+    IndexStatement,
     InsertInto,
     MergeInto,
     PyValue,
@@ -195,7 +196,13 @@ def _show(node: HudiShow) -> Statement | None:
         if limit is not None:
             named["limit"] = _value(limit)
         return Call("show_compaction", [], named)
+    if kind == "INDEXES":
+        return IndexStatement("SHOW INDEXES", None, _table(target))
     return None
+
+
+def _index(node: HudiIndex) -> Statement:
+    return IndexStatement(node.name, node.args["name"].name, _table(node.args["target"]))
 
 
 def _call(node: HudiCall) -> Call:
@@ -409,6 +416,7 @@ TRANSLATORS: dict[type[exp.Expr], Callable[[Any], Statement | None]] = {
     exp.Use: _use,
     HudiShow: _show,
     HudiCall: _call,
+    HudiIndex: _index,
     exp.Describe: _describe,
     exp.Alter: _alter,
     exp.TruncateTable: _truncate,

@@ -4,6 +4,7 @@ SHOW / DESCRIBE, ALTER TABLE, TRUNCATE and DROP over hudilite tables (COW and MO
 from __future__ import annotations
 
 import os
+import re
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -21,7 +22,7 @@ from hudilite.errors import (
     TableExistsError,
     TableNotFoundError,
 )
-from hudilite.sqlext.statements import SqlError, TableName
+from hudilite.sqlext.statements import SqlError, TableName, UnsupportedStatementError
 from hudilite.storage.fs import FileSystemGateway
 from hudilite.table.state import WRITE_DEFAULTS_FILE, load_config
 from tests.conftest import FIXTURES
@@ -755,6 +756,31 @@ def test_unknown_table_errors_name_it(session: Any, sql: str) -> None:
         session.sql(sql.format(t="nope"))
     with pytest.raises(TableNotFoundError, match=r"table nodb\.nope not found"):
         session.sql(sql.format(t="nodb.nope"))
+
+
+@pytest.mark.parametrize(
+    ("sql", "named"),
+    [
+        (
+            "CREATE INDEX idx_city ON trips USING column_stats (city)",
+            r"CREATE INDEX idx_city ON trips",
+        ),
+        ("CREATE INDEX IF NOT EXISTS idx ON TABLE trips (fare)", r"CREATE INDEX idx ON trips"),
+        ("DROP INDEX IF EXISTS idx_city ON trips", r"DROP INDEX idx_city ON trips"),
+        ("SHOW INDEXES FROM trips", r"SHOW INDEXES FROM trips"),
+        ("SHOW INDEXES IN nodb.nope", r"SHOW INDEXES FROM nodb\.nope"),
+    ],
+)
+def test_hudi_index_statements_are_refused_by_name(session: Any, sql: str, named: str) -> None:
+    """Hudi 1.x's CREATE/DROP INDEX and SHOW INDEXES: a clear refusal (not Spark's
+    table-not-found), naming the statement; nothing is written."""
+    make_trips(session, "cow")
+    before = collect(session, "SHOW TABLES")
+    refusal = r"^\w+ INDEX(ES)? is not supported yet"
+    with pytest.raises(UnsupportedStatementError, match=refusal) as info:
+        session.sql(sql)
+    assert re.search(named, str(info.value))
+    assert collect(session, "SHOW TABLES") == before
 
 
 # --------------------------------------------------------------------------------------------

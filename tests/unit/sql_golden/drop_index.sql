@@ -1,0 +1,1 @@
+DROP INDEX IF EXISTS idx_city ON trips

@@ -1,0 +1,1 @@
+SHOW INDEXES FROM db.trips
