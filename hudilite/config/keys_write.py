@@ -51,11 +51,53 @@ OPTIONAL_COLUMNS = _key(
     "Columns a write may omit (null); add_columns records the columns it adds here.",
     parse=parse_fields,
 )
+# INSERT INTO as Hudi 0.14+/1.x does it (Hudi's DataSourceWriteOptions / HoodieSparkSqlWriter).
+INSERT_INTO_OPERATION = _key(
+    "hoodie.spark.sql.insert.into.operation",
+    "insert",
+    "Operation of SQL INSERT INTO: insert (keeps duplicates unless the dup policy says "
+    "otherwise), upsert or bulk_insert.",
+    parse=choice("insert", "upsert", "bulk_insert", upper=False),
+)
+INSERT_DUP_POLICY = _key(
+    "hoodie.datasource.insert.dup.policy",
+    "none",
+    "What an insert does with incoming records whose key exists: none (keep both), drop "
+    "(drop the incoming record) or fail (error naming the key).",
+    parse=choice("none", "drop", "fail", upper=False),
+)
 INSERT_DROP_DUPLICATES = _key(
     "hoodie.datasource.write.insert.drop.duplicates",
     False,
-    "Drop inserted records whose key already exists.",
+    "Drop inserted records whose key already exists (true = dup policy drop).",
+    aliases=("insert.drop.duplicates", "write.insert.drop.duplicates"),
     parse=parse_bool,
+    deprecated="use hoodie.datasource.insert.dup.policy=drop",
+    feeds=((INSERT_DUP_POLICY, lambda v: "drop" if parse_bool(v) else None),),
+)
+
+
+def _insert_mode_operation(value: str) -> str | None:
+    mode = choice("upsert", "strict", "non-strict", upper=False)(value)
+    return "upsert" if mode == "upsert" else "insert"
+
+
+def _insert_mode_dup_policy(value: str) -> str | None:
+    mode = choice("upsert", "strict", "non-strict", upper=False)(value)
+    return {"strict": "fail", "non-strict": "none"}.get(mode)
+
+
+SQL_INSERT_MODE = _key(
+    "hoodie.sql.insert.mode",
+    None,
+    "Deprecated INSERT INTO mode: upsert (operation upsert), strict (insert, dup policy "
+    "fail), non-strict (insert, dup policy none).",
+    parse=choice("upsert", "strict", "non-strict", upper=False),
+    deprecated="use hoodie.spark.sql.insert.into.operation and hoodie.datasource.insert.dup.policy",
+    feeds=(
+        (INSERT_INTO_OPERATION, _insert_mode_operation),
+        (INSERT_DUP_POLICY, _insert_mode_dup_policy),
+    ),
 )
 LOG_BLOCK_FORMAT = _key(
     "hoodie.logfile.data.block.format",

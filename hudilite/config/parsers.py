@@ -81,6 +81,7 @@ def choice(*allowed: str, upper: bool = True) -> Callable[[str], str]:
             raise ConfigError(f"not one of {'|'.join(allowed)}: {value!r}")
         return text
 
+    _parse.choices = allowed  # type: ignore[attr-defined]  # read by ConfigKey.choices
     return _parse
 
 

@@ -17,13 +17,22 @@ from typing import Any
 from hudilite.config.parsers import _to_text
 from hudilite.errors import ConfigError
 
+#: Where a key acts: a table property (``hoodie.properties`` or the table's write defaults),
+#: a per-write option, a read option, or a table service (compaction, clean, archive,
+#: clustering, lock).
+SCOPES = ("table", "write", "read", "service")
+
 
 @dataclass(frozen=True)
 class ConfigKey:
     """One option: canonical Hudi name, default, doc, accepted aliases and value parser.
 
     The default is returned as is (already typed); ``parse`` turns a raw string into the
-    typed value.
+    typed value. ``scope`` is one of :data:`SCOPES`. A key Hudi defines but hudilite does
+    not implement carries ``unsupported`` (the reason): giving it warns (an error with
+    ``hudilite.options.strict=true``) unless its value is one of ``ignore_values`` (what
+    hudilite does anyway, e.g. ``hive_sync.enabled=false``). A ``deprecated`` key (the
+    message says what replaces it) still works, with a warning.
     """
 
     name: str
@@ -31,13 +40,32 @@ class ConfigKey:
     doc: str
     aliases: tuple[str, ...] = ()
     parse: Callable[[str], Any] = str
+    scope: str = "write"
+    unsupported: str | None = None
+    ignore_values: tuple[str, ...] = ()
+    deprecated: str | None = None
+    internal: bool = False
 
     def all_names(self) -> tuple[str, ...]:
         """The canonical name first, then the aliases in lookup order."""
         return (self.name, *self.aliases)
 
+    @property
+    def supported(self) -> bool:
+        """False for keys hudilite declares but does not implement."""
+        return self.unsupported is None
+
+    @property
+    def choices(self) -> tuple[str, ...]:
+        """The values a :func:`~hudilite.config.parsers.choice` parser accepts, else ()."""
+        return tuple(getattr(self.parse, "choices", ()))
+
 
 _REGISTRY: dict[str, ConfigKey] = {}
+
+#: target key name -> [(source key, translate)]: keys whose value, translated, gives another
+#: key's value when that key is not set itself (deprecated keys, unit conversions).
+_FEEDS: dict[str, list[tuple[ConfigKey, Callable[[str], str | None]]]] = {}
 
 
 def _key(
@@ -46,13 +74,56 @@ def _key(
     doc: str,
     aliases: tuple[str, ...] = (),
     parse: Callable[[str], Any] = str,
+    *,
+    scope: str = "write",
+    unsupported: str | None = None,
+    ignore_values: tuple[str, ...] = (),
+    deprecated: str | None = None,
+    internal: bool = False,
+    feeds: tuple[tuple[ConfigKey, Callable[[str], str | None]], ...] = (),
 ) -> ConfigKey:
-    key = ConfigKey(name, default, doc, aliases, parse)
+    """Declare a key (once: a name or alias given twice fails at import).
+
+    ``feeds``: ``(target, translate)`` pairs; when ``target`` is not set by any of its own
+    names, ``translate(raw value of this key)`` is its raw value (None: no effect).
+    """
+    assert scope in SCOPES, f"bad scope {scope!r} for {name}"
+    key = ConfigKey(
+        name,
+        default,
+        doc,
+        aliases,
+        parse,
+        scope=scope,
+        unsupported=unsupported,
+        ignore_values=tuple(v.lower() for v in ignore_values),
+        deprecated=deprecated,
+        internal=internal,
+    )
     for n in key.all_names():
         # Two keys sharing a name would make alias resolution ambiguous; fail at import.
         assert n.lower() not in _REGISTRY, f"duplicate option name {n}"
         _REGISTRY[n.lower()] = key
+    for target, translate in feeds:
+        _FEEDS.setdefault(target.name, []).append((key, translate))
     return key
+
+
+def declare(
+    name: str,
+    default: Any,
+    doc: str,
+    aliases: tuple[str, ...] = (),
+    parse: Callable[[str], Any] = str,
+    **kwargs: Any,
+) -> ConfigKey:
+    """Public spelling of the declaration function (see :func:`_key`)."""
+    return _key(name, default, doc, aliases, parse, **kwargs)
+
+
+def fed_by(key: ConfigKey) -> tuple[ConfigKey, ...]:
+    """The keys whose value can stand in for ``key``'s (see ``feeds`` of :func:`_key`)."""
+    return tuple(src for src, _ in _FEEDS.get(key.name, ()))
 
 
 def all_keys() -> tuple[ConfigKey, ...]:
@@ -84,6 +155,17 @@ class Options:
             value = self._lower.get(name.lower())
             if value is not None:
                 return value
+        for source, translate in _FEEDS.get(key.name, ()):
+            raw = self.get_raw(source)
+            if raw is not None:
+                try:
+                    value = translate(raw)
+                except (ValueError, TypeError) as exc:
+                    raise ConfigError(
+                        f"invalid value {raw!r} for option {source.name!r}: {exc}"
+                    ) from None
+                if value is not None:
+                    return value
         return None
 
     def is_set(self, key: ConfigKey) -> bool:
