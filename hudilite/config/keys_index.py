@@ -1,20 +1,35 @@
-"""Index keys: index type and bucket index."""
+"""Index keys: index type, bucket index, bloom filters and the global index."""
 
 from __future__ import annotations
 
 from hudilite.config.parsers import (
     choice,
+    parse_bool,
     parse_fields,
     parse_int,
 )
 from hudilite.config.registry import _key
+from hudilite.errors import ConfigError
+
+
+def _parse_fpp(value: str | float) -> float:
+    """A false-positive probability in (0, 1)."""
+    try:
+        fpp = float(str(value).strip())
+    except ValueError:
+        raise ConfigError(f"not a number: {value!r}") from None
+    if not 0.0 < fpp < 1.0:
+        raise ConfigError(f"not a probability in (0, 1): {value!r}")
+    return fpp
+
 
 INDEX_TYPE = _key(
     "hoodie.index.type",
     "SIMPLE",
-    "SIMPLE or BUCKET.",
+    "SIMPLE, BLOOM (key ranges and bloom filters prune files), GLOBAL_SIMPLE and "
+    "GLOBAL_BLOOM (a key is unique across partitions) or BUCKET.",
     aliases=("index.type",),
-    parse=choice("SIMPLE", "BUCKET"),
+    parse=choice("SIMPLE", "BLOOM", "GLOBAL_SIMPLE", "GLOBAL_BLOOM", "BUCKET"),
 )
 BUCKET_NUM = _key(
     "hoodie.bucket.index.num.buckets",
@@ -28,4 +43,55 @@ BUCKET_HASH_FIELD = _key(
     None,
     "Fields hashed into buckets (default: the record key fields).",
     parse=parse_fields,
+)
+BLOOM_FILTER_TYPE = _key(
+    "hoodie.bloom.index.filter.type",
+    "DYNAMIC_V0",
+    "Bloom filter written into every base file's footer: DYNAMIC_V0 (grows by rows up to "
+    "the dynamic max entries) or SIMPLE.",
+    parse=choice("SIMPLE", "DYNAMIC_V0"),
+)
+BLOOM_NUM_ENTRIES = _key(
+    "hoodie.index.bloom.num_entries",
+    60000,
+    "Keys a bloom filter (a DYNAMIC_V0 row) is sized for.",
+    parse=parse_int,
+)
+BLOOM_FPP = _key(
+    "hoodie.index.bloom.fpp",
+    0.000000001,
+    "Target false-positive probability of the bloom filter at num_entries keys.",
+    parse=_parse_fpp,
+)
+BLOOM_DYNAMIC_MAX_ENTRIES = _key(
+    "hoodie.bloom.index.filter.dynamic.max.entries",
+    100000,
+    "Keys after which a DYNAMIC_V0 filter stops adding rows.",
+    parse=parse_int,
+)
+BLOOM_PRUNE_BY_RANGES = _key(
+    "hoodie.bloom.index.prune.by.ranges",
+    True,
+    "BLOOM index: skip files whose footer key range does not cover a key.",
+    parse=parse_bool,
+)
+SIMPLE_INDEX_UPDATE_PARTITION_PATH = _key(
+    "hoodie.simple.index.update.partition.path",
+    True,
+    "GLOBAL_SIMPLE: a record whose partition value changed moves to its new partition "
+    "(deleted from the old one); false keeps it in the old partition.",
+    parse=parse_bool,
+)
+BLOOM_INDEX_UPDATE_PARTITION_PATH = _key(
+    "hoodie.bloom.index.update.partition.path",
+    True,
+    "GLOBAL_BLOOM: as hoodie.simple.index.update.partition.path.",
+    parse=parse_bool,
+)
+INDEX_GLOBAL_ENABLED = _key(
+    "index.global.enabled",
+    None,
+    "Flink: true makes the index global (a key changing partition moves); false keeps "
+    "the index per partition. Unset: hoodie.index.type decides.",
+    parse=parse_bool,
 )

@@ -34,6 +34,8 @@ from hudilite.errors import (
 )
 from hudilite.failpoints import FAIL_POINT_KEY as FAIL_POINT_KEY  # re-export
 from hudilite.filegroup.slices import BaseFile, FileSlice, LogFile, join_path
+from hudilite.index.bloom_filter import BloomConfig
+from hudilite.index.bloom_index import bloom_config
 from hudilite.merge import MergeSpec
 from hudilite.schema import arrow_to_avro_schema
 from hudilite.storage.fs import FileSystemGateway
@@ -133,6 +135,7 @@ class ServiceContext:
     timeline_start: str | None
     read_slice_fn: ReadSliceFn | None = None
     fail_point: str | None = None  # test hook, see check_fail_point
+    bloom: BloomConfig = BloomConfig()  # the bloom filter of every base file written
 
     @classmethod
     def of_state(
@@ -156,6 +159,7 @@ class ServiceContext:
             timeline_start=first.requested_time if first is not None else None,
             read_slice_fn=read_slice_fn,
             fail_point=opts.raw.get(FAIL_POINT_KEY),
+            bloom=bloom_config(opts),
             **extra,
         )
 

@@ -184,7 +184,7 @@ def cluster_group(
         )
         ctx.check_fail_point("before_file_write")
         create_marker(ctx.gw, ctx.instant_time, rel, "CREATE")
-        size = write_base_file(ctx.gw, rel, chunk)
+        size = write_base_file(ctx.gw, rel, chunk, bloom=ctx.bloom)
         ctx.check_fail_point("after_file_write")
         stats.append(
             WriteStat(

@@ -384,7 +384,7 @@ def compact_operation(
     ctx.check_fail_point("before_file_write")
     create_marker(ctx.gw, ctx.instant_time, rel, "CREATE")
     written = time.monotonic()
-    size = write_base_file(ctx.gw, rel, out)
+    size = write_base_file(ctx.gw, rel, out, bloom=ctx.bloom)
     write_ms = int((time.monotonic() - written) * 1000)
     ctx.check_fail_point("after_file_write")
     changed = inserts + updates + deletes

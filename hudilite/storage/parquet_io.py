@@ -9,7 +9,10 @@ Writer settings and why:
 * ``use_compliant_nested_type=True`` - lists as ``<name>.list.element`` as the Parquet spec
   (and parquet-avro with the new list structure) expects.
 * ``store_schema=False`` - no ``ARROW:schema`` and no pandas metadata: the footer carries only
-  what Hudi writes itself, ``hoodie_min_record_key``/``hoodie_max_record_key``.
+  what Hudi writes itself, ``hoodie_min_record_key``/``hoodie_max_record_key`` and the
+  bloom filter of the record keys (``org.apache.hudi.bloomfilter`` and, for dynamic
+  filters, ``hoodie_bloom_filter_type_code``; :mod:`hudilite.index.bloom_filter`), so
+  Hudi's BLOOM index (its default) and hudilite's can prune files.
 
 The min/max record key footers let the simple index skip files; they are computed from the
 ``_hoodie_record_key`` column while writing (Arrow's byte-wise UTF-8 order, which equals
@@ -28,11 +31,14 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from hudilite.errors import CorruptFileError
+from hudilite.index.bloom_filter import BloomConfig, BloomFilter, from_footer
 from hudilite.storage.fs import FileSystemGateway
 
 RECORD_KEY_COLUMN = "_hoodie_record_key"
 MIN_RECORD_KEY_FOOTER = "hoodie_min_record_key"
 MAX_RECORD_KEY_FOOTER = "hoodie_max_record_key"
+#: The filter every base file carries unless a caller passes another (Hudi's defaults).
+DEFAULT_BLOOM = BloomConfig()
 
 #: Keyword arguments of every ``pyarrow.parquet`` write (see the module doc).
 WRITE_OPTIONS: dict[str, Any] = {
@@ -48,8 +54,9 @@ class BaseFileWriter:
     """Streaming writer of one base file (bulk insert, large merges).
 
     ``write`` accepts tables or record batches of ``schema``; ``close`` adds the record key
-    footers and returns ``(bytes, num_rows, min_key, max_key)``. Used as a context manager,
-    an exception deletes the partial file.
+    footers (range and bloom filter, ``bloom=None`` for none) and returns
+    ``(bytes, num_rows, min_key, max_key)``. Used as a context manager, an exception deletes
+    the partial file.
     """
 
     def __init__(
@@ -58,6 +65,7 @@ class BaseFileWriter:
         rel_path: str,
         schema: pa.Schema,
         row_group_size: int | None = None,
+        bloom: BloomConfig | None = DEFAULT_BLOOM,
     ) -> None:
         self.gw = gw
         self.rel_path = rel_path
@@ -69,6 +77,9 @@ class BaseFileWriter:
         self.min_key: str | None = None
         self.max_key: str | None = None
         self._has_key = RECORD_KEY_COLUMN in self.schema.names
+        self._bloom: BloomFilter | None = (
+            bloom.new_filter() if bloom is not None and self._has_key else None
+        )
         self._result: tuple[int, int, str | None, str | None] | None = None
         self._stream = gw.open_output_stream(rel_path)
         try:
@@ -103,7 +114,11 @@ class BaseFileWriter:
     def _track_keys(self, table: pa.Table) -> None:
         if not self._has_key:
             return
-        mm = pc.min_max(table.column(RECORD_KEY_COLUMN))
+        keys = table.column(RECORD_KEY_COLUMN)
+        if self._bloom is not None:
+            # Hudi adds every written record's key, in write order.
+            self._bloom.add(pc.drop_null(keys) if keys.null_count else keys)
+        mm = pc.min_max(keys)
         lo, hi = mm["min"].as_py(), mm["max"].as_py()
         if lo is None:
             return
@@ -117,10 +132,13 @@ class BaseFileWriter:
         """
         if self._result is not None:
             return self._result
+        footer: dict[str, str] = {}
+        if self._bloom is not None and self.min_key is not None:  # some key was added
+            footer.update(self._bloom.footer())
         if self.min_key is not None and self.max_key is not None:
-            self._writer.add_key_value_metadata(
-                {MIN_RECORD_KEY_FOOTER: self.min_key, MAX_RECORD_KEY_FOOTER: self.max_key}
-            )
+            footer.update({MIN_RECORD_KEY_FOOTER: self.min_key, MAX_RECORD_KEY_FOOTER: self.max_key})
+        if footer:
+            self._writer.add_key_value_metadata(footer)
         self._writer.close()
         size = int(self._stream.tell())
         self._stream.close()
@@ -157,14 +175,15 @@ def write_base_file(
     rel_path: str,
     table: pa.Table,
     row_group_size: int | None = None,
+    bloom: BloomConfig | None = DEFAULT_BLOOM,
 ) -> int:
     """Write ``table`` as the base file ``rel_path``; returns the file size in bytes.
 
-    The footer carries ``hoodie_min_record_key``/``hoodie_max_record_key`` when the table
-    has a non-null ``_hoodie_record_key``. Column types are written as given (``schema.py``
+    The footer carries ``hoodie_min_record_key``/``hoodie_max_record_key`` and the bloom
+    filter of ``bloom`` when the table has a non-null ``_hoodie_record_key``. Column types are written as given (``schema.py``
     chooses them); the file is not atomic, which is fine for Hudi's never-reused names.
     """
-    with BaseFileWriter(gw, rel_path, table.schema, row_group_size) as writer:
+    with BaseFileWriter(gw, rel_path, table.schema, row_group_size, bloom) as writer:
         writer.write(table)
     return writer.close()[0]
 
@@ -204,6 +223,11 @@ def read_footer(gw: FileSystemGateway, rel_path: str) -> dict[str, str]:
     with _parquet_file(gw, rel_path) as pf:
         raw = pf.metadata.metadata or {}
     return {k.decode("utf-8", "replace"): v.decode("utf-8", "replace") for k, v in raw.items()}
+
+
+def read_bloom_filter(gw: FileSystemGateway, rel_path: str) -> BloomFilter | None:
+    """The record-key bloom filter of a base file's footer (Hudi's or ours), or None."""
+    return from_footer(read_footer(gw, rel_path))
 
 
 def read_key_range(gw: FileSystemGateway, rel_path: str) -> tuple[str, str] | None:

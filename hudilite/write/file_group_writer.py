@@ -143,7 +143,7 @@ def write_file_group(
     )
     table = _fill_meta(ctx, data.drop_columns([CHANGED_COL]), changed, file_name, task_id, existed)
     create_marker(ctx.gw, ctx.instant_time, rel_path, "MERGE" if existing else "CREATE")
-    size = write_base_file(ctx.gw, rel_path, conform(ctx, table))
+    size = write_base_file(ctx.gw, rel_path, conform(ctx, table), bloom=ctx.bloom)
     ctx.check_fail_point("after_file_write")
     return stats_row(
         partition_path=partition_path,
@@ -224,7 +224,7 @@ def bulk_write_partition_stream(
                 name = BaseFileName(fid, write_token_for(), ctx.instant_time).render()
                 rel = f"{partition}/{name}" if partition else name
                 create_marker(ctx.gw, ctx.instant_time, rel, "CREATE")
-                writer = BaseFileWriter(ctx.gw, rel, ctx.storage_schema)
+                writer = BaseFileWriter(ctx.gw, rel, ctx.storage_schema, bloom=ctx.bloom)
                 current = (partition, fid, rel)
             assert writer is not None and current is not None
             n = run.num_rows

@@ -16,6 +16,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from hudilite import failpoints
+from hudilite.index.bloom_filter import BloomConfig
 from hudilite.merge import MergeSpec
 from hudilite.storage.fs import FileSystemGateway
 from hudilite.timeline.metadata import WriteStat
@@ -77,6 +78,7 @@ class WriteContext:
     # write, to know the stored state the changes apply to.
     slice_descriptors: dict[tuple[str, str], str] = field(default_factory=dict)
     visible_instants: frozenset[str] = frozenset()
+    bloom: BloomConfig | None = BloomConfig()  # the bloom filter of every base file written
 
     def check_fail_point(self, name: str) -> None:
         """Raise a simulated crash when the test hook names this point."""

@@ -276,7 +276,7 @@ def test_with_overrides_replaces_every_spelling() -> None:
         ({"hoodie.bucket.index.num.buckets": "four"}, cfg.BUCKET_NUM, "four"),
         ({"hoodie.parquet.max.file.size": "big"}, cfg.MAX_FILE_SIZE, "big"),
         ({"type": "xyz"}, cfg.TABLE_TYPE, "xyz"),
-        ({"hoodie.index.type": "BLOOM"}, cfg.INDEX_TYPE, "BLOOM"),
+        ({"hoodie.index.type": "HBASE"}, cfg.INDEX_TYPE, "HBASE"),
         ({"recordMergeMode": "latest"}, cfg.MERGE_MODE, "latest"),
         ({"hoodie.table.keygenerator.type": "FANCY"}, cfg.KEYGEN_TYPE, "FANCY"),
     ],

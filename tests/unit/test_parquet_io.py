@@ -52,7 +52,15 @@ def test_write_base_file_footer_and_settings(gw: FileSystemGateway) -> None:
     assert size == gw.size(REL)
     meta = pq.read_metadata(gw.abs_path(REL))
     # Only Hudi's keys: no ARROW:schema, no pandas metadata.
-    assert meta.metadata == {b"hoodie_min_record_key": b"k1", b"hoodie_max_record_key": b"k3"}
+    assert set(meta.metadata) == {
+        b"hoodie_min_record_key",
+        b"hoodie_max_record_key",
+        b"org.apache.hudi.bloomfilter",
+        b"hoodie_bloom_filter_type_code",
+    }
+    assert meta.metadata[b"hoodie_min_record_key"] == b"k1"
+    assert meta.metadata[b"hoodie_max_record_key"] == b"k3"
+    assert meta.metadata[b"hoodie_bloom_filter_type_code"] == b"DYNAMIC_V0"
     assert read_key_range(gw, REL) == ("k1", "k3")
     assert meta.num_rows == 3
     col = {meta.schema.column(i).path: meta.schema.column(i) for i in range(meta.num_columns)}
@@ -164,7 +172,7 @@ def test_reads_java_written_base_file(shared_fixture: Callable[[str], Path]) -> 
     # Rewriting those rows keeps the types and yields Hudi's footer keys only.
     write_base_file(gw, "copy.parquet", table)
     assert read_base_file(gw, "copy.parquet").equals(table)
-    assert read_footer(gw, "copy.parquet") == {
-        "hoodie_min_record_key": "1",
-        "hoodie_max_record_key": "4",
-    }
+    # ... and the same bloom filter, byte for byte, as Hudi wrote for these keys.
+    hudi_keys = ("hoodie_min_record_key", "hoodie_max_record_key", "hoodie_bloom_filter_type_code",
+                 "org.apache.hudi.bloomfilter")
+    assert read_footer(gw, "copy.parquet") == {k: footer[k] for k in hudi_keys}

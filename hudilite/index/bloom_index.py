@@ -1,0 +1,101 @@
+"""Which index a write uses, and the bloom index's per-file key lookup (no pyspark).
+
+Index types (``hoodie.index.type``, Hudi's names, case-insensitive):
+
+* ``SIMPLE``: the keys of every base file whose footer key range overlaps the batch's are
+  read and joined with the incoming keys, per partition.
+* ``BLOOM``: Hudi's bloom index. Files are pruned per incoming key by their footer key
+  range (``hoodie.bloom.index.prune.by.ranges``), then by the bloom filter in their footer;
+  only files whose filter says "maybe" for some key have their keys read
+  (:func:`lookup_keys`, Hudi's ``HoodieKeyLookupHandle``).
+* ``GLOBAL_SIMPLE`` / ``GLOBAL_BLOOM``: the same lookups over every partition of the
+  table, the key alone identifying a record. A record whose partition value changed moves
+  (delete in the old partition, insert in the new) when
+  ``hoodie.simple.index.update.partition.path`` / ``hoodie.bloom.index.update.partition.path``
+  is true (Hudi's default), else it is updated where it is.
+* ``BUCKET``: :mod:`hudilite.index.bucket`.
+
+Flink's ``index.global.enabled`` (when set) turns a SIMPLE/BLOOM index global with moving
+records (``true``) or keeps it per partition (``false``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from hudilite import config as cfg
+from hudilite.index.bloom_filter import BloomConfig
+from hudilite.storage.fs import FileSystemGateway
+from hudilite.storage.parquet_io import read_base_file, read_bloom_filter
+
+RECORD_KEY_COLUMN = "_hoodie_record_key"
+
+
+def bloom_config(opts: cfg.Options) -> BloomConfig:
+    """The bloom filter written into base files under ``opts`` (Hudi's storage config)."""
+    return BloomConfig(
+        filter_type=str(opts.get(cfg.BLOOM_FILTER_TYPE)).upper(),
+        num_entries=int(opts.get(cfg.BLOOM_NUM_ENTRIES)),
+        fpp=float(opts.get(cfg.BLOOM_FPP)),
+        dynamic_max_entries=int(opts.get(cfg.BLOOM_DYNAMIC_MAX_ENTRIES)),
+    )
+
+
+@dataclass(frozen=True)
+class IndexSettings:
+    """The index of one write: ``kind`` SIMPLE | BLOOM | BUCKET, global or per partition."""
+
+    kind: str
+    is_global: bool = False
+    update_partition_path: bool = True
+    prune_by_ranges: bool = True
+
+
+def index_settings(opts: cfg.Options) -> IndexSettings:
+    """Resolve ``hoodie.index.type`` (and Flink's ``index.global.enabled``) for a write."""
+    name = str(opts.get(cfg.INDEX_TYPE)).upper()
+    is_global = name.startswith("GLOBAL_")
+    kind = name.removeprefix("GLOBAL_")
+    flink_global = opts.get(cfg.INDEX_GLOBAL_ENABLED)
+    if flink_global is not None and kind != "BUCKET":
+        is_global = bool(flink_global)
+    update_key = (
+        cfg.BLOOM_INDEX_UPDATE_PARTITION_PATH if kind == "BLOOM" else cfg.SIMPLE_INDEX_UPDATE_PARTITION_PATH
+    )
+    update = bool(opts.get(update_key))
+    if flink_global:
+        update = True
+    return IndexSettings(
+        kind=kind,
+        is_global=is_global,
+        update_partition_path=update,
+        prune_by_ranges=bool(opts.get(cfg.BLOOM_PRUNE_BY_RANGES)),
+    )
+
+
+def lookup_keys(
+    gw: FileSystemGateway, rel_path: str, keys: pa.Array | pa.ChunkedArray
+) -> tuple[pa.Array, bool]:
+    """The ``keys`` (candidates for one base file) that the file really holds.
+
+    Keys the footer's bloom filter rules out are dropped first; only when some key may be
+    in the file are its record keys read. Returns ``(keys found, whether keys were read)``.
+    A file without a bloom filter (written by a tool that omits it) is always read.
+    """
+    if isinstance(keys, pa.ChunkedArray):
+        keys = keys.combine_chunks()
+    if len(keys) == 0:
+        return pa.array([], pa.string()), False
+    bloom = read_bloom_filter(gw, rel_path)
+    if bloom is not None:
+        maybe = bloom.might_contain_many(keys)
+        if not maybe.any():
+            return pa.array([], pa.string()), False
+        keys = keys.filter(pa.array(np.asarray(maybe, dtype=bool)))
+    stored = read_base_file(gw, rel_path, columns=[RECORD_KEY_COLUMN])[RECORD_KEY_COLUMN]
+    found = keys.filter(pc.is_in(keys, value_set=stored.combine_chunks()))
+    return found, True
