@@ -30,10 +30,11 @@ import os
 import signal
 import sys
 
+from hudilite.config import FAIL_POINT
 from hudilite.errors import WriteError
 
 #: Write / service option naming the fail point(s) to arm (test hook, not a Hudi key).
-FAIL_POINT_KEY = "hudilite.internal.fail.point"
+FAIL_POINT_KEY = FAIL_POINT.name
 #: Environment variable with the same syntax, read at every check.
 ENV_VAR = "HUDILITE_FAIL_POINT"
 

@@ -37,6 +37,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from hudilite import config as cfg
 from hudilite.errors import ConfigError, KeyGenerationError
 
 if TYPE_CHECKING:
@@ -60,7 +61,6 @@ _SCALAR_UNITS_MS = {"NANOSECONDS": 1e-6, "MICROSECONDS": 1e-3, "MILLISECONDS": 1
                     "SECONDS": 1e3, "MINUTES": 6e4, "HOURS": 3.6e6, "DAYS": 8.64e7}  # fmt: skip
 
 Batch: TypeAlias = pa.RecordBatch | pa.Table
-_PARTITION_OPTION = "hoodie.datasource.write.partitionpath.field"
 _TS = "hoodie.keygen.timebased."  # prefix of the timestamp key generator's options
 
 
@@ -173,23 +173,26 @@ class KeyGenSpec:
         given = {k.lower(): v for k, v in (options.raw if options is not None else {}).items()}
         table = {k.lower(): v for k, v in config.props.items()}
 
-        def lookup(name: str) -> str | None:
-            legacy = name.replace("hoodie.keygen.", "hoodie.deltastreamer.keygen.", 1)
+        def lookup(key: cfg.ConfigKey) -> str | None:
+            # Every spelling the registry knows (Hudi's legacy hoodie.deltastreamer.keygen.*
+            # names are aliases), the write options before the table's properties.
             for source in (given, table):
-                for key in (name, legacy):
-                    if key in source:
-                        return source[key]
+                for name in key.all_names():
+                    if name.lower() in source:
+                        return source[name.lower()]
             return None
 
         parts = tuple(config.partition_fields)
         if config.keygen_type == CUSTOM and any(":" not in p for p in parts):
             # hoodie.properties may hold bare names; the write option carries the types.
-            typed = [p.strip() for p in (lookup(_PARTITION_OPTION) or "").split(",") if p.strip()]
+            typed = [
+                p.strip() for p in (lookup(cfg.PARTITION_FIELDS) or "").split(",") if p.strip()
+            ]
             if typed and all(":" in p for p in typed):
                 parts = tuple(typed)
-        general_tz = lookup(_TS + "timezone")
-        encoding = (config.props.get("hoodie.table.complex.keygen.encoding") or "").strip().upper()
-        if not encoding and (lookup("hoodie.write.complex.keygen.new.encoding") or "") == "true":
+        general_tz = lookup(cfg.TIMESTAMP_TIMEZONE)
+        encoding = (config.props.get(cfg.COMPLEX_KEYGEN_ENCODING.name) or "").strip().upper()
+        if not encoding and (lookup(cfg.COMPLEX_KEYGEN_NEW_ENCODING) or "") == "true":
             encoding = "VALUE_ONLY"
         return cls(
             kind=config.keygen_type,
@@ -197,15 +200,15 @@ class KeyGenSpec:
             partition_fields=parts,
             hive_style=config.hive_style,
             url_encode=config.url_encode,
-            timestamp_type=lookup(_TS + "timestamp.type"),
-            input_format=lookup(_TS + "input.dateformat"),
-            output_format=lookup(_TS + "output.dateformat"),
+            timestamp_type=lookup(cfg.TIMESTAMP_TYPE),
+            input_format=lookup(cfg.TIMESTAMP_INPUT_FORMAT),
+            output_format=lookup(cfg.TIMESTAMP_OUTPUT_FORMAT),
             timezone=general_tz or "UTC",
             # As Hudi: the general time zone, when set, wins over the per-direction ones.
-            input_timezone=None if general_tz else lookup(_TS + "input.timezone"),
-            output_timezone=None if general_tz else lookup(_TS + "output.timezone"),
-            scalar_time_unit=lookup(_TS + "timestamp.scalar.time.unit") or "SECONDS",
-            input_format_delimiter=lookup(_TS + "input.dateformat.list.delimiter.regex") or ",",
+            input_timezone=None if general_tz else lookup(cfg.TIMESTAMP_INPUT_TIMEZONE),
+            output_timezone=None if general_tz else lookup(cfg.TIMESTAMP_OUTPUT_TIMEZONE),
+            scalar_time_unit=lookup(cfg.TIMESTAMP_SCALAR_UNIT) or "SECONDS",
+            input_format_delimiter=lookup(cfg.TIMESTAMP_INPUT_FORMAT_DELIMITER) or ",",
             complex_value_only=encoding == "VALUE_ONLY",
         )
 

@@ -29,6 +29,7 @@ from pyspark.errors import AnalysisException
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
+from hudilite import config as cfg
 from hudilite.errors import HudiliteError
 from hudilite.services.archive import archived_timeline
 from hudilite.services.archive_formats import ArchivedInstant
@@ -61,8 +62,8 @@ from .registry import (
     procedure,
 )
 
-CLEAN_TRIGGER_STRATEGY = "hoodie.clean.trigger.strategy"
-CLEAN_MAX_COMMITS = "hoodie.clean.max.commits"
+CLEAN_TRIGGER_STRATEGY = cfg.CLEAN_TRIGGER_STRATEGY.name
+CLEAN_MAX_COMMITS = cfg.CLEAN_MAX_COMMITS.name
 _POLICIES = (KEEP_LATEST_COMMITS, KEEP_LATEST_FILE_VERSIONS, KEEP_LATEST_BY_HOURS)
 #: run_clean parameter → the write option it overrides.
 _PARAM_KEYS = {

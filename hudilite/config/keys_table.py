@@ -9,7 +9,7 @@ from hudilite.config.parsers import (
     parse_int,
     parse_table_type,
 )
-from hudilite.config.registry import _key
+from hudilite.config.registry import ConfigKey, _key
 from hudilite.config.vocab import normalize_keygen_type
 
 # Alias order matters when several spellings of one key are given: the canonical name wins,
@@ -17,7 +17,11 @@ from hudilite.config.vocab import normalize_keygen_type
 # ``hoodie.table.*`` names, so a user's explicit option beats a table property).
 
 TABLE_NAME = _key(
-    "hoodie.table.name", None, "Table name.", aliases=("hoodie.datasource.write.table.name",)
+    "hoodie.table.name",
+    None,
+    "Table name.",
+    aliases=("hoodie.datasource.write.table.name",),
+    scope="table",
 )
 DATABASE_NAME = _key("hoodie.database.name", "default", "Database the table belongs to.")
 TABLE_TYPE = _key(
@@ -26,6 +30,7 @@ TABLE_TYPE = _key(
     "COPY_ON_WRITE or MERGE_ON_READ (SQL: cow|mor).",
     aliases=("type", "table.type", "hoodie.table.type"),
     parse=parse_table_type,
+    scope="table",
 )
 TABLE_VERSION = _key(
     "hoodie.write.table.version",
@@ -33,6 +38,7 @@ TABLE_VERSION = _key(
     "Table version to create: 6 (Hudi 0.14/0.15) or 8 (Hudi 1.0).",
     aliases=("hoodie.table.version",),
     parse=parse_int,
+    scope="table",
 )
 OPERATION = _key(
     "hoodie.datasource.write.operation",
@@ -56,6 +62,7 @@ RECORDKEY_FIELDS = _key(
     "Record key field(s), comma-separated; parsed to a tuple.",
     aliases=("primaryKey", "recordkey.field", "hoodie.table.recordkey.fields"),
     parse=parse_fields,
+    scope="table",
 )
 ORDERING_FIELDS = _key(
     "hoodie.datasource.write.precombine.field",
@@ -69,6 +76,7 @@ ORDERING_FIELDS = _key(
         "hoodie.table.precombine.field",
     ),
     parse=parse_fields,
+    scope="table",
 )
 PARTITION_FIELDS = _key(
     "hoodie.datasource.write.partitionpath.field",
@@ -76,18 +84,21 @@ PARTITION_FIELDS = _key(
     "Partition field(s), comma-separated (custom keygen: field:simple|timestamp).",
     aliases=("partitionpath.field", "hoodie.table.partition.fields"),
     parse=parse_fields,
+    scope="table",
 )
 HIVE_STYLE = _key(
     "hoodie.datasource.write.hive_style_partitioning",
     False,
     "Partition folders named field=value.",
     parse=parse_bool,
+    scope="table",
 )
 URL_ENCODE = _key(
     "hoodie.datasource.write.partitionpath.urlencode",
     False,
     "URL-encode partition path values.",
     parse=parse_bool,
+    scope="table",
 )
 KEYGEN_TYPE = _key(
     "hoodie.datasource.write.keygenerator.type",
@@ -95,12 +106,14 @@ KEYGEN_TYPE = _key(
     "SIMPLE|COMPLEX|NON_PARTITION|TIMESTAMP|CUSTOM (inferred from the fields when unset).",
     aliases=("hoodie.table.keygenerator.type",),
     parse=normalize_keygen_type,
+    scope="table",
 )
 KEYGEN_CLASS = _key(
     "hoodie.datasource.write.keygenerator.class",
     None,
     "Java key generator class; mapped to a KEYGEN_TYPE.",
     aliases=("hoodie.table.keygenerator.class",),
+    scope="table",
 )
 TIMESTAMP_TYPE = _key(
     "hoodie.keygen.timebased.timestamp.type",
@@ -109,15 +122,25 @@ TIMESTAMP_TYPE = _key(
     parse=choice(
         "UNIX_TIMESTAMP", "DATE_STRING", "MIXED", "EPOCHMILLISECONDS", "EPOCHMICROSECONDS", "SCALAR"
     ),
+    aliases=("hoodie.deltastreamer.keygen.timebased.timestamp.type",),
 )
 TIMESTAMP_OUTPUT_FORMAT = _key(
-    "hoodie.keygen.timebased.output.dateformat", None, "Timestamp keygen output date format."
+    "hoodie.keygen.timebased.output.dateformat",
+    None,
+    "Timestamp keygen output date format.",
+    aliases=("hoodie.deltastreamer.keygen.timebased.output.dateformat",),
 )
 TIMESTAMP_INPUT_FORMAT = _key(
-    "hoodie.keygen.timebased.input.dateformat", None, "Timestamp keygen input date format."
+    "hoodie.keygen.timebased.input.dateformat",
+    None,
+    "Timestamp keygen input date format.",
+    aliases=("hoodie.deltastreamer.keygen.timebased.input.dateformat",),
 )
 TIMESTAMP_TIMEZONE = _key(
-    "hoodie.keygen.timebased.timezone", "UTC", "Timezone of the timestamp keygen."
+    "hoodie.keygen.timebased.timezone",
+    "UTC",
+    "Timezone of the timestamp keygen.",
+    aliases=("hoodie.deltastreamer.keygen.timebased.timezone",),
 )
 MERGE_MODE = _key(
     "hoodie.record.merge.mode",
@@ -131,6 +154,7 @@ PAYLOAD_CLASS = _key(
     None,
     "Hudi payload class (v6 merge semantics).",
     aliases=("payloadClass", "payload.class", "hoodie.compaction.payload.class"),
+    scope="table",
 )
 DELETE_FIELD = _key(
     "hoodie.payload.delete.field",
@@ -146,7 +170,160 @@ CHANGELOG_ENABLED = _key(
     "Write the _hoodie_operation column (Flink changelog mode).",
     aliases=("changelog.enabled",),
     parse=parse_bool,
+    scope="table",
 )
 POPULATE_META_FIELDS = _key(
-    "hoodie.populate.meta.fields", True, "Write the _hoodie_* meta columns.", parse=parse_bool
+    "hoodie.populate.meta.fields",
+    True,
+    "Write the _hoodie_* meta columns.",
+    parse=parse_bool,
+    scope="table",
+)
+
+
+# Partial updates and sequence groups (read by hudilite.merge.spec).
+PARTIAL_UPDATE = _key(
+    "hoodie.datasource.write.partial.update",
+    False,
+    "Partial update: a null field of the winning record keeps the other version's value.",
+    aliases=("hoodie.hudilite.partial.update", "partial.update"),
+    parse=parse_bool,
+)
+
+
+def _parse_partial_update_mode(value: str) -> str:
+    return str(value).strip().upper()
+
+
+PARTIAL_UPDATE_MODE = _key(
+    "hoodie.table.partial.update.mode",
+    None,
+    "Hudi 1.1 partial update mode (NONE | IGNORE_DEFAULTS).",
+    aliases=("hoodie.write.partial.update.mode",),
+    parse=_parse_partial_update_mode,
+    scope="table",
+)
+
+
+def _parse_sequence_groups(value: str) -> object:
+    from hudilite.merge.spec import parse_sequence_groups  # the merge module owns the type
+
+    return parse_sequence_groups(value)
+
+
+SEQUENCE_GROUPS = _key(
+    "hoodie.hudilite.sequence.groups",
+    (),
+    "hudilite: column groups updated by their own ordering column, "
+    "'ts_a:name,email;ts_b:age' (like Paimon's sequence groups).",
+    aliases=("sequence.groups",),
+    parse=_parse_sequence_groups,
+)
+
+
+# More of the timestamp key generator (hudilite.keygen); Hudi's legacy
+# hoodie.deltastreamer.keygen.timebased.* names are aliases.
+def _ts_key(suffix: str, default: object, doc: str) -> ConfigKey:
+    return _key(
+        "hoodie.keygen.timebased." + suffix,
+        default,
+        doc,
+        aliases=("hoodie.deltastreamer.keygen.timebased." + suffix,),
+        scope="table",
+    )
+
+
+TIMESTAMP_INPUT_TIMEZONE = _ts_key(
+    "input.timezone", None, "Timestamp keygen: zone of input dates (unless timezone is set)."
+)
+TIMESTAMP_OUTPUT_TIMEZONE = _ts_key(
+    "output.timezone", None, "Timestamp keygen: zone of output paths (unless timezone is set)."
+)
+TIMESTAMP_SCALAR_UNIT = _ts_key(
+    "timestamp.scalar.time.unit", "SECONDS", "Timestamp keygen: unit of SCALAR input values."
+)
+TIMESTAMP_INPUT_FORMAT_DELIMITER = _ts_key(
+    "input.dateformat.list.delimiter.regex",
+    ",",
+    "Timestamp keygen: separator of several input date formats.",
+)
+COMPLEX_KEYGEN_NEW_ENCODING = _key(
+    "hoodie.write.complex.keygen.new.encoding",
+    False,
+    "Complex key generator with one record key field writes the bare value (Hudi 1.0.2+).",
+    parse=parse_bool,
+)
+COMPLEX_KEYGEN_ENCODING = _key(
+    "hoodie.table.complex.keygen.encoding",
+    None,
+    "How the complex key generator encodes one-field keys (VALUE_ONLY: the bare value).",
+)
+
+# hoodie.properties keys TableConfig renders itself (they describe the table on disk; a
+# user cannot set them, ALTER TABLE refuses to change them).
+BASE_FILE_FORMAT = _key(
+    "hoodie.table.base.file.format",
+    "PARQUET",
+    "Base file format: PARQUET (ORC and HFile base files are not supported).",
+    parse=choice("PARQUET"),
+)
+TABLE_INITIAL_VERSION = _key(
+    "hoodie.table.initial.version", None, "Table version the table was created with."
+)
+TIMELINE_LAYOUT_VERSION = _key(
+    "hoodie.timeline.layout.version",
+    None,
+    "Timeline layout: 1 (table version 6) or 2 (8 and later).",
+    scope="table",
+)
+TABLE_CREATE_SCHEMA = _key(
+    "hoodie.table.create.schema", None, "Avro schema (JSON) the table was created with."
+)
+TIMELINE_TIMEZONE = _key(
+    "hoodie.table.timeline.timezone",
+    "UTC",
+    "Zone of instant times: UTC (new tables) or LOCAL (Hudi's default for older tables).",
+)
+TABLE_CHECKSUM = _key(
+    "hoodie.table.checksum", None, "CRC32 of '<database>.<table name>' (hoodie.properties)."
+)
+MERGE_STRATEGY_ID = _key(
+    "hoodie.record.merge.strategy.id",
+    None,
+    "Hudi 1.x merger strategy id (derived from the merge mode).",
+    aliases=("hoodie.datasource.write.record.merger.strategy", "record.merger.strategy"),
+)
+TIMELINE_PATH = _key(
+    "hoodie.timeline.path", "timeline", "Active timeline folder under .hoodie (version 8+)."
+)
+TIMELINE_HISTORY_PATH = _key(
+    "hoodie.timeline.history.path",
+    "history",
+    "LSM archived timeline folder under .hoodie/timeline (version 8+).",
+)
+ARCHIVELOG_FOLDER = _key(
+    "hoodie.archivelog.folder", "archived", "Archived timeline folder under .hoodie (version 6)."
+)
+DROP_PARTITION_COLUMNS = _key(
+    "hoodie.datasource.write.drop.partition.columns",
+    False,
+    "Drop partition columns from data files: only false is supported.",
+    parse=parse_bool,
+    scope="table",
+    unsupported="hudilite always keeps the partition columns in data files",
+    ignore_values=("false",),
+)
+METADATA_PARTITIONS = _key(
+    "hoodie.table.metadata.partitions",
+    None,
+    "Metadata table partitions: hudilite maintains no metadata table and never writes it.",
+    unsupported="hudilite maintains no metadata table",
+    ignore_values=("",),
+)
+METADATA_PARTITIONS_INFLIGHT = _key(
+    "hoodie.table.metadata.partitions.inflight",
+    None,
+    "Metadata table partitions being built: never written by hudilite.",
+    unsupported="hudilite maintains no metadata table",
+    ignore_values=("",),
 )

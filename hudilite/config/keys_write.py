@@ -105,3 +105,33 @@ LOG_BLOCK_FORMAT = _key(
     "Data block format of MOR log files: avro or parquet.",
     parse=choice("avro", "parquet", upper=False),
 )
+
+# hudilite's own switches (not Hudi keys).
+OPTIONS_STRICT = _key(
+    "hudilite.options.strict",
+    False,
+    "hudilite: an unknown or unsupported option key is an error (ConfigError) instead of a "
+    "warning.",
+    parse=parse_bool,
+)
+FAIL_POINT = _key(
+    "hudilite.internal.fail.point",
+    None,
+    "hudilite tests: fail a write or table service at a named point (see hudilite.failpoints).",
+    internal=True,
+)
+NATIVE_KEYS = _key(
+    "hudilite.keygen.native",
+    True,
+    "hudilite: compute record keys with Spark expressions where possible (false: always the "
+    "Arrow key generator).",
+    parse=parse_bool,
+    internal=True,
+)
+OVERWRITE_PARTITIONS = _key(
+    "hudilite.overwrite.partitions",
+    None,
+    "hudilite SQL: JSON list of the partition paths an INSERT OVERWRITE ... PARTITION "
+    "replaces (set by the SQL layer).",
+    internal=True,
+)

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from hudilite.config.parsers import _to_text
+from hudilite.config.table_config import is_table_property
 from hudilite.errors import ConfigError
 
 #: Where a key acts: a table property (``hoodie.properties`` or the table's write defaults),
@@ -75,7 +76,7 @@ def _key(
     aliases: tuple[str, ...] = (),
     parse: Callable[[str], Any] = str,
     *,
-    scope: str = "write",
+    scope: str | None = None,
     unsupported: str | None = None,
     ignore_values: tuple[str, ...] = (),
     deprecated: str | None = None,
@@ -87,6 +88,8 @@ def _key(
     ``feeds``: ``(target, translate)`` pairs; when ``target`` is not set by any of its own
     names, ``translate(raw value of this key)`` is its raw value (None: no effect).
     """
+    if scope is None:
+        scope = "table" if is_table_property(name) else "write"
     assert scope in SCOPES, f"bad scope {scope!r} for {name}"
     key = ConfigKey(
         name,

@@ -58,6 +58,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from hudilite import config as _cfg
 from hudilite.config import (
     CHANGELOG_ENABLED,
     COMMIT_TIME_ORDERING,
@@ -69,7 +70,6 @@ from hudilite.config import (
     PAYLOAD_CLASS,
     PAYLOADS,
     ConfigKey,
-    parse_bool,
 )
 from hudilite.errors import ConfigError
 from hudilite.merge.delete_markers import apply_delete_markers
@@ -91,32 +91,14 @@ _MODE_ALIASES = {
 #: Payload class (simple name) -> mode (kept for callers of the older API).
 PAYLOAD_MODES: dict[str, str] = {name: mode for name, (mode, _) in PAYLOADS.items()}
 
-# --- options this module reads (besides hudilite.config's) ----------------------------------
+# --- options this module reads (declared in hudilite.config, the one registry) -----------
 
 #: hudilite option: partial update with either mode (null incoming fields keep stored values).
-PARTIAL_UPDATE = ConfigKey(
-    "hoodie.datasource.write.partial.update",
-    False,
-    "Partial update: a null field of the winning record keeps the other version's value.",
-    aliases=("hoodie.hudilite.partial.update", "partial.update"),
-    parse=parse_bool,
-)
+PARTIAL_UPDATE = _cfg.PARTIAL_UPDATE
 #: Hudi 1.1's table property; ``NONE`` or ``IGNORE_DEFAULTS`` are supported.
-PARTIAL_UPDATE_MODE = ConfigKey(
-    "hoodie.table.partial.update.mode",
-    None,
-    "Hudi 1.1 partial update mode (NONE | IGNORE_DEFAULTS).",
-    aliases=("hoodie.write.partial.update.mode",),
-    parse=lambda v: v.strip().upper(),
-)
+PARTIAL_UPDATE_MODE = _cfg.PARTIAL_UPDATE_MODE
 #: hudilite option: ``"<ordering col>:<col>,<col>;<ordering col>:<col>"``.
-SEQUENCE_GROUPS = ConfigKey(
-    "hoodie.hudilite.sequence.groups",
-    (),
-    "Column groups updated by their own ordering column: 'ts_a:name,email;ts_b:age'.",
-    aliases=("sequence.groups",),
-    parse=lambda v: parse_sequence_groups(v),
-)
+SEQUENCE_GROUPS = _cfg.SEQUENCE_GROUPS
 
 
 def payload_semantics(payload_class: str) -> tuple[str, bool]:

@@ -69,13 +69,9 @@ from hudilite.write.lock import table_lock
 from hudilite.write.markers import delete_markers
 
 #: Records per archive data block / LSM batch (Hudi's ``hoodie.commits.archival.batch``).
-ARCHIVAL_BATCH = cfg.ConfigKey(
-    "hoodie.commits.archival.batch", 10, "Instants per archive batch.", parse=cfg.parse_int
-)
+ARCHIVAL_BATCH = cfg.ARCHIVAL_BATCH
 #: LSM files per level before they are merged (``hoodie.timeline.compaction.batch.size``).
-LSM_COMPACTION_BATCH = cfg.ConfigKey(
-    "hoodie.timeline.compaction.batch.size", 10, "LSM files merged at once.", parse=cfg.parse_int
-)
+LSM_COMPACTION_BATCH = cfg.LSM_COMPACTION_BATCH
 _WRITE_TIMELINE = frozenset(
     {COMMIT, DELTA_COMMIT, REPLACE_COMMIT, COMPACTION, LOG_COMPACTION, CLUSTERING}
 )

@@ -38,7 +38,6 @@ from typing import Any
 
 from hudilite import config as cfg
 from hudilite import failpoints
-from hudilite.config import ConfigKey, choice, parse_int
 from hudilite.errors import ConfigError, InstantNotFoundError, TimelineError
 from hudilite.filegroup.slices import FileGroup, FileSlice, join_path
 from hudilite.services._common import OptionsLike, pending_plan_groups, resolve_options
@@ -61,32 +60,18 @@ from hudilite.timeline.metadata import read_avro_record, write_avro_record
 from hudilite.timeline.timeline import Timeline, TimelineWriter
 from hudilite.write.lock import table_lock
 
-KEEP_LATEST_COMMITS = "KEEP_LATEST_COMMITS"
-KEEP_LATEST_FILE_VERSIONS = "KEEP_LATEST_FILE_VERSIONS"
-KEEP_LATEST_BY_HOURS = "KEEP_LATEST_BY_HOURS"
+KEEP_LATEST_COMMITS = cfg.KEEP_LATEST_COMMITS
+KEEP_LATEST_FILE_VERSIONS = cfg.KEEP_LATEST_FILE_VERSIONS
+KEEP_LATEST_BY_HOURS = cfg.KEEP_LATEST_BY_HOURS
 CLEAN_PLAN_VERSION = 2
 CLEAN_METADATA_VERSION = 2
 SAVEPOINTED_TIMESTAMPS = "savepointed_timestamps"  # Hudi's plan extraMetadata key
 
-CLEANER_POLICY = ConfigKey(
-    "hoodie.cleaner.policy",
-    KEEP_LATEST_COMMITS,
-    "Which file versions the cleaner keeps.",
-    parse=choice(KEEP_LATEST_COMMITS, KEEP_LATEST_FILE_VERSIONS, KEEP_LATEST_BY_HOURS),
-)
+# The cleaner's options (declared in hudilite.config, the one registry).
+CLEANER_POLICY = cfg.CLEANER_POLICY
 CLEANER_COMMITS_RETAINED = cfg.CLEANER_COMMITS_RETAINED
-CLEANER_FILE_VERSIONS_RETAINED = ConfigKey(
-    "hoodie.cleaner.fileversions.retained",
-    3,
-    "File slices per file group KEEP_LATEST_FILE_VERSIONS keeps.",
-    parse=parse_int,
-)
-CLEANER_HOURS_RETAINED = ConfigKey(
-    "hoodie.cleaner.hours.retained",
-    24,
-    "Hours of commits KEEP_LATEST_BY_HOURS keeps.",
-    parse=parse_int,
-)
+CLEANER_FILE_VERSIONS_RETAINED = cfg.CLEANER_FILE_VERSIONS_RETAINED
+CLEANER_HOURS_RETAINED = cfg.CLEANER_HOURS_RETAINED
 
 #: Hudi's "commits and compaction timeline": what bounds the earliest commit to retain.
 _COMMITS_AND_PLANS = frozenset(

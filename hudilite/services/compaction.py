@@ -49,7 +49,6 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from hudilite import config as cfg
-from hudilite.config import ConfigKey, choice, parse_int
 from hudilite.errors import (
     ConfigError,
     ConflictError,
@@ -103,40 +102,13 @@ from hudilite.write.lock import table_lock
 from hudilite.write.markers import create_marker, marked_files
 
 COMPACTION_PLAN_VERSION = 2  # names relative to the partition (Hudi's current version)
-TRIGGER_STRATEGIES = (
-    "NUM_COMMITS",
-    "NUM_COMMITS_AFTER_LAST_REQUEST",
-    "TIME_ELAPSED",
-    "NUM_AND_TIME",
-    "NUM_OR_TIME",
-)
-
+# The compaction options (declared in hudilite.config, the one registry).
+TRIGGER_STRATEGIES = cfg.TRIGGER_STRATEGIES
 COMPACT_DELTA_COMMITS = cfg.INLINE_COMPACT_DELTA_COMMITS
-COMPACT_TRIGGER_STRATEGY = ConfigKey(
-    "hoodie.compact.inline.trigger.strategy",
-    "NUM_COMMITS",
-    "When to schedule a compaction: " + ", ".join(TRIGGER_STRATEGIES) + ".",
-    parse=choice(*TRIGGER_STRATEGIES),
-)
-COMPACT_DELTA_SECONDS = ConfigKey(
-    "hoodie.compact.inline.max.delta.seconds",
-    3600,
-    "Seconds since the last compaction that trigger one (TIME_ELAPSED and friends).",
-    parse=parse_int,
-)
-COMPACTION_TARGET_IO_MB = ConfigKey(
-    "hoodie.compaction.target.io",
-    500 * 1024,
-    "MB of IO (read + write) one compaction plan may spend (BoundedIOCompactionStrategy).",
-    parse=parse_int,
-)
-COMPACTION_ORDER = ConfigKey(
-    "hoodie.compaction.order",
-    "FIFO",
-    "Order in which pending compaction plans run: FIFO (oldest first) or LIFO.",
-    aliases=("compaction.seq",),
-    parse=choice("FIFO", "LIFO"),
-)
+COMPACT_TRIGGER_STRATEGY = cfg.COMPACT_TRIGGER_STRATEGY
+COMPACT_DELTA_SECONDS = cfg.COMPACT_DELTA_SECONDS
+COMPACTION_TARGET_IO_MB = cfg.COMPACTION_TARGET_IO_MB
+COMPACTION_ORDER = cfg.COMPACTION_ORDER
 
 _MB = 1024 * 1024
 

@@ -83,10 +83,10 @@ OPERATION_TYPES = {
     "insert_overwrite": "INSERT_OVERWRITE",
     "insert_overwrite_table": "INSERT_OVERWRITE_TABLE",
 }
-NATIVE_KEYS_KEY = "hudilite.keygen.native"  # "false" forces the Arrow key generator
+NATIVE_KEYS_KEY = cfg.NATIVE_KEYS.name  # "false" forces the Arrow key generator
 # insert_overwrite: partition paths (JSON list) replaced even when no new row lands in them,
 # as SQL's INSERT OVERWRITE ... PARTITION (p='x') empties x when the query returns nothing.
-OVERWRITE_PARTITIONS_KEY = "hudilite.overwrite.partitions"
+OVERWRITE_PARTITIONS_KEY = cfg.OVERWRITE_PARTITIONS.name
 log = logging.getLogger("hudilite.write")
 # Where a record key lives: what the index reads from base files (and log-only groups).
 _LOCATION_SCHEMA = pa.schema(

@@ -213,7 +213,8 @@ def _fixed_reason(state: TableState, name: str, key: cfg.ConfigKey | None) -> st
     """Why ``name`` cannot change, or None when it may."""
     if key is cfg.TABLE_NAME:
         return "use rename() to change the table name"
-    if (key is not None and key in _FIXED_KEYS) or name.lower() in _FIXED_RAW:
+    canonical = key.name if key is not None else name
+    if (key is not None and key in _FIXED_KEYS) or canonical.lower() in _FIXED_RAW:
         return "it is fixed when the table is created"
     if key is not None and key in _FIXED_ONCE_WRITTEN and state.timeline.commits():
         return "the table's records were placed by it"
@@ -253,10 +254,11 @@ def _plan_set(state: TableState, props: Mapping[str, Any]) -> tuple[Changes, Cha
         key = cfg.find_key(name)
         why = _fixed_reason(state, name, key)
         if why is not None:
+            raw_name = key.name if key is not None else name
             same = (
                 _same(state, key, value)
-                if key is not None
-                else _raw_value(state, name).strip().lower() == value.strip().lower()
+                if key is not None and raw_name.lower() not in _FIXED_RAW
+                else _raw_value(state, raw_name).strip().lower() == value.strip().lower()
             )
             if same:
                 continue  # nothing changes
