@@ -39,8 +39,8 @@ Decisions:
   place (``<db>.db/<table>``, ``<db>.db``) is taken as relative when that place exists in
   this warehouse. External locations stay absolute.
 
-No pyspark import here: :meth:`Catalog.open_table` takes the session and imports
-:class:`hudilite.table.Table` lazily.
+No pyspark import here: the catalog only reads and writes its entries and the tables'
+``hoodie.properties``; the SQL layer opens a :class:`hudilite.Table` on an entry's location.
 """
 
 from __future__ import annotations
@@ -52,15 +52,11 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
 
 from hudilite.config import TableConfig
 from hudilite.errors import HudiliteError, TableExistsError, TableNotFoundError
 from hudilite.storage.fs import FileSystemGateway, join
 from hudilite.table.state import PROPERTIES_FILE, load_config
-
-if TYPE_CHECKING:
-    from hudilite.table.api import Table
 
 DEFAULT_DATABASE = "default"
 WAREHOUSE_ENV = "HUDILITE_WAREHOUSE"
@@ -415,13 +411,6 @@ class Catalog:
     def table_config(self, db: str, name: str) -> TableConfig:
         """The table's Hudi config from ``hoodie.properties`` (the truth about the table)."""
         return load_config(self._gateway(self.get_table(db, name).location))
-
-    def open_table(self, spark: Any, db: str, name: str) -> Table:
-        """A :class:`hudilite.Table` handle on ``db.name`` (``spark``: a SparkSession)."""
-        from hudilite.table.api import Table
-
-        entry = self.get_table(db, name)
-        return Table.load(spark, entry.location, storage_options=self.storage_options or None)
 
     # ---- tables: writing ---------------------------------------------------------------
 

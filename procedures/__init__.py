@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from .registry import (
     REGISTRY,
@@ -20,8 +22,11 @@ from .registry import (
     ProcedureSpec,
     UnknownProcedureError,
     procedure,
-    run_procedure,
+    run_registered,
 )
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
 
 __all__ = [
     "REGISTRY",
@@ -48,3 +53,13 @@ def _load_all() -> None:
         if info.name != "registry" and not info.name.startswith("_"):
             importlib.import_module(f"{__name__}.{info.name}")
     _loaded = True
+
+
+def run_procedure(
+    session: Any, name: str, args: Sequence[Any], named_args: Mapping[str, Any]
+) -> DataFrame:
+    """Run procedure ``name`` for a SQL session (anything with ``spark``, ``catalog``,
+    ``current_database`` and ``options``); returns its rows as a DataFrame. Every procedure
+    module is loaded (registered) first."""
+    _load_all()
+    return run_registered(session, name, args, named_args)

@@ -21,6 +21,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from hudilite.services.archive import archived_commits
 from hudilite.timeline.instant_time import format_instant
 from hudilite.timeline.metadata import CommitMetadata, WriteStat
 
@@ -113,8 +114,6 @@ def _window(tbl: Any, args: dict[str, Any]) -> tuple[str, str]:
 
 
 def _archived(ctx: ProcedureContext, args: dict[str, Any]) -> list[tuple[Any, CommitMetadata]]:
-    from hudilite.services.archive import archived_commits
-
     tbl = ctx.table(args)
     start, end = _window(tbl, args)
     return archived_commits(tbl.state(), start, end)

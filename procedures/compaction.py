@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from hudilite.services.compaction import read_compaction_plan
 from hudilite.timeline.instant import COMPACTION, Instant
 
 from .registry import (
@@ -29,8 +30,6 @@ _COMPACTION_OUTPUT = [Output("timestamp"), Output("operation_size", "int"), Outp
 
 
 def _plan_size(tbl: Any, instant: Instant) -> int:
-    from hudilite.services.compaction import read_compaction_plan
-
     return len(read_compaction_plan(tbl.state(), instant.requested_time).operations)
 
 

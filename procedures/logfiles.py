@@ -19,11 +19,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
-from pyspark.sql import DataFrame
 
 from hudilite.filegroup.slices import FileSlice, LogFile
 from hudilite.read.file_group_reader import decode_slice, encode_slice, read_file_slice
@@ -35,6 +34,9 @@ from hudilite.table.state import TableState
 
 from .fsview import glob_regex
 from .registry import Output, Param, ProcedureArgumentError, ProcedureContext, procedure
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
 
 #: Hudi's ``HoodieLogBlockType`` names of our block types.
 BLOCK_TYPE_NAMES = {

@@ -17,12 +17,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from hudilite.errors import HudiliteError, TableNotFoundError
+from hudilite.table.api import Table
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
     from hudilite.catalog import Catalog
-    from hudilite.table.api import Table
 
 __all__ = [
     "REGISTRY",
@@ -34,7 +34,7 @@ __all__ = [
     "ProcedureSpec",
     "UnknownProcedureError",
     "procedure",
-    "run_procedure",
+    "run_registered",
 ]
 
 ParamType = Literal["string", "integer", "long", "boolean", "double", "map"]
@@ -133,8 +133,6 @@ class ProcedureContext:
 
     def table(self, args: Mapping[str, Any]) -> Table:
         """The table named by ``table`` (``db.t`` or ``t``) or, failing that, ``path``."""
-        from hudilite.table.api import Table
-
         name = args.get("table")
         if name:
             db, _, tbl = str(name).rpartition(".")
@@ -245,14 +243,12 @@ def bind(spec: ProcedureSpec, args: Sequence[Any], named: Mapping[str, Any]) -> 
     return out
 
 
-def run_procedure(
+def run_registered(
     session: Any, name: str, args: Sequence[Any], named_args: Mapping[str, Any]
 ) -> DataFrame:
-    """Run procedure ``name`` for a SQL session (anything with ``spark``, ``catalog``,
-    ``current_database`` and ``options``); returns its rows as a DataFrame."""
-    from . import _load_all
-
-    _load_all()
+    """Run registered procedure ``name`` for a SQL session (anything with ``spark``,
+    ``catalog``, ``current_database`` and ``options``); returns its rows as a DataFrame.
+    :func:`hudilite.procedures.run_procedure` loads every procedure module first."""
     spec = lookup(name)
     bound = bind(spec, args, named_args)
     ctx = ProcedureContext(

@@ -24,6 +24,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import Any
 
+import pyarrow.parquet as pq
+
 from hudilite.filegroup.slices import join_path
 from hudilite.storage.fs import FileSystemGateway
 from hudilite.storage.layout import (
@@ -103,8 +105,6 @@ def _check_files(
     gw: FileSystemGateway, delete: bool, paths: Iterable[str]
 ) -> Iterator[tuple[str, bool]]:
     """Executor side: ``(path, deleted)`` for every path whose Parquet footer is unreadable."""
-    import pyarrow.parquet as pq
-
     for rel in paths:
         try:
             with gw.open_input_file(rel) as f:

@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from hudilite.errors import ConfigError
+from hudilite.services.upgrade import parse_table_version
 
 from .registry import Output, Param, ProcedureArgumentError, ProcedureContext, procedure
 
@@ -22,8 +23,6 @@ _PARAMS = [Param("table", "string", required=True), Param("to_version", "string"
 
 
 def _change(ctx: ProcedureContext, args: dict[str, Any]) -> list[tuple[Any, ...]]:
-    from hudilite.services.upgrade import parse_table_version
-
     try:
         target = parse_table_version(args["to_version"])
     except ConfigError as exc:

@@ -71,6 +71,9 @@ from hudilite.config import (
     PAYLOADS,
     ConfigKey,
 )
+from hudilite.config.sequence_groups import SequenceGroup as SequenceGroup  # re-exported
+from hudilite.config.sequence_groups import format_sequence_groups as format_sequence_groups
+from hudilite.config.sequence_groups import parse_sequence_groups as parse_sequence_groups
 from hudilite.errors import ConfigError
 from hudilite.merge.delete_markers import apply_delete_markers
 from hudilite.schema import IS_DELETED_COL
@@ -116,64 +119,6 @@ def payload_semantics(payload_class: str) -> tuple[str, bool]:
 def mode_for_payload(payload_class: str) -> str:
     """The merge mode of a Hudi payload class; :class:`ConfigError` if it has none."""
     return payload_semantics(payload_class)[0]
-
-
-# --- sequence groups ------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class SequenceGroup:
-    """Columns updated together, by the record whose ``ordering_field`` is greatest.
-
-    ``ordering_field`` belongs to the group (it is updated with the columns, as
-    Paimon's sequence field is). See :mod:`hudilite.merge.merger` for the rule.
-    """
-
-    columns: tuple[str, ...]
-    ordering_field: str
-
-    def __post_init__(self) -> None:
-        columns = (self.columns,) if isinstance(self.columns, str) else tuple(self.columns)
-        columns = tuple(c.strip() for c in columns)
-        ordering = str(self.ordering_field).strip()
-        if not ordering:
-            raise ConfigError("a sequence group needs an ordering field")
-        if not columns or not all(columns):
-            raise ConfigError(f"sequence group of {ordering!r} needs at least one column")
-        if len(set(columns)) != len(columns):
-            raise ConfigError(f"sequence group of {ordering!r} repeats a column: {columns}")
-        object.__setattr__(self, "columns", columns)
-        object.__setattr__(self, "ordering_field", ordering)
-
-    @property
-    def all_columns(self) -> tuple[str, ...]:
-        """The ordering field, then the columns (without repeating the ordering field)."""
-        return (self.ordering_field, *(c for c in self.columns if c != self.ordering_field))
-
-
-def parse_sequence_groups(text: str) -> tuple[SequenceGroup, ...]:
-    """Parse ``"ts_a:name,email;ts_b:age"`` into sequence groups.
-
-    Groups are separated by ``;``; each is ``<ordering column>:<column>[,<column>...]``.
-    Whitespace around names is ignored, and so are empty groups (a trailing ``;``).
-    A column may belong to one group only (:class:`MergeSpec` checks).
-    """
-    groups: list[SequenceGroup] = []
-    for part in str(text).split(";"):
-        if not part.strip():
-            continue
-        ordering, sep, columns = part.partition(":")
-        if not sep:
-            raise ConfigError(
-                f"invalid sequence group {part.strip()!r}: expected '<ordering col>:<col>,<col>'"
-            )
-        groups.append(SequenceGroup(tuple(c for c in columns.split(",") if c.strip()), ordering))
-    return tuple(groups)
-
-
-def format_sequence_groups(groups: tuple[SequenceGroup, ...]) -> str:
-    """The option text of ``groups`` (inverse of :func:`parse_sequence_groups`)."""
-    return ";".join(f"{g.ordering_field}:{','.join(g.columns)}" for g in groups)
 
 
 # --- the spec -------------------------------------------------------------------------------

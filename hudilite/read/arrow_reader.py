@@ -23,6 +23,7 @@ from hudilite.read.file_group_reader import read_file_slice
 from hudilite.read.planner import ScanPlan
 from hudilite.schema import COMMIT_TIME_COL
 from hudilite.storage.fs import FileSystemGateway
+from hudilite.table.state import TableState
 
 
 def read_plan_arrow(
@@ -52,8 +53,6 @@ def read_plan_arrow(
         parts.append(dataset.to_table(columns=columns, filter=wanted, use_threads=True))
     if plan.merge_slices:
         if merge_spec is None:
-            from hudilite.table.state import TableState
-
             state = TableState.load(gw)
             merge_spec = state.merge_spec(state.options())
         merged = _read_merged(gw, plan, schema, merge_spec)

@@ -41,6 +41,7 @@ from hudilite.schema import latest_schema_json
 from hudilite.timeline.instant import CLEAN
 from hudilite.timeline.instant_time import format_instant, parse_instant
 from hudilite.timeline.metadata import CommitMetadata, read_avro_record
+from hudilite.timeline.timeline import savepoint_times
 
 # Hudi's fix for 14-digit (second precision) instants: they stand for the whole second.
 _LEGACY_MILLIS = "999"
@@ -151,9 +152,6 @@ def _earliest_retained(view: FileSystemView) -> str | None:
 
 def _is_savepoint(view: FileSystemView, instant: str) -> bool:
     """Savepointed commits keep their files through cleaning, so reads as of them work."""
-    # Imported here: the services package imports the readers that import this planner.
-    from hudilite.services.savepoint import savepoint_times
-
     return instant in savepoint_times(view.gw, view.config)
 
 

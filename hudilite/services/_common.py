@@ -37,6 +37,7 @@ from hudilite.filegroup.slices import BaseFile, FileSlice, LogFile, join_path
 from hudilite.index.bloom_filter import BloomConfig
 from hudilite.index.bloom_index import bloom_config
 from hudilite.merge import MergeSpec
+from hudilite.read.file_group_reader import read_file_slice
 from hudilite.schema import arrow_to_avro_schema
 from hudilite.storage.fs import FileSystemGateway
 from hudilite.storage.layout import BaseFileName, LogFileName
@@ -110,9 +111,7 @@ def rollback_expired_writes(state: TableState, opts: Options) -> None:
 
 
 def default_reader() -> ReadSliceFn:
-    """``read_file_slice`` (imported late: the read path is heavier than the services)."""
-    from hudilite.read.file_group_reader import read_file_slice
-
+    """``read_file_slice``, the merge reader of file slices."""
     return read_file_slice
 
 

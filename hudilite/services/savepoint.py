@@ -25,6 +25,8 @@ from hudilite.table.state import TableState
 from hudilite.timeline.instant import CLEAN, SAVEPOINT, Instant, State
 from hudilite.timeline.metadata import read_avro_record, write_avro_record
 from hudilite.timeline.timeline import TimelineWriter
+from hudilite.timeline.timeline import savepoint_instants as _savepoint_instants
+from hudilite.timeline.timeline import savepoint_times as savepoint_times  # re-exported
 
 SAVEPOINT_METADATA_VERSION = 1
 
@@ -58,23 +60,6 @@ class SavepointInfo:
     def num_files(self) -> int:
         """How many files the savepoint pins."""
         return sum(len(v) for v in self.partitions.values())
-
-
-def _savepoint_instants(gw: FileSystemGateway, config: TableConfig) -> list[Instant]:
-    """Every savepoint timeline file's instant (any state), sorted by time."""
-    out = []
-    for entry in gw.list_dir(config.timeline_dir):
-        if entry.is_dir:
-            continue
-        inst = Instant.parse(entry.name, config.layout_version)
-        if inst is not None and inst.action == SAVEPOINT:
-            out.append(inst)
-    return sorted(out)
-
-
-def savepoint_times(gw: FileSystemGateway, config: TableConfig) -> list[str]:
-    """Requested times of the completed savepoints, oldest first."""
-    return [i.requested_time for i in _savepoint_instants(gw, config) if i.is_completed]
 
 
 def _read(gw: FileSystemGateway, config: TableConfig, inst: Instant) -> SavepointInfo:

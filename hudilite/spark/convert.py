@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pandas as pd
 import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -32,13 +33,8 @@ def to_dataframe(spark: SparkSession, data: Any) -> DataFrame:
         data = pa.Table.from_batches([data])
     if isinstance(data, pa.Table):
         return spark.createDataFrame(data)
-    try:
-        import pandas as pd
-
-        if isinstance(data, pd.DataFrame):
-            return spark.createDataFrame(data)
-    except ImportError:  # pragma: no cover - pandas ships with pyspark's arrow extra
-        pass
+    if isinstance(data, pd.DataFrame):
+        return spark.createDataFrame(data)
     raise SchemaError(
         f"cannot write a {type(data).__name__}: pass a Spark DataFrame, a pyarrow Table "
         "or a pandas DataFrame"

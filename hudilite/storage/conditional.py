@@ -58,7 +58,7 @@ class S3Conditional:
     def client(self) -> Any:
         """The boto3 S3 client (created on first use)."""
         if self._client is None:
-            try:
+            try:  # why lazy: boto3 is optional (the s3 extra), needed only for S3 tables
                 import boto3
                 from botocore.config import Config
             except ImportError:  # pragma: no cover - depends on the installation
@@ -161,7 +161,8 @@ class LocalConditional:
 
     @contextlib.contextmanager
     def _guarded(self, path: str) -> Iterator[None]:
-        import fcntl  # POSIX only; imported here so the module loads everywhere
+        # why lazy: fcntl is POSIX only; imported here so the module loads everywhere
+        import fcntl
 
         os.makedirs(posixpath.dirname(path) or ".", exist_ok=True)
         # The guard file is never deleted: unlinking an flock-ed file lets a second process

@@ -18,9 +18,8 @@ __all__ = ["Table"]
 
 
 def __getattr__(name: str) -> Any:
-    # pyspark loads with the Spark-facing API only, so the engine's pure-Arrow modules that
-    # use hudilite.table.state stay importable without a JVM.
     if name == "Table":
+        # why lazy: Table loads pyspark; engine modules using hudilite.table.state must not
         from hudilite.table.api import Table
 
         return Table

@@ -290,6 +290,24 @@ class Timeline:
         return out
 
 
+def savepoint_instants(gw: FileSystemGateway, config: TimelineConfig) -> list[Instant]:
+    """Every savepoint timeline file's instant (any state), sorted by time, from a fresh
+    listing of the timeline folder."""
+    out = []
+    for entry in gw.list_dir(config.timeline_dir):
+        if entry.is_dir:
+            continue
+        inst = Instant.parse(entry.name, config.layout_version)
+        if inst is not None and inst.action == SAVEPOINT:
+            out.append(inst)
+    return sorted(out)
+
+
+def savepoint_times(gw: FileSystemGateway, config: TimelineConfig) -> list[str]:
+    """Requested times of the completed savepoints, oldest first."""
+    return [i.requested_time for i in savepoint_instants(gw, config) if i.is_completed]
+
+
 class TimelineWriter:
     """Appends instants to the timeline of one table; see the module doc for concurrency.
 
