@@ -4,7 +4,10 @@ VENV := .venv
 BIN := $(VENV)/bin
 PYTEST_ARGS ?= --durations=30
 
-.PHONY: install test test-unit test-spark lint demo bench clean
+# bash for `set -o pipefail` in the typecheck recipe.
+SHELL := /bin/bash
+
+.PHONY: install test test-unit test-spark lint typecheck demo bench clean
 
 install: $(BIN)/hudilite
 
@@ -27,7 +30,25 @@ test-spark: install
 lint: install
 	$(BIN)/ruff check hudilite sqlext catalog procedures tests benchmarks
 	$(BIN)/ruff format --check hudilite sqlext catalog procedures tests benchmarks
-	$(BIN)/mypy hudilite sqlext catalog procedures
+	$(MAKE) --no-print-directory typecheck
+
+# mypy checks the package as it is installed: `hudilite`, with sqlext/, catalog/ and
+# procedures/ as hudilite.sqlext, hudilite.catalog and hudilite.procedures (pyproject's
+# package-dir). mypy knows no package-dir mapping and cannot follow the editable install's
+# import hook, so build/typecheck/hudilite is rebuilt on each run as a tree of symlinks laid out
+# like the installed package (every entry of hudilite/ plus the three mapped folders) and
+# mypy runs on it with `-p hudilite`. sed turns the link paths in mypy's messages back into
+# source paths (build/typecheck/hudilite/sqlext/x.py -> sqlext/x.py). Third-party modules
+# without types are listed in pyproject's [[tool.mypy.overrides]].
+TYPECHECK := build/typecheck
+
+typecheck: install
+	@rm -rf $(TYPECHECK) && mkdir -p $(TYPECHECK)/hudilite
+	@for f in hudilite/*; do case $$f in */__pycache__) ;; \
+	  *) ln -s ../../../$$f $(TYPECHECK)/hudilite/ ;; esac; done
+	@for d in sqlext catalog procedures; do ln -s ../../../$$d $(TYPECHECK)/hudilite/$$d; done
+	set -o pipefail; MYPYPATH=$(TYPECHECK) $(BIN)/mypy -p hudilite 2>&1 \
+	  | sed -E 's#^$(TYPECHECK)/hudilite/(sqlext|catalog|procedures)/#\1/#; s#^$(TYPECHECK)/##'
 
 demo: install
 	$(BIN)/hudilite demo --warehouse ./hudilite-warehouse
