@@ -32,10 +32,13 @@ from hudilite.errors import (
     TimelineError,
     WriteError,
 )
+from hudilite.write.result import WriteResult
 
 if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+    from hudilite.sqlext.session import Session
     from hudilite.table.api import Table
-    from hudilite.write.result import WriteResult
 
 __version__ = "0.1.0"
 
@@ -60,32 +63,29 @@ __all__ = [
 ]
 
 
-def connect(warehouse: str | None = None, **kwargs: Any) -> Any:
+def connect(warehouse: str | None = None, **kwargs: Any) -> Session:
     """Open a SQL session on a warehouse folder (see :func:`hudilite.sqlext.session.connect`).
 
     ``s = hudilite.connect("./warehouse"); s.sql("SELECT ...").show()``
     """
-    # The SQL layer sits above the engine; the import stays inside the call.
+    # why lazy: Python runs this module before every engine module; the SQL layer loads pyspark
     from hudilite.sqlext.session import connect as _connect
 
     return _connect(warehouse, **kwargs)
 
 
-def spark_session(**kwargs: Any) -> Any:
+def spark_session(**kwargs: Any) -> SparkSession:
     """A SparkSession set up for hudilite (see :func:`hudilite.spark.session.spark_session`)."""
+    # why lazy: keeps pyspark out of engine imports (this module runs before each of them)
     from hudilite.spark.session import spark_session as _make
 
     return _make(**kwargs)
 
 
 def __getattr__(name: str) -> Any:
-    # pyspark is imported lazily so that the engine's pure-Arrow parts load without it.
     if name == "Table":
+        # why lazy: Table loads pyspark; the engine's pure-Arrow modules load without it
         from hudilite.table.api import Table
 
         return Table
-    if name == "WriteResult":
-        from hudilite.write.result import WriteResult
-
-        return WriteResult
     raise AttributeError(f"module 'hudilite' has no attribute {name!r}")

@@ -12,6 +12,8 @@ from typing import Literal
 
 import pyarrow as pa
 
+import hudilite
+
 SCHEMA = pa.schema(
     [
         ("uuid", pa.string()),
@@ -43,8 +45,6 @@ def _rows(rows: list[tuple]) -> pa.Table:
 
 def run_demo(warehouse: str, *, table_version: Literal[6, 8] = 6, echo=print) -> None:
     """Create ``<warehouse>/trips`` afresh and walk through the main operations."""
-    import hudilite
-
     spark = hudilite.spark_session()
     path = os.path.join(os.path.abspath(warehouse), "trips")
     if os.path.exists(path):

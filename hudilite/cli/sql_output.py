@@ -31,10 +31,11 @@ import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from pyspark.sql import DataFrame
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
 
 __all__ = [
     "FORMATS",
@@ -75,9 +76,6 @@ def collect_rows(df: DataFrame, max_rows: int | None) -> ResultRows:
     collect year-month intervals at all. ``FLOAT`` values get their shortest decimal form
     (``0.1``, not ``0.10000000149011612``).
     """
-    from pyspark.sql import functions as F
-    from pyspark.sql import types as T
-
     columns = list(df.columns)
     fields = df.schema.fields
     as_text = (
