@@ -16,6 +16,7 @@ from typing import Any
 
 from pyspark.sql import SparkSession
 
+from hudilite.spark import shipping
 from hudilite.storage.fs import set_storage_options, storage_options_of
 
 
@@ -49,7 +50,6 @@ def spark_session(
         active.conf.set("spark.sql.session.timeZone", "UTC")
         if ship_package:
             _ship(active)
-        _register(active)
         return active
     # Workers must run an interpreter with pyarrow importable, by default the driver's.
     # pyspark takes the workers' interpreter from the environment (Python data sources
@@ -90,18 +90,8 @@ def spark_session(
     session.sparkContext.setLogLevel(os.environ.get("HUDILITE_SPARK_LOG_LEVEL", "ERROR"))
     if ship_package:
         _ship(session)
-    _register(session)
     return session
 
 
-def _register(session: SparkSession) -> None:
-    """``format("hudilite")`` for batch and streaming reads (:mod:`hudilite.spark.datasource`)."""
-    from hudilite.spark.datasource import register
-
-    register(session)
-
-
 def _ship(session: SparkSession) -> None:
-    from hudilite.spark.shipping import ship_package
-
-    ship_package(session)
+    shipping.ship_package(session)
