@@ -63,3 +63,11 @@ class MissingFileError(CorruptFileError):
 
 class WriteError(HudiliteError):
     """A write failed; the table was left at its previous state."""
+
+
+class HudiliteWarning(UserWarning):
+    """Root of the warnings hudilite issues (``warnings.warn``); the SQL layer shows them."""
+
+
+class OptionWarning(HudiliteWarning):
+    """An option key hudilite does not know, does not implement, or that is deprecated."""

@@ -59,6 +59,9 @@ class StatementResult:
     kind: str
     df: DataFrame | None
     write: WriteResult | None
+    #: Warnings the statement raised (unknown or unsupported option keys, ...), for the
+    #: CLI to print as ``warning:`` lines; they are also re-issued as Python warnings.
+    warnings: tuple[str, ...] = ()
 
 
 def metrics_frame(spark: SparkSession, result: WriteResult) -> DataFrame:

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from pyspark.sql import SparkSession
 
 from hudilite.catalog import Catalog, DatabaseNotFoundError
+from hudilite.config.checks import check_options, collect_warnings
 from hudilite.errors import HudiliteError, TableNotFoundError
 from hudilite.procedures import run_procedure
 from hudilite.spark.session import spark_session
@@ -131,13 +132,17 @@ class Session:
                 raise SqlParseError(e.description, e.line + line - 1, col) from None
             self.current_sql = sql
             try:
-                outcome = self.execute(stmt)
+                # Warnings (unknown option keys, ...) are kept for the CLI's warning lines.
+                with collect_warnings() as notes:
+                    outcome = self.execute(stmt)
             except Exception as e:
                 # Callers (the CLI) report where the failing statement starts.
                 e.statement_line = line  # type: ignore[attr-defined]
                 e.statement_column = column  # type: ignore[attr-defined]
                 raise
-            yield StatementResult(sql, line, column, type(stmt).__name__, outcome.df, outcome.write)
+            yield StatementResult(
+                sql, line, column, type(stmt).__name__, outcome.df, outcome.write, tuple(notes)
+            )
 
     def execute(self, stmt: Statement) -> Outcome:
         """Run one parsed statement."""
@@ -220,6 +225,8 @@ class Session:
     def set_option(self, key: str, value: str) -> None:
         """``SET key=value``: ``spark.*`` keys go to Spark's conf; others are write and
         read options of this session (Hudi keys, their aliases, hudilite keys)."""
+        # An unknown, unsupported or deprecated key warns (strict mode: raises).
+        check_options({key: value}, context=self.options, stacklevel=4)
         if is_storage_option(key):
             # Filesystem connection settings are process-wide, not table options: they
             # must never end up in hoodie.properties.

@@ -6,6 +6,7 @@ import contextlib
 import os
 import sys
 import traceback
+import warnings
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
@@ -22,6 +23,10 @@ if TYPE_CHECKING:
 @click.version_option(package_name="hudilite")
 def main() -> None:
     """hudilite: Apache Hudi tables for PySpark."""
+    from hudilite.errors import HudiliteWarning
+
+    # Statements' warnings (unknown option keys, ...) print as "warning:" lines instead.
+    warnings.filterwarnings("ignore", category=HudiliteWarning)
 
 
 @main.command()
@@ -253,6 +258,8 @@ def run_script_text(session: Session, text: str, printer: ResultPrinter) -> None
         try:
             for result in session.iter_script(stmt_sql):
                 printer.show(result.kind, result.df, result.write)
+                for note in getattr(result, "warnings", ()):  # unknown option keys, ...
+                    click.echo(f"warning: {note}", err=True)
         except Exception as exc:
             raise _Failure(exc, _where(exc, line, column)) from exc
 

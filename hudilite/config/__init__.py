@@ -18,8 +18,19 @@ A package of small modules; this module re-exports every name callers use
   ``docs/options.md``.
 """
 
+# ruff: noqa: F401  (this module re-exports)
+
 from __future__ import annotations
 
+from hudilite.config.checks import (
+    STRICT_ENV_VAR,
+    check_options,
+    collect_warnings,
+    is_strict,
+    problem,
+    suggestions,
+)
+from hudilite.config.keys_flink import *  # noqa: F403
 from hudilite.config.keys_index import *  # noqa: F403
 from hudilite.config.keys_lock import *  # noqa: F403
 from hudilite.config.keys_read import *  # noqa: F403
@@ -27,120 +38,54 @@ from hudilite.config.keys_services import *  # noqa: F403
 from hudilite.config.keys_table import *  # noqa: F403
 from hudilite.config.keys_write import *  # noqa: F403
 from hudilite.config.parsers import (
-    choice as choice,
-)
-from hudilite.config.parsers import (
-    parse_bool as parse_bool,
-)
-from hudilite.config.parsers import (
-    parse_fields as parse_fields,
-)
-from hudilite.config.parsers import (
-    parse_int as parse_int,
-)
-from hudilite.config.parsers import (
-    parse_seconds as parse_seconds,
-)
-from hudilite.config.parsers import (
-    parse_size as parse_size,
-)
-from hudilite.config.parsers import (
-    parse_table_type as parse_table_type,
-)
-from hudilite.config.parsers import (
-    to_text as to_text,
+    choice,
+    parse_bool,
+    parse_fields,
+    parse_int,
+    parse_seconds,
+    parse_size,
+    parse_table_type,
+    to_text,
 )
 from hudilite.config.properties import (
-    parse_properties as parse_properties,
-)
-from hudilite.config.properties import (
-    render_properties as render_properties,
-)
-from hudilite.config.properties import (
-    table_checksum as table_checksum,
+    parse_properties,
+    render_properties,
+    table_checksum,
 )
 from hudilite.config.registry import (
-    SCOPES as SCOPES,
-)
-from hudilite.config.registry import (
-    ConfigKey as ConfigKey,
-)
-from hudilite.config.registry import (
-    Options as Options,
-)
-from hudilite.config.registry import (
-    all_keys as all_keys,
-)
-from hudilite.config.registry import (
-    declare as declare,
-)
-from hudilite.config.registry import (
-    fed_by as fed_by,
-)
-from hudilite.config.registry import (
-    find_key as find_key,
+    SCOPES,
+    ConfigKey,
+    Options,
+    all_keys,
+    declare,
+    fed_by,
+    find_key,
 )
 from hudilite.config.table_config import (
-    SUPPORTED_TABLE_VERSIONS as SUPPORTED_TABLE_VERSIONS,
-)
-from hudilite.config.table_config import (
-    TableConfig as TableConfig,
-)
-from hudilite.config.table_config import (
-    is_table_property as is_table_property,
+    SUPPORTED_TABLE_VERSIONS,
+    TableConfig,
+    is_table_property,
 )
 from hudilite.config.vocab import (
-    COMMIT_TIME_ORDERING as COMMIT_TIME_ORDERING,
+    COMMIT_TIME_ORDERING,
+    COMMIT_TIME_STRATEGY_ID,
+    CUSTOM_MERGE,
+    DEFAULT_PAYLOAD,
+    EVENT_TIME_ORDERING,
+    EVENT_TIME_PAYLOAD,
+    EVENT_TIME_STRATEGY_ID,
+    KEYGEN_CLASSES,
+    KEYGEN_TYPES,
+    OVERWRITE_PAYLOAD,
+    PARTIAL_UPDATE_PAYLOAD,
+    PAYLOADS,
+    infer_keygen_type,
+    keygen_type_from_class,
+    merge_mode_for_payload,
+    normalize_keygen_type,
+    payload_for_merge_mode,
 )
-from hudilite.config.vocab import (
-    COMMIT_TIME_STRATEGY_ID as COMMIT_TIME_STRATEGY_ID,
-)
-from hudilite.config.vocab import (
-    CUSTOM_MERGE as CUSTOM_MERGE,
-)
-from hudilite.config.vocab import (
-    DEFAULT_PAYLOAD as DEFAULT_PAYLOAD,
-)
-from hudilite.config.vocab import (
-    EVENT_TIME_ORDERING as EVENT_TIME_ORDERING,
-)
-from hudilite.config.vocab import (
-    EVENT_TIME_PAYLOAD as EVENT_TIME_PAYLOAD,
-)
-from hudilite.config.vocab import (
-    EVENT_TIME_STRATEGY_ID as EVENT_TIME_STRATEGY_ID,
-)
-from hudilite.config.vocab import (
-    KEYGEN_CLASSES as KEYGEN_CLASSES,
-)
-from hudilite.config.vocab import (
-    KEYGEN_TYPES as KEYGEN_TYPES,
-)
-from hudilite.config.vocab import (
-    OVERWRITE_PAYLOAD as OVERWRITE_PAYLOAD,
-)
-from hudilite.config.vocab import (
-    PARTIAL_UPDATE_PAYLOAD as PARTIAL_UPDATE_PAYLOAD,
-)
-from hudilite.config.vocab import (
-    PAYLOADS as PAYLOADS,
-)
-from hudilite.config.vocab import (
-    infer_keygen_type as infer_keygen_type,
-)
-from hudilite.config.vocab import (
-    keygen_type_from_class as keygen_type_from_class,
-)
-from hudilite.config.vocab import (
-    merge_mode_for_payload as merge_mode_for_payload,
-)
-from hudilite.config.vocab import (
-    normalize_keygen_type as normalize_keygen_type,
-)
-from hudilite.config.vocab import (
-    payload_for_merge_mode as payload_for_merge_mode,
-)
-from hudilite.errors import ConfigError as ConfigError
+from hudilite.errors import ConfigError
 
 #: Every declared key, once each (``all_keys()`` for keys declared after import).
 ALL_KEYS: tuple[ConfigKey, ...] = all_keys()

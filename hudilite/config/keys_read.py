@@ -36,3 +36,26 @@ READ_IGNORE_MISSING_FILES = _key(
     parse=parse_bool,
     scope="read",
 )
+
+# Spark data source (format("hudilite")) streaming reads, Hudi's names.
+STREAMING_START_OFFSET = _key(
+    "hoodie.datasource.streaming.startOffset",
+    "earliest",
+    "Streaming read start: earliest (the table, then each commit), latest (commits after "
+    "the query starts) or an instant time (commits completing after it).",
+    scope="read",
+)
+STREAMING_MAX_INSTANTS = _key(
+    "hoodie.datasource.read.streaming.max.instants.per.batch",
+    None,
+    "Streaming read: at most this many commits per micro-batch.",
+    scope="read",
+)
+INCR_FALLBACK_FULL_SCAN = _key(
+    "hoodie.datasource.read.incr.fallback.fulltablescan.enable",
+    False,
+    "Incremental/streaming read: read the snapshot when the commits needed were archived or "
+    "their files cleaned, instead of failing.",
+    parse=parse_bool,
+    scope="read",
+)

@@ -10,6 +10,7 @@ from hudilite.config.parsers import (
     parse_table_type,
 )
 from hudilite.config.registry import ConfigKey, _key
+from hudilite.config.sequence_groups import parse_sequence_groups
 from hudilite.config.vocab import normalize_keygen_type
 
 # Alias order matters when several spellings of one key are given: the canonical name wins,
@@ -72,6 +73,8 @@ ORDERING_FIELDS = _key(
         "preCombineField",
         "orderingFields",
         "precombine.field",
+        "write.precombine.field",
+        "ordering.fields",
         "hoodie.table.ordering.fields",
         "hoodie.table.precombine.field",
     ),
@@ -153,7 +156,12 @@ PAYLOAD_CLASS = _key(
     "hoodie.datasource.write.payload.class",
     None,
     "Hudi payload class (v6 merge semantics).",
-    aliases=("payloadClass", "payload.class", "hoodie.compaction.payload.class"),
+    aliases=(
+        "payloadClass",
+        "payload.class",
+        "write.payload.class",
+        "hoodie.compaction.payload.class",
+    ),
     scope="table",
 )
 DELETE_FIELD = _key(
@@ -205,19 +213,13 @@ PARTIAL_UPDATE_MODE = _key(
 )
 
 
-def _parse_sequence_groups(value: str) -> object:
-    from hudilite.merge.spec import parse_sequence_groups  # the merge module owns the type
-
-    return parse_sequence_groups(value)
-
-
 SEQUENCE_GROUPS = _key(
     "hoodie.hudilite.sequence.groups",
     (),
     "hudilite: column groups updated by their own ordering column, "
     "'ts_a:name,email;ts_b:age' (like Paimon's sequence groups).",
     aliases=("sequence.groups",),
-    parse=_parse_sequence_groups,
+    parse=parse_sequence_groups,
 )
 
 

@@ -37,7 +37,12 @@ COMBINE_BEFORE_INSERT = _key(
     "hoodie.combine.before.insert", False, "De-duplicate inserts by key.", parse=parse_bool
 )
 COMBINE_BEFORE_UPSERT = _key(
-    "hoodie.combine.before.upsert", True, "De-duplicate upserts by key.", parse=parse_bool
+    "hoodie.combine.before.upsert",
+    True,
+    "De-duplicate upserts by key.",
+    parse=parse_bool,
+    unsupported="hudilite always de-duplicates upserts by key (the merge rule decides)",
+    ignore_values=("true",),
 )
 SET_NULL_FOR_MISSING_COLUMNS = _key(
     "hoodie.write.set.null.for.missing.columns",
@@ -134,4 +139,10 @@ OVERWRITE_PARTITIONS = _key(
     "hudilite SQL: JSON list of the partition paths an INSERT OVERWRITE ... PARTITION "
     "replaces (set by the SQL layer).",
     internal=True,
+)
+STREAMING_CHECKPOINT_IDENTIFIER = _key(
+    "hoodie.datasource.write.streaming.checkpoint.identifier",
+    "default_single_writer",
+    "Streaming writes: the identifier under which each commit records its micro-batch id "
+    "(a replayed batch is skipped).",
 )

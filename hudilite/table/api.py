@@ -60,6 +60,9 @@ def _to_arrow_schema(schema: pa.Schema | StructType) -> pa.Schema:
 
 
 def _opts(options: Mapping[str, Any] | None) -> dict[str, str]:
+    # Every option a caller passes is checked against the registry: unknown, unsupported
+    # and deprecated keys warn (or, with hudilite.options.strict=true, raise).
+    cfg.check_options(options, stacklevel=4)
     return {k: str(v) for k, v in (options or {}).items()}
 
 
@@ -108,6 +111,7 @@ class Table:
         )
         if kind not in ("COPY_ON_WRITE", "MERGE_ON_READ"):
             raise ConfigError(f"table_type must be 'cow' or 'mor', got {table_type!r}")
+        cfg.check_options(options)
         raw_opts = {k: str(v) for k, v in (options or {}).items()}
         opts = cfg.Options(raw_opts)
         keys = [record_key] if isinstance(record_key, str) else list(record_key)
@@ -310,12 +314,15 @@ class Table:
         """
         from hudilite.table.properties import set_properties
 
+        cfg.check_options(props)
         set_properties(self.state(), props)
 
     def unset_properties(self, keys: Iterable[str]) -> None:
         """ALTER TABLE UNSET TBLPROPERTIES: remove ``keys`` (keys not set are ignored)."""
         from hudilite.table.properties import unset_properties
 
+        keys = [keys] if isinstance(keys, str) else list(keys)
+        cfg.check_options(keys)
         unset_properties(self.state(), keys)
 
     def properties(self) -> dict[str, str]:
