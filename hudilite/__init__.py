@@ -59,6 +59,7 @@ __all__ = [
     "WriteError",
     "WriteResult",
     "connect",
+    "register",
     "spark_session",
 ]
 
@@ -80,6 +81,16 @@ def spark_session(**kwargs: Any) -> SparkSession:
     from hudilite.spark.session import spark_session as _make
 
     return _make(**kwargs)
+
+
+def register(spark: Any) -> None:
+    """Register the ``hudilite`` data source with a session made elsewhere, so that
+    ``spark.read.format("hudilite")``, ``spark.readStream.format("hudilite")`` and
+    ``CREATE TEMPORARY VIEW t USING hudilite OPTIONS (path '...')`` work in it
+    (``spark_session()`` does this itself). See :mod:`hudilite.spark.datasource`."""
+    from hudilite.spark.datasource import register as _register
+
+    _register(spark)
 
 
 def __getattr__(name: str) -> Any:

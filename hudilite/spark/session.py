@@ -50,6 +50,7 @@ def spark_session(
         active.conf.set("spark.sql.session.timeZone", "UTC")
         if ship_package:
             _ship(active)
+        _register(active)
         return active
     # Workers must run an interpreter with pyarrow importable, by default the driver's.
     # pyspark takes the workers' interpreter from the environment (Python data sources
@@ -90,7 +91,15 @@ def spark_session(
     session.sparkContext.setLogLevel(os.environ.get("HUDILITE_SPARK_LOG_LEVEL", "ERROR"))
     if ship_package:
         _ship(session)
+    _register(session)
     return session
+
+
+def _register(session: SparkSession) -> None:
+    """``format("hudilite")`` for batch and streaming reads (:mod:`hudilite.spark.datasource`)."""
+    from hudilite.spark.datasource import register
+
+    register(session)
 
 
 def _ship(session: SparkSession) -> None:
