@@ -12,7 +12,7 @@ import json
 import logging
 import math
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -385,9 +385,17 @@ def _bulk_write(ctx: WriteContext, keyed: DataFrame, plan: _Plan) -> list[dict[s
 
 
 def run_write(
-    state: TableState, data: DataFrame, operation: str, options: dict[str, str]
+    state: TableState,
+    data: DataFrame,
+    operation: str,
+    options: dict[str, str],
+    *,
+    extra_metadata: Mapping[str, str] | None = None,
 ) -> WriteResult:
-    """Write ``data`` into the table with ``operation`` and commit it; returns the metrics."""
+    """Write ``data`` into the table with ``operation`` and commit it; returns the metrics.
+
+    ``extra_metadata``: entries added to the commit's ``extraMetadata`` (e.g. a streaming
+    sink's checkpoint), committed atomically with the data."""
     if operation not in OPERATIONS:
         raise ConfigError(
             f"unknown write operation {operation!r}; expected one of {', '.join(OPERATIONS)}"
@@ -411,7 +419,7 @@ def run_write(
             # read it twice and are large, so re-reading the source beats caching it.
             # (Inside the try: Spark may evaluate key checks on local data right here.)
             keyed = keyed.persist()
-        return _run(state, keyed, operation, opts, action, started)
+        return _run(state, keyed, operation, opts, action, started, extra_metadata)
     except Exception as exc:
         # Errors raised inside executors arrive wrapped by Spark: surface ours as themselves.
         mapped = hudilite_error_from(exc)
@@ -431,6 +439,7 @@ def _run(
     opts: cfg.Options,
     action: str,
     started: float,
+    extra_metadata: Mapping[str, str] | None = None,
 ) -> WriteResult:
     timer = PhaseTimer()
     rows = (
@@ -502,7 +511,7 @@ def _run(
         else:
             stats = _index_and_write(state, ctx, keyed, plan, operation, opts, timer)
         ctx.check_fail_point("before_commit")
-        metadata = _commit_metadata(state, stats, operation, replaced)
+        metadata = _commit_metadata(state, stats, operation, replaced, extra_metadata)
         txn.check_keys = bool(opts.get(cfg.KEY_CONFLICT_CHECK))
         completed = txn.commit(metadata)
         timer.mark("commit")
@@ -635,6 +644,7 @@ def _commit_metadata(
     stats: list[dict[str, Any]],
     operation: str,
     replaced: dict[str, list[str]],
+    extra: Mapping[str, str] | None = None,
 ) -> CommitMetadata:
     schema = arrow_to_avro_schema(
         state.data_schema, f"{state.config.name}_record", f"hoodie.{state.config.name}"
@@ -645,6 +655,7 @@ def _commit_metadata(
         [write_stat_from_row(s) for s in stats],
         OPERATION_TYPES[operation],
         replaced,
+        extra,
     )
 
 

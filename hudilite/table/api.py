@@ -11,6 +11,7 @@ import pyarrow as pa
 from pyspark.errors import AnalysisException
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
+from pyspark.sql.streaming import StreamingQuery
 from pyspark.sql.types import StructType
 
 from hudilite import config as cfg
@@ -209,13 +210,52 @@ class Table:
         operation: Operation = "upsert",
         *,
         options: Mapping[str, Any] | None = None,
+        extra_metadata: Mapping[str, str] | None = None,
     ) -> WriteResult:
-        """Write a Spark DataFrame, pyarrow Table or pandas DataFrame and commit it."""
+        """Write a Spark DataFrame, pyarrow Table or pandas DataFrame and commit it.
+
+        ``extra_metadata``: entries for the commit's ``extraMetadata``, committed with the
+        data (the streaming sink's ``_hudi_streaming_sink_checkpoint``, for one)."""
         from hudilite.spark.convert import to_dataframe
 
         df = to_dataframe(self.spark, data)
-        result = run_write(self.state(), df, operation, _opts(options))
+        result = run_write(
+            self.state(), df, operation, _opts(options), extra_metadata=extra_metadata
+        )
         return self._after_write(result, _opts(options))
+
+    def write_stream(
+        self,
+        df: DataFrame,
+        *,
+        checkpoint_location: str,
+        operation: Operation = "upsert",
+        trigger: Mapping[str, Any] | str | None = None,
+        options: Mapping[str, Any] | None = None,
+        query_name: str | None = None,
+    ) -> StreamingQuery:
+        """Write a streaming DataFrame into the table exactly once; returns the running
+        pyspark ``StreamingQuery``.
+
+        One commit per non-empty micro-batch, recording the batch id in the commit's
+        extra metadata (Hudi's ``_hudi_streaming_sink_checkpoint``, per
+        ``hoodie.datasource.write.streaming.checkpoint.identifier``): a batch Spark
+        replays after a crash is skipped when it was committed. ``trigger``: keyword
+        arguments of ``DataStreamWriter.trigger`` (``{"processingTime": "10 seconds"}``,
+        ``{"availableNow": True}``) or a processing-time string. See
+        :mod:`hudilite.spark.streaming`.
+        """
+        from hudilite.spark.streaming import write_stream
+
+        return write_stream(
+            self,
+            df,
+            checkpoint_location=checkpoint_location,
+            operation=operation,
+            trigger=trigger,
+            options=options,
+            query_name=query_name,
+        )
 
     def _after_write(self, result: WriteResult, options: dict[str, str]) -> WriteResult:
         """Inline table services after a commit: compaction (MOR), automatic cleaning and

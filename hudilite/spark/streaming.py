@@ -1,0 +1,148 @@
+"""Exactly-once Structured Streaming into a hudilite table (Hudi's streaming sink rules).
+
+:meth:`hudilite.Table.write_stream` starts a ``foreachBatch`` query whose function is
+:func:`foreach_batch` (public, for users who compose their own query)::
+
+    q = t.write_stream(stream_df, checkpoint_location="/chk/orders", operation="upsert",
+                       trigger={"processingTime": "10 seconds"})
+
+    # or, by hand:
+    stream_df.writeStream.foreachBatch(hudilite.spark.streaming.foreach_batch(t, "upsert"))
+             .option("checkpointLocation", "/chk/orders").start()
+
+Each non-empty micro-batch becomes one commit whose extra metadata records the batch under
+Hudi's key ``_hudi_streaming_sink_checkpoint`` as ``{"<identifier>": "<batchId>"}``, the
+identifier being ``hoodie.datasource.write.streaming.checkpoint.identifier`` (default
+``default_single_writer``, as Hudi). Before writing, the latest completed commit carrying
+this identifier is looked up (Hudi's ``CommitUtils.getValidCheckpointForCurrentWriter``):
+a batch id not above its batch id was committed already -- Spark replays the last batch
+after a crash between the commit and its own checkpoint -- and is skipped. So every
+operation, ``insert`` and ``bulk_insert`` included, writes each batch once, and several
+queries with different identifiers may write one table. An empty batch commits nothing.
+A batch that fails mid-write leaves a pending instant that the next write rolls back
+once its heartbeat has expired (readers never see it); Spark then re-runs the batch.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from pyspark.sql import DataFrame
+
+from hudilite.table.state import TableState
+
+if TYPE_CHECKING:
+    from pyspark.sql.streaming import StreamingQuery
+
+    from hudilite.table.api import Table
+    from hudilite.write.result import WriteResult
+
+#: Hudi's commit extra-metadata key of the streaming sink (``HoodieStreamingSink``).
+SINK_CHECKPOINT_KEY = "_hudi_streaming_sink_checkpoint"
+#: The option naming a query's checkpoint entry, and Hudi's default.
+CHECKPOINT_IDENTIFIER = "hoodie.datasource.write.streaming.checkpoint.identifier"
+DEFAULT_IDENTIFIER = "default_single_writer"
+
+
+def checkpoint_identifier(options: Mapping[str, Any] | None) -> str:
+    """The sink's checkpoint identifier from the write options (Hudi's default)."""
+    value = (options or {}).get(CHECKPOINT_IDENTIFIER)
+    return str(value) if value else DEFAULT_IDENTIFIER
+
+
+def checkpoint_value(identifier: str, batch_id: int) -> str:
+    """Hudi's checkpoint entry: a JSON object ``{identifier: "batchId"}``."""
+    return json.dumps({identifier: str(batch_id)})
+
+
+def last_committed_batch(state: TableState, identifier: str) -> int | None:
+    """The batch id of the latest completed commit carrying ``identifier``'s checkpoint
+    (commits ordered by completion time), or None when there is none."""
+    timeline = state.timeline
+    commits = sorted(
+        timeline.commits(),
+        key=lambda i: timeline.completion_time(i.requested_time) or i.requested_time,
+        reverse=True,
+    )
+    for instant in commits:
+        metadata = timeline.commit_metadata(instant)
+        value = metadata.extra_metadata.get(SINK_CHECKPOINT_KEY) if metadata else None
+        if not value:
+            continue
+        try:
+            entries = json.loads(value)
+        except ValueError:
+            continue
+        if isinstance(entries, dict) and identifier in entries:
+            return int(entries[identifier])
+    return None
+
+
+def write_batch(
+    table: Table,
+    df: DataFrame,
+    batch_id: int,
+    operation: str = "upsert",
+    options: Mapping[str, Any] | None = None,
+) -> WriteResult | None:
+    """Commit micro-batch ``batch_id`` once: None when it was committed before or is
+    empty, else the write's result (see the module docstring)."""
+    from hudilite.table.api import Table as _Table
+
+    identifier = checkpoint_identifier(options)
+    last = last_committed_batch(TableState.load(table.gw), identifier)
+    if last is not None and batch_id <= last:
+        return None
+    if df.isEmpty():
+        return None
+    # The batch's own session (foreachBatch hands in a DataFrame of the query's session).
+    target = _Table(df.sparkSession, table.gw)
+    return target.write(
+        df,
+        operation,  # type: ignore[arg-type]
+        options=options,
+        extra_metadata={SINK_CHECKPOINT_KEY: checkpoint_value(identifier, batch_id)},
+    )
+
+
+def foreach_batch(
+    table: Table, operation: str = "upsert", options: Mapping[str, Any] | None = None
+) -> Callable[[DataFrame, int], None]:
+    """A ``foreachBatch`` function writing each micro-batch into ``table`` exactly once
+    (:func:`write_batch`); ``options`` are write options (the checkpoint identifier
+    among them)."""
+    opts = dict(options or {})
+
+    def run(df: DataFrame, batch_id: int) -> None:
+        write_batch(table, df, int(batch_id), operation, opts)
+
+    return run
+
+
+def write_stream(
+    table: Table,
+    df: DataFrame,
+    *,
+    checkpoint_location: str,
+    operation: str = "upsert",
+    trigger: Mapping[str, Any] | str | None = None,
+    options: Mapping[str, Any] | None = None,
+    query_name: str | None = None,
+) -> StreamingQuery:
+    """Start the exactly-once streaming write (:meth:`hudilite.Table.write_stream`)."""
+    if not df.isStreaming:
+        raise TypeError("write_stream needs a streaming DataFrame (spark.readStream...)")
+    writer = (
+        df.writeStream.foreachBatch(foreach_batch(table, operation, options))
+        .option("checkpointLocation", checkpoint_location)
+        .outputMode("append")
+    )
+    if query_name:
+        writer = writer.queryName(query_name)
+    if isinstance(trigger, str):
+        writer = writer.trigger(processingTime=trigger)
+    elif trigger:
+        writer = writer.trigger(**dict(trigger))
+    return writer.start()
