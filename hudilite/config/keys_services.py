@@ -236,18 +236,21 @@ CLUSTERING_PARTITION_REGEX = _key(
     "hoodie.clustering.plan.strategy.partition.regex.pattern",
     None,
     "Only partitions whose path fully matches this Java-style regex are clustered.",
+    aliases=("clustering.plan.strategy.partition.regex.pattern",),
     scope="service",
 )
 CLUSTERING_BEGIN_PARTITION = _key(
     "hoodie.clustering.plan.strategy.cluster.begin.partition",
     None,
     "SELECTED_PARTITIONS mode: first partition path (inclusive) of the range to cluster.",
+    aliases=("clustering.plan.strategy.cluster.begin.partition",),
     scope="service",
 )
 CLUSTERING_END_PARTITION = _key(
     "hoodie.clustering.plan.strategy.cluster.end.partition",
     None,
     "SELECTED_PARTITIONS mode: last partition path (inclusive) of the range to cluster.",
+    aliases=("clustering.plan.strategy.cluster.end.partition",),
     scope="service",
 )
 CLUSTERING_LOOKBACK_PARTITIONS = _key(

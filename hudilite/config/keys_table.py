@@ -24,7 +24,9 @@ TABLE_NAME = _key(
     aliases=("hoodie.datasource.write.table.name",),
     scope="table",
 )
-DATABASE_NAME = _key("hoodie.database.name", "default", "Database the table belongs to.")
+DATABASE_NAME = _key(
+    "hoodie.database.name", "default", "Database the table belongs to.", scope="table"
+)
 TABLE_TYPE = _key(
     "hoodie.datasource.write.table.type",
     "COPY_ON_WRITE",

@@ -115,6 +115,13 @@ class Table:
         cfg.check_options(options)
         raw_opts = {k: str(v) for k, v in (options or {}).items()}
         opts = cfg.Options(raw_opts)
+        if ordering_field is None and opts.is_set(cfg.ORDERING_FIELDS):
+            # An ordering field given as an option (preCombineField, Flink's
+            # write.precombine.field, ...) is the table's, as in Hudi: event-time merging.
+            ordering = tuple(opts.get(cfg.ORDERING_FIELDS) or ())
+            if len(ordering) > 1:
+                raise ConfigError(f"one ordering field is supported, got {','.join(ordering)}")
+            ordering_field = ordering[0] if ordering else None
         keys = [record_key] if isinstance(record_key, str) else list(record_key)
         keys = [k.strip() for part in keys for k in part.split(",") if k.strip()]
         data_schema = to_storage_schema(_to_arrow_schema(schema))
