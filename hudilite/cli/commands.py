@@ -1,30 +1,33 @@
-"""The ``hudilite`` command line (composition root: imports lazily)."""
+"""The ``hudilite`` command line (composition root: the top layer, it may import any other)."""
 
 from __future__ import annotations
 
 import contextlib
 import os
 import sys
+import tempfile
 import traceback
 import warnings
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING
 
 import click
+import pyspark.errors
+from pyspark.errors import PySparkException
+from pyspark.logger import PySparkLogger
+from pyspark.sql import SparkSession
 
-from hudilite.cli.sql_output import FORMATS
-
-if TYPE_CHECKING:
-    from hudilite.cli.sql_output import ResultPrinter
-    from hudilite.sqlext.session import Session
+from hudilite.cli.demo import run_demo
+from hudilite.cli.sql_output import FORMATS, ResultPrinter
+from hudilite.errors import HudiliteError, HudiliteWarning
+from hudilite.sqlext.session import Session, connect
+from hudilite.sqlext.statements import SqlParseError, split_script_positions
+from hudilite.storage.fs import set_storage_options
 
 
 @click.group()
 @click.version_option(package_name="hudilite")
 def main() -> None:
     """hudilite: Apache Hudi tables for PySpark."""
-    from hudilite.errors import HudiliteWarning
-
     # Statements' warnings (unknown option keys, ...) print as "warning:" lines instead.
     warnings.filterwarnings("ignore", category=HudiliteWarning)
 
@@ -40,9 +43,6 @@ def main() -> None:
 @click.option("--debug", is_flag=True, help="Show the full traceback on errors.")
 def demo(warehouse: str, table_version: str, debug: bool) -> None:
     """Create a trips table, upsert, delete, time-travel and print it."""
-    from hudilite.cli.demo import run_demo
-    from hudilite.errors import HudiliteError
-
     try:
         run_demo(warehouse, table_version=6 if table_version == "6" else 8, echo=click.echo)
     except HudiliteError as exc:
@@ -104,8 +104,6 @@ def sql(
     quit or Ctrl-D leaves). Each statement's rows are printed as it finishes; the
     first error stops a script with exit status 1.
     """
-    from hudilite.cli.sql_output import ResultPrinter
-
     if text is not None and file is not None:
         raise click.UsageError("give -e or -f, not both")
     settings = [_conf_item(item) for item in confs]
@@ -124,8 +122,6 @@ def sql(
             if text is None and not interactive:
                 text = stdin.read()
             # fs.s3a.* settings must be in place before the catalog opens the warehouse.
-            from hudilite.storage.fs import set_storage_options
-
             set_storage_options(dict(settings))
             session = _connect(warehouse, database, debug)
             for key, value in settings:
@@ -176,10 +172,6 @@ def _read_script(path: str) -> str:
 
 
 def _connect(warehouse: str | None, database: str, debug: bool) -> Session:
-    from pyspark.sql import SparkSession
-
-    from hudilite.sqlext.session import connect
-
     created = SparkSession.getActiveSession() is None
     quiet = created and not debug and not os.environ.get("HUDILITE_SPARK_LOG_LEVEL")
     with _quiet_jvm_start() if quiet else contextlib.nullcontext():
@@ -213,8 +205,6 @@ def _quiet_jvm_start() -> Iterator[None]:
     if "SPARK_SUBMIT_OPTS" in os.environ:
         yield
         return
-    import tempfile
-
     fd, path = tempfile.mkstemp(prefix="hudilite-log4j2-", suffix=".properties")
     try:
         with os.fdopen(fd, "w") as f:
@@ -230,8 +220,6 @@ def _quiet_jvm_start() -> Iterator[None]:
 @contextlib.contextmanager
 def _quiet_pyspark_logs() -> Iterator[None]:
     """Silence pyspark's loggers that print every captured SQL error as a JSON line."""
-    from pyspark.logger import PySparkLogger
-
     loggers = [
         PySparkLogger.getLogger(name)
         for name in ("SQLQueryContextLogger", "DataFrameQueryContextLogger")
@@ -252,8 +240,6 @@ def run_script_text(session: Session, text: str, printer: ResultPrinter) -> None
     A failing statement raises :class:`_Failure` with the script position of the error
     (a parse error's own position, else where the statement starts).
     """
-    from hudilite.sqlext.statements import split_script_positions
-
     for stmt_sql, line, column in split_script_positions(text):
         try:
             for result in session.iter_script(stmt_sql):
@@ -267,8 +253,6 @@ def run_script_text(session: Session, text: str, printer: ResultPrinter) -> None
 def _where(exc: BaseException, line: int, column: int) -> str:
     """``line L, column C: `` in the script for ``exc`` raised by the statement starting at
     ``line``/``column`` (positions of a parse error are relative to the statement)."""
-    from hudilite.sqlext.statements import SqlParseError
-
     if isinstance(exc, SqlParseError) and exc.line is not None:
         if exc.column is None:
             return f"line {exc.line + line - 1}: "
@@ -291,10 +275,6 @@ _SPARK_ERRORS = (
 def _reportable(exc: BaseException) -> bool:
     """Errors in the user's input, shown as one line: hudilite's, Spark's SQL errors
     (analysis, parse, runtime errors such as division by zero or a bad cast), file errors."""
-    import pyspark.errors
-
-    from hudilite.errors import HudiliteError
-
     kinds = (HudiliteError, click.FileError, *(getattr(pyspark.errors, n) for n in _SPARK_ERRORS))
     return isinstance(exc, kinds)
 
@@ -302,10 +282,6 @@ def _reportable(exc: BaseException) -> bool:
 def error_message(exc: BaseException) -> str:
     """One line for ``exc``: Spark's headline (without the plan or SQL excerpt), a parse
     error without the statement-relative position, anything else with newlines folded."""
-    from pyspark.errors import PySparkException
-
-    from hudilite.sqlext.statements import SqlParseError
-
     if isinstance(exc, click.FileError):
         return exc.format_message()
     if isinstance(exc, SqlParseError) and exc.line is not None:
@@ -330,8 +306,6 @@ def _report(exc: BaseException, debug: bool, where: str = "") -> None:
 def split_complete(text: str) -> tuple[str, str]:
     """``(complete, rest)``: the statements of ``text`` ended by ``;`` and the unfinished
     statement after them (text in an open quote or comment counts as unfinished)."""
-    from hudilite.sqlext.statements import split_script_positions
-
     sentinel = "\x00end"
     pieces = split_script_positions(text + "\n" + sentinel)
     last, line, column = pieces[-1]
@@ -357,6 +331,7 @@ def _interactive(
     read_line: Callable[[str], str] = _read_line,
 ) -> None:
     """The prompt: run statements as their ``;`` arrives; errors are shown, not fatal."""
+    # why lazy: optional module (not on every platform) that changes input() only for the prompt
     with contextlib.suppress(ImportError):
         import readline  # noqa: F401  (line editing and history for input())
     buffer = ""
