@@ -136,7 +136,9 @@ class BaseFileWriter:
         if self._bloom is not None and self.min_key is not None:  # some key was added
             footer.update(self._bloom.footer())
         if self.min_key is not None and self.max_key is not None:
-            footer.update({MIN_RECORD_KEY_FOOTER: self.min_key, MAX_RECORD_KEY_FOOTER: self.max_key})
+            footer.update(
+                {MIN_RECORD_KEY_FOOTER: self.min_key, MAX_RECORD_KEY_FOOTER: self.max_key}
+            )
         if footer:
             self._writer.add_key_value_metadata(footer)
         self._writer.close()
@@ -180,8 +182,9 @@ def write_base_file(
     """Write ``table`` as the base file ``rel_path``; returns the file size in bytes.
 
     The footer carries ``hoodie_min_record_key``/``hoodie_max_record_key`` and the bloom
-    filter of ``bloom`` when the table has a non-null ``_hoodie_record_key``. Column types are written as given (``schema.py``
-    chooses them); the file is not atomic, which is fine for Hudi's never-reused names.
+    filter of ``bloom`` when the table has a non-null ``_hoodie_record_key``. Column types
+    are written as given (``schema.py`` chooses them); the file is not atomic, which is fine
+    for Hudi's never-reused names.
     """
     with BaseFileWriter(gw, rel_path, table.schema, row_group_size, bloom) as writer:
         writer.write(table)

@@ -32,11 +32,11 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from hudilite import config as cfg
-from hudilite.table import properties_file
 from hudilite.errors import ConfigError
+from hudilite.storage.fs import FileSystemGateway
+from hudilite.table import properties_file
 from hudilite.table.properties_file import BACKUP_FILE as BACKUP_FILE  # re-exported
 from hudilite.table.properties_file import CHECKSUM_KEY
-from hudilite.storage.fs import FileSystemGateway
 from hudilite.table.state import WRITE_DEFAULTS_FILE, TableState
 from hudilite.write.lock import table_lock
 

@@ -12,13 +12,11 @@ from functools import cached_property
 
 import pyarrow as pa
 
-from hudilite.table import properties_file
 from hudilite.config import CHANGELOG_ENABLED, Options, TableConfig
 from hudilite.errors import TableNotFoundError
 from hudilite.filegroup.view import FileSystemView
 from hudilite.keygen import KeyGenSpec
 from hudilite.merge import MergeSpec
-from hudilite.table.properties_file import PROPERTIES_FILE as PROPERTIES_FILE  # re-exported
 from hudilite.schema import (
     OPERATION_COL,
     avro_to_arrow_schema,
@@ -26,6 +24,8 @@ from hudilite.schema import (
     with_meta_columns,
 )
 from hudilite.storage.fs import FileSystemGateway
+from hudilite.table import properties_file
+from hudilite.table.properties_file import PROPERTIES_FILE as PROPERTIES_FILE  # re-exported
 from hudilite.timeline.timeline import Timeline
 
 # Write options given at create time that are not Hudi table properties (small-file limit,

@@ -12,8 +12,8 @@ import pyarrow as pa
 import pytest
 
 import hudilite
-from hudilite.table import properties_file as pf
 from hudilite.errors import CorruptFileError, MissingFileError
+from hudilite.table import properties_file as pf
 from tests.helpers import rows, spark_rows
 
 pytestmark = pytest.mark.spark

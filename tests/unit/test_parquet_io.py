@@ -173,6 +173,10 @@ def test_reads_java_written_base_file(shared_fixture: Callable[[str], Path]) -> 
     write_base_file(gw, "copy.parquet", table)
     assert read_base_file(gw, "copy.parquet").equals(table)
     # ... and the same bloom filter, byte for byte, as Hudi wrote for these keys.
-    hudi_keys = ("hoodie_min_record_key", "hoodie_max_record_key", "hoodie_bloom_filter_type_code",
-                 "org.apache.hudi.bloomfilter")
+    hudi_keys = (
+        "hoodie_min_record_key",
+        "hoodie_max_record_key",
+        "hoodie_bloom_filter_type_code",
+        "org.apache.hudi.bloomfilter",
+    )
     assert read_footer(gw, "copy.parquet") == {k: footer[k] for k in hudi_keys}

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from hudilite import config as cfg
-from hudilite.table import properties_file as pf
 from hudilite.errors import CorruptFileError, TableExistsError, TableNotFoundError
 from hudilite.storage.fs import FileSystemGateway
+from hudilite.table import properties_file as pf
 from hudilite.table.properties import set_properties
 from hudilite.table.state import TableState, load_config
 
