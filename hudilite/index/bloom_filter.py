@@ -69,12 +69,12 @@ _LOG2_SQUARED = _LN2 * _LN2
 
 def bit_size(num_entries: int, fpp: float) -> int:
     """``BloomFilterUtils.getBitSize``."""
-    return int(math.ceil(num_entries * (-math.log(fpp) / _LOG2_SQUARED)))
+    return math.ceil(num_entries * (-math.log(fpp) / _LOG2_SQUARED))
 
 
 def num_hashes(bits: int, num_entries: int) -> int:
     """``BloomFilterUtils.getNumHashes``."""
-    return int(math.ceil(_LN2 * bits / num_entries))
+    return math.ceil(_LN2 * bits / num_entries)
 
 
 # ---------------------------------------------------------------------------------------
@@ -101,8 +101,10 @@ def murmur_hash(data: bytes, seed: int) -> int:
         h ^= k
     left = length - (len4 << 2)
     if left:
+
         def sb(b: int) -> int:  # a Java byte, sign-extended to int
             return b - 256 if b >= 128 else b
+
         if left >= 3:
             h ^= (sb(data[length - 3]) << 16) & 0xFFFFFFFF
         if left >= 2:
@@ -129,7 +131,9 @@ def _prepare_block(mat: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return words, tail
 
 
-def _murmur_block(words: np.ndarray, tail: np.ndarray, length: int, seeds: np.ndarray) -> np.ndarray:
+def _murmur_block(
+    words: np.ndarray, tail: np.ndarray, length: int, seeds: np.ndarray
+) -> np.ndarray:
     """MurmurHash2 of ``n`` keys of the same byte ``length`` (from :func:`_prepare_block`)."""
     with np.errstate(over="ignore"):
         h = seeds ^ np.uint32(length)

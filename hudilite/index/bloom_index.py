@@ -64,7 +64,9 @@ def index_settings(opts: cfg.Options) -> IndexSettings:
     if flink_global is not None and kind != "BUCKET":
         is_global = bool(flink_global)
     update_key = (
-        cfg.BLOOM_INDEX_UPDATE_PARTITION_PATH if kind == "BLOOM" else cfg.SIMPLE_INDEX_UPDATE_PARTITION_PATH
+        cfg.BLOOM_INDEX_UPDATE_PARTITION_PATH
+        if kind == "BLOOM"
+        else cfg.SIMPLE_INDEX_UPDATE_PARTITION_PATH
     )
     update = bool(opts.get(update_key))
     if flink_global:

@@ -24,8 +24,8 @@ from pyspark.sql import functions as F
 from hudilite import config as cfg
 from hudilite.errors import ConfigError, SchemaError, WriteError
 from hudilite.failpoints import FAIL_POINT_KEY as FAIL_POINT_KEY  # re-export
+from hudilite.index.bloom_index import bloom_config, index_settings
 from hudilite.index.bucket import bucket_ids, bucket_of_file_id, new_bucket_file_id
-from hudilite.index.simple import candidate_files
 from hudilite.read.file_group_reader import decode_slice, encode_slice, read_file_slice
 from hudilite.schema import (
     DELETE_COL,
@@ -39,11 +39,10 @@ from hudilite.schema import (
 from hudilite.table.schema_evolution import required_columns
 from hudilite.services.compaction import log_base_instants
 from hudilite.spark.convert import arrow_schema, conform_columns, spark_schema
+from hudilite.spark.index_job import locate, route_global
 from hudilite.spark.keying import native_key_columns
-from hudilite.spark.read_job import base_file_keys
 from hudilite.spark.task_errors import first_line, hudilite_error_from
 from hudilite.storage.layout import new_file_id, write_partition_metadata
-from hudilite.storage.parquet_io import read_key_range
 from hudilite.table.state import TableState
 from hudilite.timeline.instant import COMMIT, DELTA_COMMIT, REPLACE_COMMIT
 from hudilite.timeline.metadata import CommitMetadata
@@ -222,17 +221,6 @@ def _latest_slices(
     return out, logs
 
 
-def _candidate_files(
-    state: TableState, existing: dict[tuple[str, str], ExistingFile], plan: _Plan
-) -> list[str]:
-    """Base files that may hold incoming keys: footer min/max ranges overlap the batch's."""
-    return candidate_files(
-        [(partition, ef.rel_path) for (partition, _), ef in existing.items()],
-        plan.key_ranges,
-        lambda rel: read_key_range(state.gw, rel),
-    )
-
-
 def _log_only_keys(state: TableState, keyed: DataFrame, partitions: list[str]) -> DataFrame | None:
     """Keys of merge-on-read file groups that have logs but no base file yet.
 
@@ -271,29 +259,6 @@ def _log_only_keys(state: TableState, keyed: DataFrame, partitions: list[str]) -
 
     descriptors = spark.createDataFrame([(encode_slice(s),) for s in slices], "d string")
     return descriptors.repartition(min(len(slices), 64)).mapInArrow(keysfn, out)
-
-
-def _tag_locations(
-    state: TableState, keyed: DataFrame, files: list[str], partitions: list[str]
-) -> DataFrame:
-    """Simple index: join incoming keys with the keys of the candidate base files.
-
-    For merge-on-read tables, keys living only in logs are found too.
-    """
-    log_keys = _log_only_keys(state, keyed, partitions)
-    if not files and log_keys is None:
-        return keyed.withColumn(FILE_ID_COL, F.lit(None).cast("string"))
-    stored = base_file_keys(keyed.sparkSession, state.gw, files, FILE_ID_COL) if files else None
-    if log_keys is not None:
-        stored = log_keys if stored is None else stored.unionByName(log_keys)
-    assert stored is not None
-    wanted = keyed.select(PARTITION_PATH_COL, RECORD_KEY_COL).distinct()
-    located = (
-        stored.join(F.broadcast(wanted), [PARTITION_PATH_COL, RECORD_KEY_COL], "inner")
-        .groupBy(PARTITION_PATH_COL, RECORD_KEY_COL)
-        .agg(F.max(FILE_ID_COL).alias(FILE_ID_COL))
-    )
-    return keyed.join(located, [PARTITION_PATH_COL, RECORD_KEY_COL], "left")
 
 
 def _assign(keyed: DataFrame, buckets: list[InsertBucket]) -> DataFrame:
@@ -442,6 +407,7 @@ def _run(
     extra_metadata: Mapping[str, str] | None = None,
 ) -> WriteResult:
     timer = PhaseTimer()
+    extra: dict[str, Any] = {}  # index metrics
     rows = (
         keyed.groupBy(PARTITION_PATH_COL)
         .agg(
@@ -468,7 +434,10 @@ def _run(
     ) as txn:
         state = TableState.load(state.gw)  # after rolling back failed writes
         touched = sorted(plan.partitions)
-        existing, log_targets = _latest_slices(state, touched) if not overwrite else ({}, {})
+        settings = index_settings(opts)
+        # A global index looks for keys (and writes) in every partition of the table.
+        scope = None if settings.is_global and operation in ("upsert", "delete") else touched
+        existing, log_targets = _latest_slices(state, scope) if not overwrite else ({}, {})
         storage_schema = state.storage_schema
         ctx = WriteContext(
             gw=state.gw,
@@ -488,11 +457,12 @@ def _run(
                 separators=(",", ":"),
             ),
             log_block_format=str(opts.get(cfg.LOG_BLOCK_FORMAT) or "avro").lower(),
+            bloom=bloom_config(opts),
         )
         if state.changelog and state.config.is_mor:
             ctx.slice_descriptors = {
                 (s.partition, s.file_id): encode_slice(s)
-                for s in state.view.latest_slices(partitions=touched)
+                for s in state.view.latest_slices(partitions=scope)
             }
             ctx.visible_instants = frozenset(i.requested_time for i in state.timeline.completed())
         replaced: dict[str, list[str]] = {}
@@ -509,7 +479,7 @@ def _run(
             stats = _bulk_write(ctx, keyed, plan) if plan.partitions else []
             timer.mark("write")
         else:
-            stats = _index_and_write(state, ctx, keyed, plan, operation, opts, timer)
+            stats = _index_and_write(state, ctx, keyed, plan, operation, opts, timer, extra)
         ctx.check_fail_point("before_commit")
         metadata = _commit_metadata(state, stats, operation, replaced, extra_metadata)
         txn.check_keys = bool(opts.get(cfg.KEY_CONFLICT_CHECK))
@@ -523,7 +493,7 @@ def _run(
         replaced_file_groups=sum(len(v) for v in replaced.values()),
         rolled_back=tuple(r.rolled_back_instant for r in txn.rolled_back),
         duration_s=time.monotonic() - started,
-        extra={"phases": timer.phases},
+        extra={"phases": timer.phases, **extra},
     )
 
 
@@ -535,12 +505,19 @@ def _index_and_write(
     operation: str,
     opts: cfg.Options,
     timer: PhaseTimer,
+    extra: dict[str, Any],
 ) -> list[dict[str, Any]]:
     if not plan.partitions:
         return []
-    index_type = str(opts.get(cfg.INDEX_TYPE)).upper()
-    if index_type not in ("SIMPLE", "BUCKET"):
-        raise ConfigError(f"unsupported {cfg.INDEX_TYPE.name}={index_type!r}; use SIMPLE or BUCKET")
+    settings = index_settings(opts)
+    index_type = settings.kind
+    if index_type not in ("SIMPLE", "BLOOM", "BUCKET") or (
+        settings.is_global and index_type == "BUCKET"
+    ):
+        raise ConfigError(
+            f"unsupported {cfg.INDEX_TYPE.name}={opts.get(cfg.INDEX_TYPE)!r}; use SIMPLE, BLOOM, "
+            "GLOBAL_SIMPLE, GLOBAL_BLOOM or BUCKET"
+        )
     uses_index = operation in ("upsert", "delete")
     buckets: list[InsertBucket] = []
     cached: list[DataFrame] = []
@@ -551,8 +528,23 @@ def _index_and_write(
             tagged = tagged.filter(F.col(FILE_ID_COL).isin(sorted(f for _, f in ctx.existing)))
     else:
         if uses_index:
-            files = _candidate_files(state, ctx.existing, plan)
-            tagged = _tag_locations(state, keyed, files, sorted(plan.partitions))
+            searched = sorted({p for p, _ in ctx.existing} | set(plan.partitions))
+            log_keys = _log_only_keys(
+                state, keyed, searched if settings.is_global else sorted(plan.partitions)
+            )
+            tagged, metrics = locate(
+                state, keyed, ctx.existing, plan.key_ranges, settings, log_keys
+            )
+            if settings.is_global:
+                tagged = route_global(
+                    state,
+                    tagged,
+                    settings,
+                    metrics,
+                    ctx.storage_schema,
+                    ctx.merge_spec.ordering_field,
+                )
+            extra["index"] = metrics.as_dict()
         else:
             tagged = keyed.withColumn(FILE_ID_COL, F.lit(None).cast("string"))
         # Deletes of keys the table does not hold have nothing to do. Persisted because the

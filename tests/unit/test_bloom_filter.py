@@ -15,9 +15,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from hudilite import config as cfg
 from hudilite.index import bloom_filter as bf
 from hudilite.index.bloom_index import bloom_config, lookup_keys
-from hudilite import config as cfg
 from hudilite.storage.fs import FileSystemGateway
 from hudilite.storage.parquet_io import read_bloom_filter, read_footer, write_base_file
 from tests.conftest import fixture_id, fixture_zips
@@ -62,7 +62,18 @@ def test_fixture_filters_deserialize_answer_and_reserialize(zip_path, tmp_path):
 
 
 def test_murmur_matches_scalar_reference_for_all_tail_lengths_and_non_ascii():
-    keys = ["a", "ab", "abc", "abcd", "abcde", "é", "ü€", "日本語キー", "x" * 37, "id:1,name:Ünïcode"]
+    keys = [
+        "a",
+        "ab",
+        "abc",
+        "abcd",
+        "abcde",
+        "é",
+        "ü€",
+        "日本語キー",
+        "x" * 37,
+        "id:1,name:Ünïcode",
+    ]
     vec = bf.key_positions(keys, 1000003, 7)
     for row, key in zip(vec, keys, strict=True):
         init, expect = 0, []
@@ -143,8 +154,13 @@ def test_writer_footer_carries_the_configured_filter(tmp_path):
     gw = FileSystemGateway(str(tmp_path))
     keys = [f"k{i:05d}" for i in range(300)]
     table = pa.table({"_hoodie_record_key": keys, "v": list(range(300))})
-    opts = cfg.Options({"hoodie.bloom.index.filter.type": "SIMPLE", "hoodie.index.bloom.num_entries": "1000",
-                        "hoodie.index.bloom.fpp": "0.0001"})
+    opts = cfg.Options(
+        {
+            "hoodie.bloom.index.filter.type": "SIMPLE",
+            "hoodie.index.bloom.num_entries": "1000",
+            "hoodie.index.bloom.fpp": "0.0001",
+        }
+    )
     write_base_file(gw, "a.parquet", table, bloom=bloom_config(opts))
     footer = read_footer(gw, "a.parquet")
     assert bf.BLOOM_FILTER_TYPE_CODE_FOOTER not in footer  # SIMPLE: no type code, as Hudi
@@ -155,7 +171,9 @@ def test_writer_footer_carries_the_configured_filter(tmp_path):
     write_base_file(gw, "b.parquet", table)  # default: Hudi's DYNAMIC_V0
     footer = read_footer(gw, "b.parquet")
     assert footer[bf.BLOOM_FILTER_TYPE_CODE_FOOTER] == bf.DYNAMIC_V0
-    assert footer[bf.BLOOM_FILTER_FOOTER] == bf.build(bf.BloomConfig(), [pa.array(keys)]).serialize()
+    assert (
+        footer[bf.BLOOM_FILTER_FOOTER] == bf.build(bf.BloomConfig(), [pa.array(keys)]).serialize()
+    )
     assert base64.b64decode(footer[bf.BLOOM_FILTER_FOOTER])[:4] == b"\xff\xff\xff\xff"
     found, read = lookup_keys(gw, "b.parquet", pa.array(["k00001", "nope", "k00299"]))
     assert read and found.to_pylist() == ["k00001", "k00299"]

@@ -1,0 +1,392 @@
+"""Tagging incoming records with their stored location: the SIMPLE, BLOOM and global indexes.
+
+Everything about table data happens in executors; the driver handles footers' key ranges
+(one small read per candidate file, as the simple index always did), the list of files
+and a handful of counts.
+
+* SIMPLE: the keys of every base file whose footer key range overlaps its partition's batch
+  range are read (Spark's Parquet reader) and joined with the incoming keys.
+* BLOOM (Hudi's ``HoodieBloomIndex``): each incoming key is paired with the files whose
+  footer key range covers it (a broadcast range join), then, one task per file, the file's
+  footer bloom filter drops the keys it surely lacks, and only when some key survives are the
+  file's keys read to confirm (:func:`hudilite.index.bloom_index.lookup_keys`).
+* GLOBAL_*: the same over every partition; the key alone names a record. A record whose
+  partition value changed is routed as Hudi's ``HoodieIndexUtils.tagGlobalLocationBackToRecords``
+  / ``mergeForPartitionUpdatesIfNeeded`` do:
+
+  - deletes go to the stored location;
+  - ``update.partition.path=false``: the record is updated where it is (its
+    ``_hoodie_partition_path`` is the old partition; its data columns, the partition column
+    included, are the incoming ones, as Hudi's Avro records keep their payload);
+  - ``update.partition.path=true``: the stored record (merged slice) is merged with the
+    incoming one by the table's merge rules; when the result comes from the incoming
+    record it is inserted into the new partition and the old one gets a delete, otherwise
+    the merged record updates the old location.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+
+from hudilite.index.bloom_index import IndexSettings, lookup_keys
+from hudilite.index.simple import candidate_files
+from hudilite.merge import merge_file_group, precombine
+from hudilite.read.file_group_reader import decode_slice, encode_slice, read_file_slice
+from hudilite.schema import (
+    DELETE_COL,
+    FILE_ID_COL,
+    META_COLUMNS,
+    PARTITION_PATH_COL,
+    RECORD_KEY_COL,
+    SEQ_COL,
+)
+from hudilite.spark.convert import arrow_schema, spark_schema
+from hudilite.spark.read_job import base_file_keys
+from hudilite.storage.parquet_io import read_key_range
+from hudilite.table.state import TableState
+from hudilite.write.write_context import ExistingFile
+
+__all__ = ["LOC_PARTITION_COL", "IndexMetrics", "locate", "route_global"]
+
+LOC_PARTITION_COL = "_hl_loc_partition"
+LOC_FILE_COL = "_hl_loc_file"
+_LOCATION_SCHEMA = pa.schema(
+    [(RECORD_KEY_COL, pa.string()), (PARTITION_PATH_COL, pa.string()), (FILE_ID_COL, pa.string())]
+)
+# One row per looked-up file (key null) tells whether its keys had to be read.
+_LOOKUP_SCHEMA = pa.schema(
+    [
+        (RECORD_KEY_COL, pa.string()),
+        (PARTITION_PATH_COL, pa.string()),
+        (FILE_ID_COL, pa.string()),
+        ("_hl_keys_read", pa.bool_()),
+    ]
+)
+
+
+@dataclass
+class IndexMetrics:
+    """What the index did, for ``WriteResult.extra['index']``."""
+
+    index_type: str
+    is_global: bool
+    files_in_scope: int = 0  # latest base files of the partitions the index searched
+    files_after_range_pruning: int = 0
+    files_read: int = 0  # files whose keys were read
+    records_moved: int = 0  # global index: records moved to a new partition
+    notes: dict[str, Any] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "type": ("GLOBAL_" if self.is_global else "") + self.index_type,
+            "files_in_scope": self.files_in_scope,
+            "files_after_range_pruning": self.files_after_range_pruning,
+            "files_pruned_by_range": self.files_in_scope - self.files_after_range_pruning,
+            "files_pruned_by_bloom": self.files_after_range_pruning - self.files_read,
+            "files_read": self.files_read,
+            "records_moved": self.records_moved,
+        }
+
+
+def locate(
+    state: TableState,
+    keyed: DataFrame,
+    existing: dict[tuple[str, str], ExistingFile],
+    key_ranges: dict[str, tuple[str, str]],
+    settings: IndexSettings,
+    log_keys: DataFrame | None,
+) -> tuple[DataFrame, IndexMetrics]:
+    """``keyed`` with ``FILE_ID_COL`` (null for new keys) and, for global indexes, the
+    stored location's partition in ``LOC_PARTITION_COL``.
+
+    ``existing``: latest base files of the partitions to search (every partition for a
+    global index); ``log_keys``: ``(key, partition, file id)`` of merge-on-read groups
+    without a base file.
+    """
+    metrics = IndexMetrics(settings.kind, settings.is_global)
+    files = [(p, ef.rel_path) for (p, _), ef in existing.items()]
+    metrics.files_in_scope = len(files)
+    if settings.is_global and key_ranges:
+        lo = min(r[0] for r in key_ranges.values())
+        hi = max(r[1] for r in key_ranges.values())
+        ranges = {p: (lo, hi) for p, _ in files}
+    else:
+        ranges = dict(key_ranges)
+    spark = keyed.sparkSession
+    stored: DataFrame | None = None
+    if settings.kind == "BLOOM":
+        stored = _bloom_lookup(state, keyed, files, ranges, settings, metrics)
+    else:
+        candidates = candidate_files(files, ranges, lambda rel: read_key_range(state.gw, rel))
+        metrics.files_after_range_pruning = metrics.files_read = len(candidates)
+        if candidates:
+            stored = base_file_keys(spark, state.gw, candidates, FILE_ID_COL)
+    if log_keys is not None:
+        stored = log_keys if stored is None else stored.unionByName(log_keys)
+    if stored is None:
+        out = keyed.withColumn(FILE_ID_COL, F.lit(None).cast("string"))
+        if settings.is_global:
+            out = out.withColumn(LOC_PARTITION_COL, F.lit(None).cast("string"))
+        return out, metrics
+    if not settings.is_global:
+        wanted = keyed.select(PARTITION_PATH_COL, RECORD_KEY_COL).distinct()
+        located = (
+            stored.join(F.broadcast(wanted), [PARTITION_PATH_COL, RECORD_KEY_COL], "inner")
+            .groupBy(PARTITION_PATH_COL, RECORD_KEY_COL)
+            .agg(F.max(FILE_ID_COL).alias(FILE_ID_COL))
+        )
+        return keyed.join(located, [PARTITION_PATH_COL, RECORD_KEY_COL], "left"), metrics
+    wanted = keyed.select(RECORD_KEY_COL).distinct()
+    loc = F.max(F.struct(F.col(PARTITION_PATH_COL), F.col(FILE_ID_COL))).alias("_hl_loc")
+    located = (
+        stored.join(F.broadcast(wanted), [RECORD_KEY_COL], "inner")
+        .groupBy(RECORD_KEY_COL)
+        .agg(loc)
+        .select(
+            RECORD_KEY_COL,
+            F.col(f"_hl_loc.{PARTITION_PATH_COL}").alias(LOC_PARTITION_COL),
+            F.col(f"_hl_loc.{FILE_ID_COL}").alias(FILE_ID_COL),
+        )
+    )
+    return keyed.join(located, [RECORD_KEY_COL], "left"), metrics
+
+
+def _bloom_lookup(
+    state: TableState,
+    keyed: DataFrame,
+    files: list[tuple[str, str]],
+    ranges: dict[str, tuple[str, str]],
+    settings: IndexSettings,
+    metrics: IndexMetrics,
+) -> DataFrame | None:
+    """``(key, partition, file id)`` of the incoming keys found in ``files`` (bloom index)."""
+    wanted_files = [(p, rel) for p, rel in files if p in ranges]
+    if not wanted_files:
+        return None
+    spark = keyed.sparkSession
+    gw = state.gw
+    if settings.prune_by_ranges:
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(max_workers=8) as pool:
+            file_ranges = list(pool.map(lambda f: read_key_range(gw, f[1]), wanted_files))
+    else:
+        file_ranges = [None] * len(wanted_files)
+    rows = [
+        (p, rel, r[0] if r else None, r[1] if r else None)
+        for (p, rel), r in zip(wanted_files, file_ranges, strict=True)
+        # A file whose range misses its partition's whole batch range is out at once.
+        if r is None or not (r[1] < ranges[p][0] or r[0] > ranges[p][1])
+    ]
+    if not rows:
+        return None
+    table = spark.createDataFrame(
+        rows, "_f_partition string, _f_path string, _f_lo string, _f_hi string"
+    )
+    key = F.col(RECORD_KEY_COL)
+    in_range = F.col("_f_lo").isNull() | ((key >= F.col("_f_lo")) & (key <= F.col("_f_hi")))
+    if settings.is_global:
+        wanted = keyed.select(RECORD_KEY_COL).distinct()
+        pairs = wanted.join(F.broadcast(table), in_range, "inner")
+    else:
+        wanted = keyed.select(PARTITION_PATH_COL, RECORD_KEY_COL).distinct()
+        pairs = wanted.join(
+            F.broadcast(table), (F.col(PARTITION_PATH_COL) == F.col("_f_partition")) & in_range
+        )
+    pairs = pairs.select(RECORD_KEY_COL, "_f_partition", "_f_path")
+
+    def lookup(batch: pa.Table) -> pa.Table:
+        rel = batch["_f_path"][0].as_py()
+        partition = batch["_f_partition"][0].as_py()
+        file_id = rel.rsplit("/", 1)[-1].split("_", 1)[0]
+        found, read = lookup_keys(gw, rel, batch[RECORD_KEY_COL])
+        n = len(found)
+        return pa.table(
+            {
+                RECORD_KEY_COL: pa.concat_arrays(
+                    [found.cast(pa.string()), pa.nulls(1, pa.string())]
+                ),
+                PARTITION_PATH_COL: pa.repeat(pa.scalar(partition, pa.string()), n + 1),
+                FILE_ID_COL: pa.repeat(pa.scalar(file_id, pa.string()), n + 1),
+                "_hl_keys_read": pa.concat_arrays(
+                    [pa.repeat(pa.scalar(read), n), pa.array([read])]
+                ),
+            },
+            schema=_LOOKUP_SCHEMA,
+        )
+
+    n = max(1, min(len(rows), 4096))
+    looked = (
+        pairs.repartition(n, "_f_path")
+        .groupBy("_f_path")
+        .applyInArrow(lookup, spark_schema(_LOOKUP_SCHEMA))
+        .persist()
+    )
+    summary = (
+        looked.filter(F.col(RECORD_KEY_COL).isNull())
+        .agg(F.count(F.lit(1)).alias("n"), F.sum(F.col("_hl_keys_read").cast("int")).alias("r"))
+        .collect()[0]
+    )
+    metrics.files_after_range_pruning = int(summary["n"] or 0)
+    metrics.files_read = int(summary["r"] or 0)
+    return looked.filter(F.col(RECORD_KEY_COL).isNotNull()).select(
+        RECORD_KEY_COL, PARTITION_PATH_COL, FILE_ID_COL
+    )
+
+
+def route_global(
+    state: TableState,
+    tagged: DataFrame,
+    settings: IndexSettings,
+    metrics: IndexMetrics,
+    storage_schema: pa.Schema,
+    ordering_field: str | None,
+) -> DataFrame:
+    """Route globally located records (see the module doc); drops ``LOC_PARTITION_COL``."""
+    loc = F.col(LOC_PARTITION_COL)
+    found = loc.isNotNull()
+    moved_partition = found & (loc != F.col(PARTITION_PATH_COL))
+    to_old = moved_partition & (F.col(DELETE_COL) | F.lit(not settings.update_partition_path))
+    columns = [c for c in tagged.columns if c != LOC_PARTITION_COL]
+    staying = tagged.filter(~moved_partition | to_old).select(
+        *[
+            F.when(to_old, loc).otherwise(F.col(PARTITION_PATH_COL)).alias(c)
+            if c == PARTITION_PATH_COL
+            else F.col(f"`{c}`")
+            for c in columns
+        ]
+    )
+    if not settings.update_partition_path:
+        return staying
+    moving = tagged.filter(moved_partition & ~F.col(DELETE_COL))
+    groups = [
+        (r[LOC_PARTITION_COL], r[FILE_ID_COL])
+        for r in moving.select(LOC_PARTITION_COL, FILE_ID_COL).distinct().collect()
+    ]
+    if not groups:
+        return staying
+    wanted = set(groups)
+    descriptors = {
+        (s.partition, s.file_id): encode_slice(s)
+        for s in state.view.latest_slices(partitions=sorted({p for p, _ in wanted}))
+        if (s.partition, s.file_id) in wanted
+    }
+    gw, spec = state.gw, state.merge_spec(state.options())
+    visible = state.timeline.is_completed
+    out_schema = arrow_schema(moving.select(*columns).schema)
+
+    def reconcile(batch: pa.Table) -> pa.Table:
+        old_partition = batch[LOC_PARTITION_COL][0].as_py()
+        file_id = batch[FILE_ID_COL][0].as_py()
+        incoming = batch.drop_columns([LOC_PARTITION_COL, FILE_ID_COL])
+        types = {f.name: f.type for f in storage_schema}
+        for i, name in enumerate(incoming.column_names):
+            want = types.get(name)
+            if want is not None and incoming.schema.field(i).type != want:
+                incoming = incoming.set_column(i, name, incoming.column(i).cast(want))
+        for col in META_COLUMNS:
+            if col not in incoming.column_names:
+                incoming = incoming.append_column(col, pa.nulls(incoming.num_rows, pa.string()))
+        incoming = precombine(spec, incoming)
+        descriptor = descriptors.get((old_partition, file_id))
+        stored = (
+            read_file_slice(
+                gw,
+                decode_slice(descriptor),
+                merge_spec=spec,
+                schema=storage_schema,
+                is_instant_visible=visible,
+            )
+            if descriptor is not None
+            else storage_schema.empty_table()
+        )
+        stored = stored.filter(pc.is_in(stored[RECORD_KEY_COL], value_set=incoming[RECORD_KEY_COL]))
+        merged = merge_file_group(spec, stored, incoming).table
+        inc_keys = incoming[RECORD_KEY_COL].to_pylist()
+        new_partition = dict(zip(inc_keys, incoming[PARTITION_PATH_COL].to_pylist(), strict=True))
+        seqs = dict(zip(inc_keys, incoming[SEQ_COL].to_pylist(), strict=True))
+        stored_keys = set(stored[RECORD_KEY_COL].to_pylist())
+        merged_keys = merged[RECORD_KEY_COL].to_pylist()
+        parts = []
+        move_idx, stay_idx = [], []
+        for i, (k, p) in enumerate(
+            zip(merged_keys, merged[PARTITION_PATH_COL].to_pylist(), strict=True)
+        ):
+            # Not stored any more (a log deleted it): a new record, as Hudi tags it.
+            (move_idx if k not in stored_keys or p == new_partition[k] else stay_idx).append(i)
+        moved = merged.take(pa.array(move_idx, pa.int64()))
+        mk = moved[RECORD_KEY_COL].to_pylist()
+        parts.append(
+            _project(
+                moved,
+                out_schema,
+                {
+                    PARTITION_PATH_COL: pa.array([new_partition[k] for k in mk], pa.string()),
+                    FILE_ID_COL: pa.nulls(len(mk), pa.string()),
+                    DELETE_COL: pa.repeat(pa.scalar(False), len(mk)),
+                    SEQ_COL: pa.array([seqs[k] for k in mk], pa.int64()),
+                },
+            )
+        )
+        stay = merged.take(pa.array(stay_idx, pa.int64()))
+        sk = stay[RECORD_KEY_COL].to_pylist()
+        parts.append(
+            _project(
+                stay,
+                out_schema,
+                {
+                    PARTITION_PATH_COL: pa.repeat(pa.scalar(old_partition, pa.string()), len(sk)),
+                    FILE_ID_COL: pa.repeat(pa.scalar(file_id, pa.string()), len(sk)),
+                    DELETE_COL: pa.repeat(pa.scalar(False), len(sk)),
+                    SEQ_COL: pa.array([seqs[k] for k in sk], pa.int64()),
+                },
+            )
+        )
+        # The old location gets Hudi's delete record (no ordering value: it always wins) for
+        # every moved key, and for a key the merge deleted.
+        merged_set = set(merged_keys)
+        doomed = [k for k in mk if k in stored_keys] + [
+            k for k in inc_keys if k in stored_keys and k not in merged_set
+        ]
+        if doomed:
+            dels = incoming.filter(
+                pc.is_in(incoming[RECORD_KEY_COL], value_set=pa.array(doomed, pa.string()))
+            )
+            n = dels.num_rows
+            overrides = {
+                PARTITION_PATH_COL: pa.repeat(pa.scalar(old_partition, pa.string()), n),
+                FILE_ID_COL: pa.repeat(pa.scalar(file_id, pa.string()), n),
+                DELETE_COL: pa.repeat(pa.scalar(True), n),
+            }
+            if ordering_field and ordering_field in out_schema.names:
+                overrides[ordering_field] = pa.nulls(n, out_schema.field(ordering_field).type)
+            parts.append(_project(dels, out_schema, overrides))
+        return pa.concat_tables(parts)
+
+    moved_out = (
+        moving.repartition(max(1, min(len(groups), 4096)), LOC_PARTITION_COL, FILE_ID_COL)
+        .groupBy(LOC_PARTITION_COL, FILE_ID_COL)
+        .applyInArrow(reconcile, spark_schema(out_schema))
+    )
+    metrics.notes["moving_groups"] = len(groups)
+    return staying.unionByName(moved_out)
+
+
+def _project(table: pa.Table, schema: pa.Schema, overrides: dict[str, pa.Array]) -> pa.Table:
+    """``table`` in ``schema``: columns by name (``overrides`` first, missing ones null)."""
+    columns = []
+    for f in schema:
+        if f.name in overrides:
+            col = overrides[f.name]
+        elif f.name in table.column_names:
+            col = table[f.name]
+        else:
+            col = pa.nulls(table.num_rows, f.type)
+        columns.append(col.cast(f.type))
+    return pa.Table.from_arrays(columns, schema=schema)
