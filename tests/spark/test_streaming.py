@@ -149,3 +149,42 @@ def test_stream_reader_delivers_each_commit_once_across_restart(spark: Any, tmp_
     seen.clear()
     run()
     assert seen == []  # nothing new: no batch at all
+
+
+def test_stream_reader_cleaned_commits_fail_or_fall_back(spark: Any, tmp_path: Path) -> None:
+    """Commits whose files the cleaner removed: a clear error, or with Hudi's
+    ``hoodie.datasource.read.incr.fallback.fulltablescan.enable`` the snapshot's rows
+    committed after the offset. (The reader is driven directly, as Spark would.)"""
+    from hudilite.errors import InstantNotFoundError
+    from hudilite.spark.datasource import HudiliteDataSource
+
+    t = _table(spark, tmp_path / "t")
+    times = [t.write(pa.Table.from_pylist(_recs(range(4), 1, "a"), schema=SCHEMA)).instant_time]
+    for k in range(3):
+        batch = pa.Table.from_pylist(_recs(range(k, k + 1), 2 + k, "b"), schema=SCHEMA)
+        times.append(t.write(batch).instant_time)
+    assert t.clean(options={"hoodie.cleaner.commits.retained": "1"}) is not None
+
+    def reader(**options: str) -> Any:
+        opts = {"path": t.path, "hoodie.datasource.streaming.startOffset": times[0], **options}
+        source = HudiliteDataSource(opts)
+        return source.streamReader(source.schema())
+
+    plain = reader()
+    start = plain.initialOffset()
+    end = plain.latestOffset(start, None)
+    assert end == {"completion_time": times[-1]}
+    try:
+        plain.partitions(start, end)
+        raise AssertionError("expected InstantNotFoundError")
+    except InstantNotFoundError as exc:
+        assert "fulltablescan" in str(exc)
+
+    fallback = reader(**{"hoodie.datasource.read.incr.fallback.fulltablescan.enable": "true"})
+    parts = fallback.partitions(start, end)
+    got = pa.Table.from_batches([b for p in parts for b in fallback.read(p)])
+    assert sorted(zip(got["id"].to_pylist(), got["ts"].to_pylist(), strict=True)) == [
+        ("k000", 2),
+        ("k001", 3),
+        ("k002", 4),
+    ]
