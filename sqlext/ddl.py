@@ -32,6 +32,7 @@ from hudilite.errors import (
     TableExistsError,
     TableNotFoundError,
 )
+from hudilite.spark.convert import spark_schema
 from hudilite.table.api import Table
 
 from . import ddl_show
@@ -44,7 +45,10 @@ from .ddl_common import (
     decode_column_notes,
     encode_column_notes,
     notes_of,
+    parse_type,
     partitions_for_spec,
+    quote_identifier,
+    resolve_column,
     spec_text,
     sql_string,
 )
@@ -53,6 +57,7 @@ from .ddl_show import hudilite_table, spark_fallback, sql_name
 from .queries import VIEW_PREFIX
 from .statements import (
     AlterTableAddColumns,
+    AlterTableChangeColumns,
     AlterTableDropPartition,
     AlterTableRename,
     AlterTableSetProperties,
@@ -239,6 +244,109 @@ def _rename(session: SqlContext, stmt: AlterTableRename) -> Outcome:
     return Outcome()
 
 
+SCHEMA_ON_READ_KEY = "hoodie.schema.on.read.enable"
+
+# Hudi's type promotions on write (schema evolution without schema on read): a column may
+# only widen, so every value already stored reads back unchanged.
+_PROMOTIONS: dict[str, set[str]] = {
+    "tinyint": {"smallint", "int", "bigint", "float", "double", "string", "decimal"},
+    "smallint": {"int", "bigint", "float", "double", "string", "decimal"},
+    "int": {"bigint", "float", "double", "string", "decimal"},
+    "bigint": {"float", "double", "string", "decimal"},
+    "float": {"double", "string", "decimal"},
+    "double": {"string", "decimal"},
+    "binary": {"string"},
+    "string": {"binary"},
+    "date": {"string"},
+    "decimal": {"decimal", "string"},
+}
+
+
+def _type_family(type_text: str) -> str:
+    return type_text.split("(", 1)[0].strip().lower()
+
+
+def _change_columns(session: SqlContext, stmt: AlterTableChangeColumns) -> Outcome:
+    """``ALTER TABLE ... DROP COLUMN(S) / RENAME COLUMN / ALTER|CHANGE COLUMN ... TYPE``.
+
+    Hudi allows dropping and renaming columns only with schema on read
+    (``hoodie.schema.on.read.enable=true``: an internal schema with column ids, so old
+    files map to new names), which hudilite does not implement; both are refused naming
+    the rule. A type change to the column's own type is a no-op; others are refused:
+    a narrowing one by Hudi's rule (only widening promotions such as int -> bigint ->
+    float -> double), a widening one because hudilite does not yet read files written
+    with the old type as the new one.
+    """
+    name = sql_name(stmt.name)
+    cols = ", ".join(quote_identifier(c) for c in stmt.columns)
+    if stmt.action == "drop":
+        sql = f"ALTER TABLE {name} DROP COLUMNS ({cols})"
+    elif stmt.action == "rename":
+        sql = f"ALTER TABLE {name} RENAME COLUMN {cols} TO {quote_identifier(stmt.new_name or '')}"
+    else:
+        sql = f"ALTER TABLE {name} ALTER COLUMN {cols} TYPE {stmt.new_type}"
+    done, found = _table(session, stmt.name, sql)
+    if done is not None:
+        return done
+    entry, table = found
+    display = entry.qualified_name
+    state = table.state()
+    schema = spark_schema(state.data_schema)
+    names = schema.fieldNames()
+    resolved = [resolve_column(c, names, "column", display) for c in stmt.columns]
+    config = state.config
+    fixed = {
+        c.lower(): role
+        for role, fields in (
+            ("record key", config.record_key_fields),
+            ("partition", config.partition_field_names),
+            ("ordering", config.ordering_fields),
+        )
+        for c in fields
+    }
+    for c in resolved:
+        if c.lower() in fixed:
+            raise SchemaError(
+                f"cannot change column {c!r} of {display}: it is the table's {fixed[c.lower()]} "
+                "field, fixed when the table was created"
+            )
+    if stmt.action in ("drop", "rename"):
+        verb = "DROP COLUMN" if stmt.action == "drop" else "RENAME COLUMN"
+        enabled = any(
+            k.lower() == SCHEMA_ON_READ_KEY and v.strip().lower() == "true"
+            for k, v in {**state.options().raw, **session.write_options()}.items()
+        )
+        rule = (
+            f"Hudi allows {verb} only with schema on read ({SCHEMA_ON_READ_KEY}=true), "
+            "whose internal schema maps old files to the new columns"
+        )
+        if enabled:
+            rule = f"{SCHEMA_ON_READ_KEY}=true asks for schema on read"
+        raise UnsupportedStatementError(
+            f"ALTER TABLE {display} {verb} {', '.join(resolved)} is not supported: {rule}, "
+            "and hudilite does not implement schema on read (rewrite the table with "
+            "CREATE TABLE ... AS SELECT to change its columns)"
+        )
+    field = next(f for f in schema.fields if f.name == resolved[0])
+    old = field.dataType.simpleString()
+    new = parse_type(stmt.new_type or "", resolved[0]).simpleString()
+    if new == old:
+        return Outcome()
+    if _type_family(new) not in _PROMOTIONS.get(_type_family(old), set()):
+        raise SchemaError(
+            f"cannot change column {resolved[0]!r} of {display} from {old} to {new}: Hudi's "
+            "schema evolution allows only widening type promotions (int -> bigint -> float "
+            "-> double, numbers -> string, binary <-> string, wider decimals), so that every "
+            "stored value reads back unchanged"
+        )
+    raise UnsupportedStatementError(
+        f"ALTER TABLE {display} ALTER COLUMN {resolved[0]} TYPE {new} is not supported yet: "
+        f"Hudi allows promoting {old} to {new}, but hudilite's readers do not yet convert "
+        f"files written with {old} (rewrite the table with CREATE TABLE ... AS SELECT "
+        f"CAST({resolved[0]} AS {new}) ...)"
+    )
+
+
 def _drop_partition(session: SqlContext, stmt: AlterTableDropPartition) -> Outcome:
     sql = (
         f"ALTER TABLE {sql_name(stmt.name)} DROP {'IF EXISTS ' if stmt.if_exists else ''}"
@@ -298,6 +406,7 @@ HANDLERS: dict[type, Handler] = {
     AlterTableUnsetProperties: _unset_properties,
     AlterTableRename: _rename,
     AlterTableDropPartition: _drop_partition,
+    AlterTableChangeColumns: _change_columns,
     TruncateTable: _truncate,
     **ddl_show.HANDLERS,
 }

@@ -57,6 +57,7 @@ __all__ = [
     "META_AND_OPERATION",
     "ColumnNote",
     "TableSpec",
+    "check_option_conflicts",
     "column_sql",
     "columns_schema",
     "decode_column_notes",
@@ -142,6 +143,36 @@ CONSUMED_KEYS = (
 def _is_consumed(key: str) -> bool:
     known = cfg.find_key(key)
     return known is not None and known in CONSUMED_KEYS
+
+
+def _normalized(key: cfg.ConfigKey, value: str) -> Any:
+    """``value`` as ``key`` reads it (``cow`` and ``COPY_ON_WRITE`` are one value)."""
+    try:
+        parsed = key.parse(value)
+    except (ValueError, TypeError):
+        parsed = value.strip()
+    if isinstance(parsed, str):
+        return parsed.lower()
+    if isinstance(parsed, tuple | list):
+        return tuple(str(p).strip().lower() for p in parsed)
+    return parsed
+
+
+def check_option_conflicts(options: Mapping[str, str], display: str) -> None:
+    """Refuse two spellings of one option with different values
+    (``'hoodie.table.type'='MERGE_ON_READ', type='cow'``): :class:`SqlError` naming both."""
+    seen: dict[str, tuple[str, str, Any]] = {}
+    for k, v in options.items():
+        known = cfg.find_key(k)
+        if known is None:
+            continue
+        value = _normalized(known, v)
+        first = seen.setdefault(known.name, (k, v, value))
+        if first[2] != value:
+            raise SqlError(
+                f"table {display}: options {first[0]} = {first[1]!r} and {k} = {v!r} "
+                f"contradict each other (both set {known.name})"
+            )
 
 
 @dataclass(frozen=True)

@@ -54,6 +54,7 @@ from .ddl_common import (
     COLUMNS_KEY,
     CONSUMED_KEYS,
     META_AND_OPERATION,
+    check_option_conflicts,
     columns_schema,
     encode_column_notes,
     notes_of,
@@ -106,6 +107,7 @@ def create_table(session: SqlContext, stmt: CreateTable) -> Outcome:
             f"CREATE TABLE {display} ... AS SELECT takes its columns from the query; "
             "remove the column list"
         )
+    check_option_conflicts(stmt.options, display)
     location = _absolute(stmt.location) if stmt.location is not None else None
     if location is not None and FileSystemGateway(location).exists(PROPERTIES_FILE):
         if stmt.as_select is not None:
@@ -114,6 +116,15 @@ def create_table(session: SqlContext, stmt: CreateTable) -> Outcome:
                 f"{location}"
             )
         return _register(session, stmt, db, name, location)
+    if location is not None:
+        found = _foreign_data(location)
+        if found is not None:
+            raise TableExistsError(
+                f"cannot create table {display} at {location}: the folder holds data "
+                f"({found}) but no Hudi table (no {PROPERTIES_FILE}); a new Hudi table there "
+                "would hide those files. Use an empty folder, or read the files as they are "
+                "(SELECT * FROM parquet.`<folder>`)"
+            )
     if stmt.columns is None and stmt.as_select is None:
         where = f"there is no Hudi table at {location}" if location else "no LOCATION was given"
         raise SqlError(f"CREATE TABLE {display} needs columns or AS SELECT ({where} to register)")
@@ -208,6 +219,34 @@ def _absolute(location: str) -> str:
     if "://" in location or location.startswith("file:"):
         return location.rstrip("/") or location
     return os.path.abspath(os.path.expanduser(location))
+
+
+# Files that are table data in some format (Spark's file sources, Hudi's base files).
+_DATA_SUFFIXES = (".parquet", ".orc", ".avro", ".json", ".jsonl", ".csv", ".tsv", ".xml")
+# Folders that make a folder a table of another format (or a damaged Hudi table).
+_TABLE_DIRS = (".hoodie", "_delta_log")
+
+
+def _foreign_data(location: str, limit: int = 5000) -> str | None:
+    """The first data file (or table folder) found under ``location``, relative to it;
+    None when it holds none (missing, empty, or only other files)."""
+    gw = FileSystemGateway(location)
+    pending = [""]
+    seen = 0
+    while pending and seen < limit:
+        for entry in gw.list_dir(pending.pop(0)):
+            seen += 1
+            if entry.is_dir:
+                if entry.name in _TABLE_DIRS:
+                    return entry.path + "/"
+                pending.append(entry.path)
+                continue
+            base = entry.name.lower()
+            for ext in (".gz", ".bz2", ".snappy", ".zst", ".lz4", ".deflate"):
+                base = base.removesuffix(ext)
+            if base.endswith(_DATA_SUFFIXES):
+                return entry.path
+    return None
 
 
 def _children(location: str) -> set[str] | None:

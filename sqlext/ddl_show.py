@@ -14,6 +14,13 @@ DESCRIBE [EXTENDED], with the rows Spark SQL (with Hudi) returns.
   options as they were given; ``LOCATION`` only for external tables, as Spark does).
 * ``SHOW PARTITIONS t`` -- ``partition``: every partition path with live file groups,
   as stored (``city=sf`` for hive-style tables).
+* ``SHOW TBLPROPERTIES t [(key)]`` -- ``key, value``: the options SHOW CREATE TABLE renders,
+  then ``hoodie.properties`` and the table's write defaults, sorted by key; with a key,
+  its value or Spark's "does not have property" text.
+* ``DESCRIBE HISTORY t [LIMIT n]`` -- the timeline as rows, newest first, as Delta's
+  history lists versions: ``version`` (the instant time, what ``TIMESTAMP AS OF`` and
+  ``VERSION AS OF`` take), ``completion_time``, ``action``, ``operation`` (the commit's
+  operation type, e.g. ``UPSERT``, or the action), ``state`` and ``operationMetrics``.
 
 The render functions are pure (no JVM) and unit-tested; the handlers read the catalog
 entry and the table.
@@ -48,10 +55,12 @@ from .ddl_common import (
 from .queries import VIEW_PREFIX
 from .statements import (
     Describe,
+    DescribeHistory,
     ShowCreateTable,
     ShowDatabases,
     ShowPartitions,
     ShowTables,
+    ShowTblProperties,
     SqlError,
     TableName,
 )
@@ -333,10 +342,85 @@ def _show_partitions(session: SqlContext, stmt: ShowPartitions) -> Outcome:
     return Outcome(session.spark.createDataFrame(rows, "partition string"))
 
 
+def _show_tblproperties(session: SqlContext, stmt: ShowTblProperties) -> Outcome:
+    key = f" ({sql_string(stmt.key)})" if stmt.key is not None else ""
+    sql = f"SHOW TBLPROPERTIES {sql_name(stmt.name)}{key}"
+    done, found = hudilite_table(session, stmt.name, sql)
+    if done is not None:
+        return done
+    entry, state = found
+    props = dict(create_table_properties(state.config, entry.properties))
+    for k, v in state.options().raw.items():
+        props.setdefault(k, v)
+    if stmt.key is None:
+        rows = sorted(props.items())
+    elif stmt.key in props:
+        rows = [(stmt.key, props[stmt.key])]
+    else:
+        folded = {k.lower(): v for k, v in props.items()}
+        value = folded.get(
+            stmt.key.lower(),
+            f"Table {entry.qualified_name} does not have property: {stmt.key}",
+        )
+        rows = [(stmt.key, value)]
+    return Outcome(session.spark.createDataFrame(rows, "key string, value string"))
+
+
+HISTORY_SCHEMA = (
+    "version string, completion_time string, action string, operation string, "
+    "state string, operationMetrics map<string,string>"
+)
+
+
+def history_rows(state: TableState, limit: int | None = None) -> list[tuple[Any, ...]]:
+    """``DESCRIBE HISTORY``'s rows: every instant of the active timeline, newest first."""
+    from hudilite.procedures.commits import transition_time
+
+    instants = sorted(state.timeline.instants, key=lambda i: i.requested_time, reverse=True)
+    rows: list[tuple[Any, ...]] = []
+    for inst in instants[:limit] if limit is not None else instants:
+        operation = inst.action.upper()
+        metrics: dict[str, str] = {}
+        if inst.is_completed and inst.action in _WRITE_ACTIONS:
+            meta = state.timeline.commit_metadata(inst)
+            operation = meta.operation_type
+            stats = meta.write_stats()
+            metrics = {
+                "numFiles": str(len(stats)),
+                "numPartitions": str(len(meta.partition_to_write_stats)),
+                "numOutputRows": str(sum(st.num_writes for st in stats)),
+                "numInsertedRows": str(sum(st.num_inserts for st in stats)),
+                "numUpdatedRows": str(sum(st.num_update_writes for st in stats)),
+                "numDeletedRows": str(sum(st.num_deletes for st in stats)),
+                "numOutputBytes": str(sum(st.total_write_bytes for st in stats)),
+            }
+        when = transition_time(state, inst) if inst.is_completed else None
+        rows.append((inst.requested_time, when, inst.action, operation, inst.state.name, metrics))
+    return rows
+
+
+_WRITE_ACTIONS = ("commit", "deltacommit", "replacecommit")
+
+
+def _describe_history(session: SqlContext, stmt: DescribeHistory) -> Outcome:
+    if stmt.limit is not None and stmt.limit < 0:
+        raise SqlError(f"DESCRIBE HISTORY ... LIMIT must not be negative, got {stmt.limit}")
+    limit = f" LIMIT {stmt.limit}" if stmt.limit is not None else ""
+    done, found = hudilite_table(
+        session, stmt.name, f"DESCRIBE HISTORY {sql_name(stmt.name)}{limit}"
+    )
+    if done is not None:
+        return done
+    _, state = found
+    return Outcome(session.spark.createDataFrame(history_rows(state, stmt.limit), HISTORY_SCHEMA))
+
+
 HANDLERS: dict[type, Handler] = {
     ShowDatabases: _show_databases,
     ShowTables: _show_tables,
     Describe: _describe,
     ShowCreateTable: _show_create_table,
     ShowPartitions: _show_partitions,
+    ShowTblProperties: _show_tblproperties,
+    DescribeHistory: _describe_history,
 }

@@ -15,6 +15,10 @@ The dialect adds, on top of Spark:
   the value as a string literal (sqlglot's Spark dialect keeps most of these as an opaque
   ``exp.Command``);
 * ``RESET [key]`` as a :class:`HudiReset` node;
+* ``EXPLAIN [EXTENDED|CODEGEN|COST|FORMATTED] <statement>`` as a :class:`HudiExplain` node
+  holding the inner statement's text as written (sqlglot keeps ``EXPLAIN`` opaque);
+* ``SHOW TBLPROPERTIES t [(key)]`` as a :class:`HudiShow` node (``key`` the property) and
+  Delta's ``DESCRIBE HISTORY t [LIMIT n]`` as a :class:`HudiHistory` node;
 * Hudi 1.x's index statements ``CREATE INDEX [IF NOT EXISTS] i ON [TABLE] t ...``,
   ``DROP INDEX [IF EXISTS] i ON [TABLE] t`` and ``SHOW INDEXES FROM|IN [TABLE] t`` as
   :class:`HudiIndex` nodes (whatever follows the table is kept as written);
@@ -41,6 +45,8 @@ E = t.TypeVar("E", bound=exp.Expr)
 
 __all__ = [
     "HudiCall",
+    "HudiExplain",
+    "HudiHistory",
     "HudiIndex",
     "HudiReset",
     "HudiShow",
@@ -49,6 +55,7 @@ __all__ = [
     "ParseError",
     "TableReference",
     "TokenError",
+    "UnsupportedSyntaxError",
     "key_expressions",
     "parse_data_type",
     "parse_script",
@@ -58,9 +65,28 @@ __all__ = [
 
 
 class HudiShow(exp.Expression):
-    """``SHOW <kind> ...``: ``this`` is the kind (``DATABASES``, ``TABLES``, ...)."""
+    """``SHOW <kind> ...``: ``this`` is the kind (``DATABASES``, ``TABLES``, ...); ``key``
+    the property of ``SHOW TBLPROPERTIES t (key)`` (a string literal)."""
 
-    arg_types: t.ClassVar[dict[str, bool]] = {"this": True, "target": False, "limit": False}
+    arg_types: t.ClassVar[dict[str, bool]] = {
+        "this": True,
+        "target": False,
+        "limit": False,
+        "key": False,
+    }
+
+
+class HudiExplain(exp.Expression):
+    """``EXPLAIN [mode] <statement>``: ``this`` is the mode (``EXTENDED``, ... or empty),
+    ``expression`` the inner statement's text as written (a string literal)."""
+
+    arg_types: t.ClassVar[dict[str, bool]] = {"this": False, "expression": True}
+
+
+class HudiHistory(exp.Expression):
+    """``DESCRIBE HISTORY t [LIMIT n]``: ``this`` is the table, ``limit`` the row limit."""
+
+    arg_types: t.ClassVar[dict[str, bool]] = {"this": True, "limit": False}
 
 
 class HudiCall(exp.Expression):
@@ -112,7 +138,8 @@ class Hudilite(Spark):
 
     class Tokenizer(Spark.Tokenizer):
         KEYWORDS: t.ClassVar[dict[str, TokenType]] = {
-            **{k: v for k, v in Spark.Tokenizer.KEYWORDS.items() if k != "CALL"},
+            # CALL and EXPLAIN would swallow the statement into an opaque exp.Command.
+            **{k: v for k, v in Spark.Tokenizer.KEYWORDS.items() if k not in ("CALL", "EXPLAIN")},
             "VOID": TokenType.VOID,  # Spark's type of NULL (as sqlglot's Databricks dialect)
         }
         COMMANDS: t.ClassVar[set[TokenType]] = Spark.Tokenizer.COMMANDS - {TokenType.SHOW}
@@ -132,6 +159,7 @@ class Hudilite(Spark):
             "COMPACTION ON": _show("COMPACTION", target="table"),
             "INDEXES": _show("INDEXES", target="from table"),
             "INDEX": _show("INDEXES", target="from table"),
+            "TBLPROPERTIES": _show("TBLPROPERTIES", target="table"),
         }
         SHOW_TRIE: t.ClassVar[dict] = new_trie(key.split(" ") for key in SHOW_PARSERS)
 
@@ -147,7 +175,9 @@ class Hudilite(Spark):
             "RUN": ("_parse_hudi_compaction", "COMPACTION"),
             "SCHEDULE": ("_parse_hudi_compaction", "COMPACTION"),
             "RESET": ("_parse_hudi_reset", None),
+            "EXPLAIN": ("_parse_hudi_explain", None),
         }
+        EXPLAIN_MODES: t.ClassVar[tuple[str, ...]] = ("EXTENDED", "CODEGEN", "COST", "FORMATTED")
 
         def _parse_statement(self) -> exp.Expr | None:
             curr, nxt = self._curr, self._next
@@ -161,6 +191,13 @@ class Hudilite(Spark):
                 and nxt.text.upper() == "INDEX"
             ):
                 return self._parse_hudi_index(curr.text.upper())
+            if (
+                curr is not None
+                and curr.token_type == TokenType.DESCRIBE
+                and nxt is not None
+                and nxt.text.upper() == "HISTORY"
+            ):
+                return self._parse_hudi_history()
             method, follower = self.WORD_STATEMENTS.get(word, ("", None))
             if method and (follower is None or (nxt is not None and nxt.text.upper() == follower)):
                 self._advance()
@@ -192,6 +229,14 @@ class Hudilite(Spark):
             eq = self._index
             while eq < len(self._tokens) and self._tokens[eq].token_type != TokenType.EQ:
                 eq += 1
+            if not (unset or tag) and self._curr and eq >= len(self._tokens):
+                # ``SET key``: show one option's value (a SetItem whose ``this`` is the key).
+                key = self.sql[self._curr.start : self._statement_end()].strip()
+                if _SET_KEY.fullmatch(key):
+                    while self._curr:
+                        self._advance()
+                    item = exp.SetItem(this=exp.var(key.strip("`")))
+                    return self.expression(exp.Set(expressions=[item], unset=False, tag=False))
             if unset or tag or not self._curr or eq >= len(self._tokens):
                 return super()._parse_set(unset=unset, tag=tag)
             eq_token = self._tokens[eq]
@@ -287,6 +332,8 @@ class Hudilite(Spark):
                 node = self._require(
                     self._parse_table_parts(), f"Expected a table name after SHOW {kind} FROM"
                 )
+            elif kind == "TBLPROPERTIES":
+                node = self._parse_plain_table(f"SHOW {kind}")
             elif target == "table":
                 node = self._require(
                     self._parse_table_parts(), f"Expected a table name after SHOW {kind}"
@@ -294,7 +341,62 @@ class Hudilite(Spark):
             limit = None
             if kind == "COMPACTION" and self._match(TokenType.LIMIT):
                 limit = self._require(self._parse_number(), "Expected a number after LIMIT")
-            return self.expression(HudiShow(this=kind, target=node, limit=limit))
+            key = None
+            if kind == "TBLPROPERTIES" and self._match(TokenType.L_PAREN):
+                key = self._parse_property_key("SHOW TBLPROPERTIES")
+                self._match_r_paren()
+            return self.expression(HudiShow(this=kind, target=node, limit=limit, key=key))
+
+        def _parse_plain_table(self, what: str) -> exp.Table:
+            """``[db.]table`` as plain names (``t (key)`` must not read as a function call)."""
+            parts = [
+                self._require(
+                    self._parse_id_var(any_token=False), f"Expected a table name after {what}"
+                )
+            ]
+            while self._match(TokenType.DOT):
+                parts.append(self._require(self._parse_id_var(), "Expected a table name"))
+            if len(parts) > 2:
+                self.raise_error(f"Expected [database.]table after {what}")
+            return exp.Table(this=parts[-1], db=parts[-2] if len(parts) > 1 else None)
+
+        def _parse_property_key(self, what: str) -> exp.Literal:
+            """A property key up to ``,`` or ``)``: bare (hoodie.x.y), quoted or back-quoted."""
+            first = last = self._curr
+            while self._curr and self._curr.token_type not in (TokenType.COMMA, TokenType.R_PAREN):
+                last = self._curr
+                self._advance()
+            key = self._find_sql(first, last).strip().strip("'\"`") if first and last else ""
+            if not key:
+                self.raise_error(f"Expected a property key in {what}")
+            return exp.Literal.string(key)
+
+        def _parse_hudi_explain(self, _word: str) -> HudiExplain:
+            mode = ""
+            if self._curr and self._curr.text.upper() in self.EXPLAIN_MODES:
+                mode = self._curr.text.upper()
+                self._advance()
+            if not self._curr:
+                self.raise_error("Expected a statement after EXPLAIN")
+            assert self._curr is not None
+            text = self.sql[self._curr.start : self._statement_end()].strip()
+            while self._curr:
+                self._advance()
+            return self.expression(
+                HudiExplain(
+                    this=exp.var(mode) if mode else None, expression=exp.Literal.string(text)
+                )
+            )
+
+        def _parse_hudi_history(self) -> HudiHistory:
+            self._advance(2)  # DESCRIBE HISTORY
+            table = self._require(
+                self._parse_table_parts(), "Expected a table name after DESCRIBE HISTORY"
+            )
+            limit = None
+            if self._match(TokenType.LIMIT):
+                limit = self._require(self._parse_number(), "Expected a number after LIMIT")
+            return self.expression(HudiHistory(this=table, limit=limit))
 
         def _parse_hudi_index(self, verb: str) -> HudiIndex:
             self._advance(2)  # CREATE|DROP INDEX
@@ -387,6 +489,19 @@ class Hudilite(Spark):
                     if e.args.get("target")
                     else "",
                     f"LIMIT {self.sql(e, 'limit')}" if e.args.get("limit") else "",
+                    f"({e.args['key'].name})" if e.args.get("key") else "",
+                )
+                if p
+            ),
+            HudiExplain: lambda self, e: " ".join(
+                p for p in ("EXPLAIN", e.this.name if e.this else "", e.expression.name) if p
+            ),
+            HudiHistory: lambda self, e: " ".join(
+                p
+                for p in (
+                    "DESCRIBE HISTORY",
+                    self.sql(e, "this"),
+                    f"LIMIT {self.sql(e, 'limit')}" if e.args.get("limit") else "",
                 )
                 if p
             ),
@@ -445,6 +560,14 @@ def to_sql(node: exp.Expr) -> str:
 # table references inside queries
 
 
+class UnsupportedSyntaxError(ParseError):
+    """Valid syntax hudilite refuses (the message says why and what to write instead)."""
+
+
+# A Hudi instant time: yyyyMMddHHmmss[SSS].
+_INSTANT = re.compile(r"\d{14}(\d{3})?")
+
+
 class TableReference(t.NamedTuple):
     """A table a query reads: ``db.name``, optionally ``TIMESTAMP AS OF``, or a table function.
 
@@ -489,12 +612,20 @@ def _reference(node: exp.Table, cte_names: set[str]) -> TableReference | None:
     as_of = None
     version = node.args.get("version")
     if isinstance(version, exp.Version):
-        if str(version.this).upper() != "TIMESTAMP":
-            raise ParseError(
-                f"unsupported time travel {to_sql(version)!r}: use TIMESTAMP AS OF '<instant>'"
-            )
+        kind = str(version.this).upper()
         value = _literal(version.expression)
         as_of = None if value is None else str(value)
+        if kind == "VERSION" and not _INSTANT.fullmatch(as_of or ""):
+            # Delta's versions count commits; a Hudi table's versions are its instants.
+            raise UnsupportedSyntaxError(
+                f"VERSION AS OF {to_sql(version.expression)}: a Hudi table has no version "
+                "numbers; give a commit instant (VERSION AS OF '20240101120000000', as "
+                "DESCRIBE HISTORY lists them) or TIMESTAMP AS OF '<date-time>'"
+            )
+        if kind not in ("TIMESTAMP", "VERSION"):
+            raise UnsupportedSyntaxError(
+                f"unsupported time travel {to_sql(version)!r}: use TIMESTAMP AS OF '<instant>'"
+            )
     return TableReference(db, node.name, as_of)
 
 

@@ -20,6 +20,7 @@ read through a session view, so conditions and expressions are plain Spark SQL.
 from __future__ import annotations
 
 import json
+import warnings
 from typing import TYPE_CHECKING, Any, cast
 
 from pyspark.sql import functions as F
@@ -50,10 +51,12 @@ from .statements import (
     InsertInto,
     MergeInto,
     SqlError,
+    SqlWarning,
     TableName,
     Update,
     WhenMatched,
     WhenNotMatched,
+    WhenNotMatchedBySource,
 )
 
 if TYPE_CHECKING:
@@ -69,6 +72,7 @@ INSERT_OPERATION_KEY = "hoodie.spark.sql.insert.into.operation"
 _INSERT_OPERATIONS = ("insert", "upsert", "bulk_insert")
 _CLAUSE = "__hudilite_clause"
 _MATCHED = "__hudilite_matched"
+_FROM_SOURCE = "__hudilite_from_source"
 _SEQ = "__hudilite_seq"
 _RANK = "__hudilite_rank"
 
@@ -223,6 +227,8 @@ def _insert(session: SqlContext, stmt: InsertInto) -> Outcome:
             f"{verb} {display}: the query gives {len(df.columns)} column(s) but "
             f"{len(names)} are expected ({', '.join(names)})"
         )
+    if stmt.columns is None:
+        _warn_positional(df.columns, names, verb, display)
     df = df.toDF(*names)
     types = {f.name: f.dataType for f in schema.fields}
     for col, value in static.items():
@@ -241,6 +247,28 @@ def _insert(session: SqlContext, stmt: InsertInto) -> Outcome:
     else:
         op = _insert_operation(session, state)
     return write_outcome(session.spark, tbl.write(df, op, options=options))
+
+
+def _warn_positional(source: list[str], target: list[str], verb: str, display: str) -> None:
+    """A positional INSERT whose query names table columns at other positions (say the
+    partition column, which PARTITIONED BY moved last) writes each value into the column
+    at its position, as Spark does: warn naming the columns."""
+    names = {t.lower() for t in target}
+    moved = [
+        (s, t)
+        for s, t in zip(source, target, strict=True)
+        if s.lower() != t.lower() and s.lower() in names
+    ]
+    if moved:
+        shown = ", ".join(f"{s!r} -> {t!r}" for s, t in moved)
+        warnings.warn(
+            SqlWarning(
+                f"{verb} {display} matches columns by position, not by name: query column "
+                f"{shown}. List the columns (INSERT INTO t (c1, c2, ...) SELECT ...) or "
+                f"select them in the table's order ({', '.join(target)})"
+            ),
+            stacklevel=2,
+        )
 
 
 # ---------------------------------------------------------------------------------------
@@ -296,7 +324,8 @@ def _write_selected(
     sql = f"SELECT {', '.join(select)} FROM {_q(view)} AS {_q(name.table)}"
     if where:
         sql += f" WHERE {where}"
-    df = session.spark.sql(sql)
+    # Subqueries of the condition and of SET expressions may read hudilite tables.
+    df = session.spark.sql(session.views.rewrite(sql))
     return write_outcome(session.spark, tbl.write(df, operation, options=session.write_options()))
 
 
@@ -355,18 +384,36 @@ def _merge(session: SqlContext, stmt: MergeInto) -> Outcome:
 
     target_view = session.views.table_view(stmt.target)
     data_cols = ", ".join(_q(f.name) for f in schema.fields)
+    # WHEN NOT MATCHED BY SOURCE needs the target rows no source row matches: a full join,
+    # with a marker telling source rows from none.
+    by_source = any(isinstance(c, WhenNotMatchedBySource) for c in stmt.clauses)
+    source_from = f"{_q(source_view)} AS {_q(s_alias)}"
+    if by_source:
+        source_from = f"(SELECT *, true AS {_FROM_SOURCE} FROM {_q(source_view)}) AS {_q(s_alias)}"
     joined_from = (
-        f"FROM {_q(source_view)} AS {_q(s_alias)} LEFT JOIN "
+        f"FROM {source_from} {'FULL OUTER' if by_source else 'LEFT'} JOIN "
         f"(SELECT {data_cols}, true AS {_MATCHED} FROM {_q(target_view)}) AS {_q(t_alias)} "
         f"ON {stmt.on}"
     )
     matched = f"{_q(t_alias)}.{_MATCHED} IS NOT NULL"
+    not_matched = f"NOT ({matched})"
+    not_matched_by_source = "false"
+    if by_source:
+        from_source = f"{_q(s_alias)}.{_FROM_SOURCE}"
+        matched = f"{matched} AND {from_source} IS NOT NULL"
+        not_matched = f"{_q(t_alias)}.{_MATCHED} IS NULL"
+        not_matched_by_source = f"{from_source} IS NULL"
     if not ordering:
         _check_single_match(session, display, joined_from, matched, t_alias, config)
 
     conditions: list[str] = []
     for clause in stmt.clauses:
-        base = matched if isinstance(clause, WhenMatched) else f"NOT ({matched})"
+        if isinstance(clause, WhenMatched):
+            base = matched
+        elif isinstance(clause, WhenNotMatchedBySource):
+            base = not_matched_by_source
+        else:
+            base = not_matched
         conditions.append(f"({base}) AND ({clause.condition})" if clause.condition else base)
 
     def target_col(name: str) -> str:
@@ -385,8 +432,17 @@ def _merge(session: SqlContext, stmt: MergeInto) -> Outcome:
     key_cols = {k.lower(): k for k in config.record_key_fields}
     for clause in stmt.clauses:
         exprs: dict[str, str] = {}
-        if isinstance(clause, WhenMatched) and clause.action == "delete":
+        if isinstance(clause, WhenMatched | WhenNotMatchedBySource) and clause.action == "delete":
             exprs = {f.name: target_col(f.name) for f in schema.fields}
+        elif isinstance(clause, WhenNotMatchedBySource):
+            exprs = {f.name: target_col(f.name) for f in schema.fields}
+            for col, expr in (clause.assignments or {}).items():
+                name = _find(schema, col, "MERGE INTO NOT MATCHED BY SOURCE UPDATE", display)
+                if name.lower() in key_cols:
+                    raise SchemaError(
+                        f"MERGE INTO {display}: cannot update primary key column {name!r}"
+                    )
+                exprs[name] = f"({expr})"
         elif isinstance(clause, WhenMatched):
             if clause.assignments == "*":
                 exprs = {f.name: source_col(f.name, "UPDATE SET *") for f in schema.fields}
@@ -434,14 +490,17 @@ def _merge(session: SqlContext, stmt: MergeInto) -> Outcome:
         for f in schema.fields
     ]
     deletes = [
-        "true" if isinstance(c, WhenMatched) and c.action == "delete" else "false"
+        "true"
+        if isinstance(c, WhenMatched | WhenNotMatchedBySource) and c.action == "delete"
+        else "false"
         for c in stmt.clauses
     ]
     selects.append(f"{case(deletes)} AS {_q(IS_DELETED_COL)}")
     selects.append(f"{case([str(i) for i in range(len(stmt.clauses))])} AS {_CLAUSE}")
     if not stmt.clauses:
         raise SqlError(f"MERGE INTO {display}: no WHEN clause")
-    df = session.spark.sql(f"SELECT {', '.join(selects)} {joined_from}")
+    # Subqueries in ON, WHEN conditions and values may read hudilite tables.
+    df = session.spark.sql(session.views.rewrite(f"SELECT {', '.join(selects)} {joined_from}"))
     df = df.where(F.col(_CLAUSE).isNotNull()).drop(_CLAUSE)
     if "true" not in deletes:
         df = df.drop(IS_DELETED_COL)
@@ -454,8 +513,10 @@ def _check_single_match(
     """Without an ordering field, two source rows matching one target row are an error."""
     keys = ", ".join(f"{_q(t_alias)}.{_q(k)}" for k in config.record_key_fields)
     dup = session.spark.sql(
-        f"SELECT {keys}, count(*) AS n {joined_from} WHERE {matched} "
-        f"GROUP BY {keys} HAVING count(*) > 1 LIMIT 1"
+        session.views.rewrite(
+            f"SELECT {keys}, count(*) AS n {joined_from} WHERE {matched} "
+            f"GROUP BY {keys} HAVING count(*) > 1 LIMIT 1"
+        )
     ).collect()
     if dup:
         row = dup[0]

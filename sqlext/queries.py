@@ -17,8 +17,21 @@ from hudilite.errors import TableNotFoundError
 from hudilite.table.api import Table
 
 from .context import Handler, Outcome, SqlContext
-from .dialect import ParseError, TableReference, rewrite_tables
-from .statements import Query, SqlParseError, TableName, UnsupportedStatementError
+from .dialect import ParseError, TableReference, UnsupportedSyntaxError, rewrite_tables
+from .spark_types import quote_identifier
+from .statements import (
+    Delete,
+    Explain,
+    InsertInto,
+    MergeInto,
+    Query,
+    SparkStatement,
+    SqlParseError,
+    TableName,
+    UnsupportedStatementError,
+    Update,
+    parse_statement,
+)
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -52,6 +65,8 @@ class ViewRegistry:
 
         try:
             out = rewrite_tables(sql, resolve)
+        except UnsupportedSyntaxError as e:
+            raise UnsupportedStatementError(str(e)) from None
         except ParseError as e:
             raise SqlParseError(str(e).split("\n")[0]) from None
         if any(self.session.is_temp_view(v) for v in user_views):
@@ -92,6 +107,8 @@ class ViewRegistry:
         df.createOrReplaceTempView(view)
 
     def _resolve(self, ref: TableReference) -> str | None:
+        if ref.db is None and ref.name.startswith(VIEW_PREFIX):
+            return None  # a view hudilite registered (DML builds queries over them)
         if ref.function is not None:
             if ref.function == "hudi_table_changes":
                 return self._changes_view(ref.args)
@@ -111,8 +128,9 @@ class ViewRegistry:
                     f"TIMESTAMP AS OF needs a hudilite table; {ref.name} is a temporary view"
                 )
             return None
-        qualified = f"{ref.db}.{ref.name}" if ref.db else ref.name
-        if not self.session.spark.catalog.tableExists(qualified):
+        if _is_file_reference(ref):
+            return None  # Spark's SQL on files: parquet.`/path`
+        if not self.session.spark.catalog.tableExists(sql_name(name)):
             db, table = self.session.qualify(name)
             raise TableNotFoundError(f"table or view {db}.{table} not found")
         return None
@@ -141,6 +159,24 @@ class ViewRegistry:
         return self.register_frame(df, "changes_" + _digest(f"{tbl.path}|{begin}|{end}"))
 
 
+# Data sources Spark reads directly by path in a query (``SELECT * FROM parquet.`/path` ``).
+_FILE_SOURCES = frozenset(
+    ("parquet", "orc", "json", "csv", "text", "avro", "binaryfile", "xml", "delta", "hudi")
+)
+
+
+def _is_file_reference(ref: TableReference) -> bool:
+    """Whether ``ref`` is Spark's ``<source>.`<path>` `` (a query over files, not a table)."""
+    if ref.db is None:
+        return False
+    return ref.db.lower() in _FILE_SOURCES or any(c in ref.name for c in "/:\\")
+
+
+def sql_name(name: TableName) -> str:
+    """``name`` as Spark SQL text, each part back-quoted when needed."""
+    return ".".join(quote_identifier(p) for p in (name.db, name.table) if p)
+
+
 def _digest(text: str) -> str:
     return hashlib.sha1(text.encode()).hexdigest()[:12]
 
@@ -149,4 +185,42 @@ def _query(session: SqlContext, stmt: Query) -> Outcome:
     return Outcome(session.spark.sql(session.views.rewrite(stmt.sql)))
 
 
-HANDLERS: dict[type, Handler] = {Query: _query}
+def _explain(session: SqlContext, stmt: Explain) -> Outcome:
+    """``EXPLAIN [mode] <statement>``: Spark's plan of the statement as it runs, its
+    hudilite tables read as views. DML on a hudilite table has no single Spark plan (it is
+    a hudilite write: one commit), so it is refused by name."""
+    inner = parse_statement(stmt.sql)
+    prefix = "EXPLAIN " + (f"{stmt.mode} " if stmt.mode else "")
+    target: TableName | None = None
+    if isinstance(inner, InsertInto | Update | Delete):
+        target = inner.table
+    elif isinstance(inner, MergeInto):
+        target = inner.target
+    elif isinstance(inner, SparkStatement):
+        target = inner.target
+        if inner.opaque:
+            named = [TableName(*_split(n)) for n in inner.names]
+            target = next((n for n in named if session.is_hudilite(n)), target)
+    elif not isinstance(inner, Query):
+        raise UnsupportedStatementError(
+            f"EXPLAIN {type(inner).__name__} is not supported: hudilite runs it itself, "
+            "without a Spark plan; EXPLAIN takes queries and Spark's own statements"
+        )
+    if target is not None and session.is_hudilite(target):
+        verb = stmt.sql.split()[0].upper()
+        raise UnsupportedStatementError(
+            f"EXPLAIN {verb} is not supported on hudilite table "
+            f"{session.display(target)}: hudilite runs it as its own write (one commit), "
+            "not as one Spark plan; EXPLAIN the query that selects the rows instead"
+        )
+    if isinstance(inner, SparkStatement) and inner.opaque:
+        return Outcome(session.spark.sql(prefix + stmt.sql))
+    return Outcome(session.spark.sql(prefix + session.views.rewrite(stmt.sql)))
+
+
+def _split(name: str) -> tuple[str | None, str]:
+    parts = name.split(".")
+    return (parts[-2] if len(parts) > 1 else None), parts[-1]
+
+
+HANDLERS: dict[type, Handler] = {Query: _query, Explain: _explain}

@@ -16,9 +16,10 @@ from typing import TYPE_CHECKING, Any
 
 from pyspark.sql import SparkSession
 
+from hudilite import config as cfg
 from hudilite.catalog import Catalog, DatabaseNotFoundError
 from hudilite.config.checks import check_options, collect_warnings
-from hudilite.errors import HudiliteError, TableNotFoundError
+from hudilite.errors import ConfigError, HudiliteError, TableNotFoundError
 from hudilite.procedures import run_procedure
 from hudilite.spark.session import spark_session
 from hudilite.spark.task_errors import read_error_from
@@ -29,6 +30,7 @@ from . import ddl, dml, queries
 from .context import Outcome, StatementResult
 from .statements import (
     Call,
+    ResetOption,
     SetOption,
     SparkStatement,
     SqlParseError,
@@ -93,6 +95,8 @@ class Session:
         self.views = queries.ViewRegistry(self)
         for k, v in (options or {}).items():
             self.set_option(k, str(v))
+        # What RESET goes back to (as Spark's RESET returns to the session's start-up conf).
+        self._initial_options = dict(self.options)
 
     def __repr__(self) -> str:
         return f"Session(warehouse={self.catalog.warehouse!r}, database={self.current_database!r})"
@@ -224,7 +228,21 @@ class Session:
 
     def set_option(self, key: str, value: str) -> None:
         """``SET key=value``: ``spark.*`` keys go to Spark's conf; others are write and
-        read options of this session (Hudi keys, their aliases, hudilite keys)."""
+        read options of this session (Hudi keys, their aliases, hudilite keys).
+
+        A key hudilite knows is checked with its parser first: a bad value raises
+        :class:`~hudilite.errors.ConfigError` naming the key and the value, and the
+        session keeps its previous value.
+        """
+        known = cfg.find_key(key)
+        if known is not None:
+            try:
+                known.parse(value)
+            except (ValueError, TypeError) as exc:
+                canonical = "" if known.name.lower() == key.lower() else f" ({known.name})"
+                raise ConfigError(
+                    f"invalid value {value!r} for option {key}{canonical}: {exc}"
+                ) from None
         # An unknown, unsupported or deprecated key warns (strict mode: raises).
         check_options({key: value}, context=self.options, stacklevel=4)
         if is_storage_option(key):
@@ -240,6 +258,33 @@ class Session:
         """The session's non-Spark options, then ``extra``."""
         return {**self.options, **(extra or {})}
 
+    def _spellings(self, key: str) -> list[str]:
+        """The keys of :attr:`options` that set ``key`` (any case, any alias of it)."""
+        known = cfg.find_key(key)
+        names = {n.lower() for n in known.all_names()} if known else {key.lower()}
+        return [k for k in self.options if k.lower() in names]
+
+    def option_value(self, key: str) -> str | None:
+        """The value ``SET key`` shows for a hudilite option, None when it is not set."""
+        spelled = self._spellings(key)
+        exact = [k for k in spelled if k.lower() == key.lower()]
+        return self.options[(exact or spelled)[0]] if spelled else None
+
+    def reset_options(self, key: str | None = None) -> None:
+        """``RESET [key]``: the session's hudilite options (or ``key``, every spelling of it)
+        go back to those given to :func:`connect` (none by default), so later writes no
+        longer use what ``SET`` gave."""
+        if key is None:
+            self.options = dict(self._initial_options)
+            return
+        for k in self._spellings(key):
+            del self.options[k]
+        known = cfg.find_key(key)
+        names = {n.lower() for n in known.all_names()} if known else {key.lower()}
+        for k, v in self._initial_options.items():
+            if k.lower() in names:
+                self.options[k] = v
+
 
 # ---------------------------------------------------------------------------------------
 # small handlers; the big ones live in ddl, dml and queries
@@ -251,18 +296,48 @@ def _use(session: Session, stmt: UseDatabase) -> Outcome:
 
 
 def _set(session: Session, stmt: SetOption) -> Outcome:
+    if stmt.value is None:
+        # ``SET key``: a hudilite option's value, else Spark's answer (``<undefined>``).
+        value = session.option_value(stmt.key)
+        if value is None:
+            return Outcome(session.spark.sql(f"SET {stmt.key}"))
+        return Outcome(
+            session.spark.createDataFrame([(stmt.key, value)], "key string, value string")
+        )
     session.set_option(stmt.key, stmt.value)
     return Outcome(
         session.spark.createDataFrame([(stmt.key, stmt.value)], "key string, value string")
     )
 
 
+def _reset(session: Session, stmt: ResetOption) -> Outcome:
+    session.reset_options(stmt.key)
+    return Outcome(session.spark.sql("RESET" if stmt.key is None else f"RESET {stmt.key}"))
+
+
 def _call(session: Session, stmt: Call) -> Outcome:
     return Outcome(run_procedure(session, stmt.procedure, stmt.args, stmt.named_args))
 
 
+# Why hudilite refuses some of Spark's statements on its tables (by first word).
+_REFUSALS = {
+    "ANALYZE": (
+        "hudilite tables are read through temporary views of their snapshot, which hold no "
+        "catalog statistics; Spark sizes its plans from the files themselves (Hudi keeps "
+        "column statistics in its metadata table, which hudilite does not write)"
+    ),
+}
+
+
 def _spark(session: Session, stmt: SparkStatement) -> Outcome:
     if stmt.target is not None and session.is_hudilite(stmt.target):
+        first = stmt.words.split()[0].upper() if stmt.words else ""
+        reason = _REFUSALS.get(first)
+        if reason is not None:
+            raise UnsupportedStatementError(
+                f"{' '.join(stmt.words.split()[:2]).upper()} is not supported on hudilite "
+                f"table {session.display(stmt.target)}: {reason}"
+            )
         raise UnsupportedStatementError(
             f"unsupported statement on hudilite table {session.display(stmt.target)}: {stmt.words}"
         )
@@ -282,6 +357,7 @@ def _spark(session: Session, stmt: SparkStatement) -> Outcome:
 _HANDLERS: dict[type, Callable[[Session, Any], Outcome]] = {
     UseDatabase: _use,
     SetOption: _set,
+    ResetOption: _reset,
     Call: _call,
     SparkStatement: _spark,
     **queries.HANDLERS,

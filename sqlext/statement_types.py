@@ -12,10 +12,11 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from hudilite.errors import HudiliteError
+from hudilite.errors import HudiliteError, HudiliteWarning
 
 __all__ = [
     "AlterTableAddColumns",
+    "AlterTableChangeColumns",
     "AlterTableDropPartition",
     "AlterTableRename",
     "AlterTableSetProperties",
@@ -26,21 +27,26 @@ __all__ = [
     "CreateTable",
     "Delete",
     "Describe",
+    "DescribeHistory",
     "DropDatabase",
     "DropTable",
+    "Explain",
     "IndexStatement",
     "InsertInto",
     "MergeInto",
     "PyValue",
     "Query",
+    "ResetOption",
     "SetOption",
     "ShowCreateTable",
     "ShowDatabases",
     "ShowPartitions",
     "ShowTables",
+    "ShowTblProperties",
     "SparkStatement",
     "SqlError",
     "SqlParseError",
+    "SqlWarning",
     "Statement",
     "TableName",
     "TruncateTable",
@@ -49,6 +55,7 @@ __all__ = [
     "UseDatabase",
     "WhenMatched",
     "WhenNotMatched",
+    "WhenNotMatchedBySource",
     "statement_to_dict",
 ]
 
@@ -72,6 +79,11 @@ class SqlParseError(SqlError):
 
 class UnsupportedStatementError(SqlError):
     """A syntactically valid statement hudilite does not support."""
+
+
+class SqlWarning(HudiliteWarning):
+    """A statement that runs but probably does not do what was meant (e.g. a positional
+    INSERT whose query columns are the table's in another order)."""
 
 
 # --------------------------------------------------------------------------------------------
@@ -154,6 +166,30 @@ class ShowPartitions:
 
 
 @dataclass(frozen=True)
+class ShowTblProperties:
+    """``SHOW TBLPROPERTIES t [(key)]``."""
+
+    name: TableName
+    key: str | None = None
+
+
+@dataclass(frozen=True)
+class DescribeHistory:
+    """``DESCRIBE HISTORY t [LIMIT n]``: the table's timeline, newest first."""
+
+    name: TableName
+    limit: int | None = None
+
+
+@dataclass(frozen=True)
+class Explain:
+    """``EXPLAIN [mode] <statement>``: ``sql`` is the statement as written."""
+
+    mode: str | None
+    sql: str
+
+
+@dataclass(frozen=True)
 class AlterTableAddColumns:
     name: TableName
     columns: list[Column]
@@ -176,6 +212,19 @@ class AlterTableUnsetProperties:
 class AlterTableRename:
     name: TableName
     new_name: TableName
+
+
+@dataclass(frozen=True)
+class AlterTableChangeColumns:
+    """``ALTER TABLE t DROP COLUMN[S] ...`` (``action`` ``drop``), ``RENAME COLUMN a TO b``
+    (``rename``, ``new_name``) or ``ALTER|CHANGE COLUMN a [a] [TYPE] T`` (``type``,
+    ``new_type`` the Spark type text)."""
+
+    name: TableName
+    action: Literal["drop", "rename", "type"]
+    columns: list[str]
+    new_name: str | None = None
+    new_type: str | None = None
 
 
 @dataclass(frozen=True)
@@ -210,8 +259,17 @@ class IndexStatement:
 
 @dataclass(frozen=True)
 class SetOption:
+    """``SET key = value``; ``SET key`` (show the value) has ``value`` None."""
+
     key: str
-    value: str
+    value: str | None
+
+
+@dataclass(frozen=True)
+class ResetOption:
+    """``RESET [key]``: ``key`` None resets every option."""
+
+    key: str | None
 
 
 @dataclass(frozen=True)
@@ -253,6 +311,16 @@ class WhenNotMatched:
 
 
 @dataclass(frozen=True)
+class WhenNotMatchedBySource:
+    """``WHEN NOT MATCHED BY SOURCE [AND cond] THEN UPDATE SET ... | DELETE``: target rows
+    no source row matches."""
+
+    condition: str | None
+    action: Literal["update", "delete"]
+    assignments: dict[str, str] | None
+
+
+@dataclass(frozen=True)
 class MergeInto:
     """``MERGE INTO``: ``source`` is a :class:`TableName` or the SQL text of a query."""
 
@@ -261,7 +329,9 @@ class MergeInto:
     source: TableName | str
     source_alias: str | None
     on: str
-    clauses: list[WhenMatched | WhenNotMatched] = field(default_factory=list)
+    clauses: list[WhenMatched | WhenNotMatched | WhenNotMatchedBySource] = field(
+        default_factory=list
+    )
 
 
 @dataclass(frozen=True)
@@ -312,10 +382,15 @@ Statement = (
     | AlterTableUnsetProperties
     | AlterTableRename
     | AlterTableDropPartition
+    | AlterTableChangeColumns
+    | ShowTblProperties
+    | DescribeHistory
+    | Explain
     | TruncateTable
     | DropTable
     | IndexStatement
     | SetOption
+    | ResetOption
     | InsertInto
     | Update
     | Delete

@@ -14,9 +14,19 @@ from typing import Any
 
 from sqlglot import exp
 
-from .dialect import HudiCall, HudiIndex, HudiReset, HudiShow, HudiUnsetProperties, to_sql
+from .dialect import (
+    HudiCall,
+    HudiExplain,
+    HudiHistory,
+    HudiIndex,
+    HudiReset,
+    HudiShow,
+    HudiUnsetProperties,
+    to_sql,
+)
 from .statement_types import (
     AlterTableAddColumns,
+    AlterTableChangeColumns,
     AlterTableDropPartition,
     AlterTableRename,
     AlterTableSetProperties,
@@ -27,18 +37,22 @@ from .statement_types import (
     CreateTable,
     Delete,
     Describe,
+    DescribeHistory,
     DropDatabase,
     DropTable,
+    Explain,
     IndexStatement,
     InsertInto,
     MergeInto,
     PyValue,
     Query,
+    ResetOption,
     SetOption,
     ShowCreateTable,
     ShowDatabases,
     ShowPartitions,
     ShowTables,
+    ShowTblProperties,
     SparkStatement,
     SqlParseError,
     Statement,
@@ -49,6 +63,7 @@ from .statement_types import (
     UseDatabase,
     WhenMatched,
     WhenNotMatched,
+    WhenNotMatchedBySource,
 )
 
 __all__ = ["TRANSLATORS", "spark_statement", "translate"]
@@ -190,6 +205,9 @@ def _show(node: HudiShow) -> Statement | None:
         return ShowCreateTable(_table(target))
     if kind == "PARTITIONS":
         return ShowPartitions(_table(target))
+    if kind == "TBLPROPERTIES":
+        key = node.args.get("key")
+        return ShowTblProperties(_table(target), key.name if key is not None else None)
     if kind == "COMPACTION":
         named: dict[str, PyValue] = {"table": _ident(target)}
         limit = node.args.get("limit")
@@ -244,11 +262,48 @@ def _alter(node: exp.Alter) -> Statement | None:
     if isinstance(action, HudiUnsetProperties):
         keys = [k.name for k in action.expressions]
         return AlterTableUnsetProperties(name, keys, bool(action.args.get("exists")))
+    if isinstance(action, exp.Drop) and str(action.args.get("kind") or "").upper() in (
+        "COLUMN",
+        "COLUMNS",
+    ):
+        dropped: list[str] = []
+        for item in action.args.get("tables") or []:
+            parts = item.expressions if isinstance(item, exp.Schema) else [item]
+            dropped.extend(_column_path(p) for p in parts)
+        return AlterTableChangeColumns(name, "drop", dropped)
+    if isinstance(action, exp.RenameColumn):
+        new = action.args.get("to")
+        return AlterTableChangeColumns(
+            name, "rename", [_column_path(action.this)], new_name=_column_path(new)
+        )
+    if isinstance(action, exp.AlterColumn) and action.args.get("dtype") is not None:
+        renamed = action.args.get("rename_to")
+        column = _column_path(action.this)
+        if renamed is not None and _column_path(renamed).lower() != column.lower():
+            return AlterTableChangeColumns(
+                name,
+                "rename",
+                [column],
+                new_name=_column_path(renamed),
+                new_type=to_sql(action.args["dtype"]),
+            )
+        return AlterTableChangeColumns(
+            name, "type", [column], new_type=to_sql(action.args["dtype"])
+        )
     if isinstance(action, exp.DropPartition) and len(action.expressions) == 1:
         return AlterTableDropPartition(
             name, _partition_spec(action.expressions[0]), bool(action.args.get("exists"))
         )
     return None
+
+
+def _column_path(node: exp.Expr | None) -> str:
+    """A column (or nested field) name as written: ``a`` or ``a.b``."""
+    if isinstance(node, exp.Column | exp.Dot):
+        return ".".join(p.name for p in node.parts)
+    if node is None:
+        raise SqlParseError("expected a column name")
+    return node.name
 
 
 def _partition_spec(part: exp.Expr) -> dict[str, PyValue]:
@@ -267,6 +322,8 @@ def _set(node: exp.Set) -> Statement | None:
         return None
     item = items[0]
     eq = item.this if isinstance(item, exp.SetItem) else None
+    if isinstance(eq, exp.Var) and not item.args.get("kind"):
+        return SetOption(eq.name, None)  # SET key: show its value
     if not isinstance(eq, exp.EQ) or item.args.get("kind"):
         return None
     left = eq.this
@@ -323,7 +380,7 @@ def _merge(node: exp.Merge) -> Statement | None:
     else:
         inner = source.this if isinstance(source, exp.Subquery) else source
         src = to_sql(inner)
-    clauses: list[WhenMatched | WhenNotMatched] = []
+    clauses: list[WhenMatched | WhenNotMatched | WhenNotMatchedBySource] = []
     whens = node.args.get("whens")
     for w in whens.expressions if whens else []:
         cond = w.args.get("condition")
@@ -340,8 +397,22 @@ def _merge(node: exp.Merge) -> Statement | None:
                     clauses.append(WhenMatched(cond_sql, "update", _assignments(items)))
             else:
                 return None
+        elif w.args.get("source"):
+            if isinstance(then, exp.Var) and then.name.upper() == "DELETE":
+                clauses.append(WhenNotMatchedBySource(cond_sql, "delete", None))
+            elif isinstance(then, exp.Update) and not (
+                len(then.expressions) == 1 and isinstance(then.expressions[0], exp.Star)
+            ):
+                clauses.append(
+                    WhenNotMatchedBySource(cond_sql, "update", _assignments(then.expressions))
+                )
+            else:
+                raise UnsupportedStatementError(
+                    "WHEN NOT MATCHED BY SOURCE takes UPDATE SET col = expr, ... or DELETE "
+                    f"(there is no source row to take values from), got: {to_sql(then)}"
+                )
         else:
-            if w.args.get("source") or not isinstance(then, exp.Insert):
+            if not isinstance(then, exp.Insert):
                 return None
             cols = then.this
             if isinstance(cols, exp.Star):
@@ -376,6 +447,19 @@ def _describe(node: exp.Describe) -> Statement | None:
     return Describe(_table(node.this), extended=bool(style))
 
 
+def _history(node: HudiHistory) -> Statement:
+    limit = node.args.get("limit")
+    value = _value(limit) if limit is not None else None
+    if value is not None and not isinstance(value, int):
+        raise SqlParseError(f"DESCRIBE HISTORY ... LIMIT takes a whole number, got {value!r}")
+    return DescribeHistory(_table(node.this), value)
+
+
+def _explain(node: HudiExplain) -> Statement:
+    mode = node.this
+    return Explain(mode.name if mode is not None else None, node.expression.name)
+
+
 def _truncate(node: exp.TruncateTable) -> Statement | None:
     tables = node.expressions
     return TruncateTable(_table(tables[0])) if len(tables) == 1 else None
@@ -399,6 +483,11 @@ def _delete(node: exp.Delete) -> Statement:
     return Delete(_table(node.this), to_sql(where.this) if where else None)
 
 
+def _reset(node: HudiReset) -> Statement:
+    key = node.this
+    return ResetOption(key.name.strip("`") if key is not None else None)
+
+
 def _left_to_spark(node: exp.Expr) -> None:
     """Forms hudilite does not interpret (``exp.Command`` is sqlglot's opaque text of a
     statement it could not parse; :func:`spark_statement` checks its names)."""
@@ -409,12 +498,14 @@ def _left_to_spark(node: exp.Expr) -> None:
 #: statement to Spark. Subclasses find their base class's entry (``exp.Select`` -> ``exp.Query``).
 TRANSLATORS: dict[type[exp.Expr], Callable[[Any], Statement | None]] = {
     exp.Command: _left_to_spark,
-    HudiReset: _left_to_spark,
+    HudiReset: _reset,
     exp.Query: _query,
     exp.Values: _query,
     exp.Create: _create,
     exp.Use: _use,
     HudiShow: _show,
+    HudiHistory: _history,
+    HudiExplain: _explain,
     HudiCall: _call,
     HudiIndex: _index,
     exp.Describe: _describe,

@@ -18,6 +18,7 @@ from hudilite.sqlext import (
     AlterTableUnsetProperties,
     CreateTable,
     Query,
+    ResetOption,
     SetOption,
     SparkStatement,
     SqlParseError,
@@ -51,10 +52,12 @@ def test_set_in_a_script_stops_at_the_semicolon() -> None:
 
 
 def test_other_set_forms_go_to_spark() -> None:
-    for sql in ("SET", "SET -v", "SET a.b"):
+    for sql in ("SET", "SET -v"):
         stmt = parse_statement(sql)
         assert isinstance(stmt, SparkStatement)
         assert stmt.sql == sql
+    # SET key shows one option: the session answers for hudilite's options, Spark for others.
+    assert parse_statement("SET a.b") == SetOption("a.b", None)
 
 
 def test_reset() -> None:
@@ -63,10 +66,11 @@ def test_reset() -> None:
     (node,) = parse_script("RESET spark.sql.shuffle.partitions")
     assert isinstance(node, HudiReset)
     assert to_sql(node) == "RESET spark.sql.shuffle.partitions"
-    stmt = parse_statement("RESET spark.sql.shuffle.partitions")
-    assert stmt == SparkStatement(
-        "RESET spark.sql.shuffle.partitions", None, "RESET spark.sql.shuffle.partitions"
+    # RESET clears hudilite's options too, so the session handles it (then Spark's RESET).
+    assert parse_statement("RESET spark.sql.shuffle.partitions") == ResetOption(
+        "spark.sql.shuffle.partitions"
     )
+    assert parse_statement("RESET") == ResetOption(None)
     assert parse_statement("SELECT reset FROM t") == Query("SELECT reset FROM t")
 
 

@@ -13,6 +13,7 @@ from hudilite.sqlext import (
     CreateTable,
     InsertInto,
     Query,
+    ResetOption,
     SparkStatement,
     SqlParseError,
     TableName,
@@ -240,7 +241,7 @@ def test_tokenizer_error_and_several_statements() -> None:
         ("VACUUM trips", None, "VACUUM trips", True),
         ("DROP VIEW v", TableName(None, "v"), "DROP VIEW v", False),
         ("CREATE VIEW db.v AS SELECT 1", TableName("db", "v"), "CREATE VIEW db.v", False),
-        ("ALTER TABLE t DROP COLUMN c", TableName(None, "t"), "ALTER TABLE t", False),
+        ("ALTER TABLE t ADD PARTITION (c=1)", TableName(None, "t"), "ALTER TABLE t", False),
         ("REFRESH TABLE t", TableName(None, "t"), "REFRESH TABLE t", False),
         ("MSCK REPAIR TABLE t", None, "MSCK REPAIR TABLE", True),
     ],
@@ -263,7 +264,7 @@ def test_a_misspelt_statement_is_a_parse_error_not_a_pass_through() -> None:
     assert str(info.value) == (
         "SQL parse error at line 1, column 1: 'SELEC' does not start a SQL statement"
     )
-    assert isinstance(parse_statement("RESET"), SparkStatement)
+    assert isinstance(parse_statement("RESET"), ResetOption)
 
 
 # ---------------------------------------------------------------------------- dialect

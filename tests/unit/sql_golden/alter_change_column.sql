@@ -1,0 +1,1 @@
+ALTER TABLE trips CHANGE COLUMN fare fare DECIMAL(10, 2)

@@ -1,0 +1,1 @@
+DESCRIBE HISTORY db.trips LIMIT 5

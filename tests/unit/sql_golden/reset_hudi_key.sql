@@ -1,0 +1,1 @@
+RESET hoodie.spark.sql.insert.into.operation

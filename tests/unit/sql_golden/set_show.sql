@@ -1,0 +1,1 @@
+SET hoodie.datasource.write.precombine.field
