@@ -464,3 +464,11 @@ SHUFFLE_PARALLELISM_KEYS: dict[str, ConfigKey] = {
     name: _unsupported(name, 0, "Hudi write shuffle parallelism.", _PARALLELISM)
     for name in _SPARK_PARALLELISM_KEYS
 }
+SCHEMA_ON_READ = _unsupported(
+    "hoodie.schema.on.read.enable",
+    False,
+    "Schema on read (an internal schema with column ids: columns may be dropped and renamed).",
+    "hudilite evolves schemas by adding and widening columns only",
+    scope="table",
+    ignore=("false",),
+)

@@ -114,6 +114,41 @@ def test_no_module_declares_keys_outside_the_registry() -> None:
     assert offenders == []
 
 
+#: String constants that look like keys but are not options: commit metadata keys and
+#: logger names.
+NOT_OPTIONS = {
+    "hudilite.added.columns",
+    "hudilite.rows.deleted",
+    "hudilite.procedures",
+    "hudilite.timeline",
+    "hudilite.write",
+}
+
+
+def test_every_key_literal_in_the_code_is_registered() -> None:
+    """A module that reads ``"hoodie.x"`` or ``"hudilite.x"`` by name reads a declared key."""
+    import ast
+
+    missing: dict[str, str] = {}
+    for folder in ("hudilite", "sqlext", "procedures", "catalog"):
+        for path in (ROOT / folder).rglob("*.py"):
+            if path.relative_to(ROOT).parts[:2] == ("hudilite", "config"):
+                continue
+            for node in ast.walk(ast.parse(path.read_text())):
+                if not (isinstance(node, ast.Constant) and isinstance(node.value, str)):
+                    continue
+                text = node.value
+                if (
+                    text.startswith(("hoodie.", "hudilite."))
+                    and re.fullmatch(r"[A-Za-z0-9_.\-]+", text)
+                    and not text.endswith(".")
+                    and text not in NOT_OPTIONS
+                    and cfg.find_key(text) is None
+                ):
+                    missing[text] = str(path.relative_to(ROOT))
+    assert missing == {}
+
+
 def test_every_flink_option_is_implemented_or_refused_by_name() -> None:
     unknown = [k for k in FLINK_KEYS if cfg.find_key(k) is None]
     assert unknown == []
@@ -256,6 +291,14 @@ def test_unknown_key_warns_naming_the_closest_keys() -> None:
 def test_unsupported_key_warns_by_name_with_the_reason(name: str) -> None:
     (msg,) = _warned({name: "7"})
     assert f"option {name!r}" in msg and "not supported by hudilite" in msg
+
+
+def test_undeclared_keys_of_unsupported_families_are_refused_by_name() -> None:
+    (msg,) = _warned({"hive_sync.some_new_option": "1"})
+    assert "'hive_sync.some_new_option' is not supported" in msg and "Hive metastore" in msg
+    (msg,) = _warned({"hoodie.metadata.record.index.enable": "true"})
+    assert "metadata table" in msg
+    assert _warned({"hoodie.metadata.record.index.enable": "false"}) == []
 
 
 def test_unsupported_key_set_to_what_hudilite_does_is_quiet() -> None:
