@@ -37,6 +37,23 @@ STRICT_ENV_VAR = "HUDILITE_OPTIONS_STRICT"
 # Not Hudi options: Spark settings and filesystem connection settings.
 _NOT_OPTIONS = ("spark.", "fs.")
 
+_HIVE_SYNC = "hudilite keeps its own catalog and does not sync to a Hive metastore"
+_METADATA = "hudilite maintains no metadata table"
+#: Families of Hudi keys hudilite implements none of: a key of one that is not declared
+#: one by one is still refused by name, with the family's reason.
+UNSUPPORTED_FAMILIES: dict[str, str] = {
+    "hive_sync.": _HIVE_SYNC,
+    "hoodie.datasource.hive_sync.": _HIVE_SYNC,
+    "hoodie.datasource.meta.sync.": _HIVE_SYNC,
+    "hoodie.meta.sync.": _HIVE_SYNC,
+    "hoodie.metadata.": _METADATA,
+    "metadata.": _METADATA,
+    "hoodie.metrics.": "hudilite reports no Hudi metrics",
+    "hoodie.embed.timeline.server": "hudilite runs no timeline server",
+    "hoodie.filesystem.view.": "hudilite builds its file-system view in memory per operation",
+    "hoodie.memory.": "hudilite has no spillable maps to size",
+}
+
 
 def _all_names() -> dict[str, str]:
     """Lower-cased name -> spelling, for every canonical name and alias."""
@@ -71,6 +88,14 @@ def problem(name: str, value: Any = None) -> tuple[str, bool] | None:
         return None
     known: ConfigKey | None = find_key(key)
     if known is None:
+        for prefix, reason in UNSUPPORTED_FAMILIES.items():
+            if key.lower().startswith(prefix):
+                if value is not None and str(value).strip().lower() == "false":
+                    return None  # switched off: what hudilite does anyway
+                return (
+                    f"option {key!r} is not supported by hudilite: {reason}; it has no effect",
+                    True,
+                )
         close = suggestions(key)
         hint = f" (did you mean {', '.join(repr(c) for c in close)}?)" if close else ""
         return f"unknown option {key!r}{hint}: hudilite ignores it", True

@@ -19,6 +19,7 @@ from hudilite.config import (
     keys_table,
     keys_write,
 )
+from hudilite.config.checks import UNSUPPORTED_FAMILIES
 from hudilite.config.registry import ConfigKey, all_keys, fed_by
 
 #: Sections of the reference: title, what it covers, the module declaring the keys.
@@ -127,6 +128,17 @@ def render() -> str:
                 f"{_cell(_doc(key))} |"
             )
         lines.append("")
+    lines += [
+        "## Families not supported",
+        "",
+        "A key starting with one of these prefixes that is not declared above is refused by "
+        "name with the family's reason; the value `false` is accepted quietly.",
+        "",
+        "| Prefix | Why |",
+        "|---|---|",
+    ]
+    lines += [f"| `{p}` | {_cell(r)} |" for p, r in UNSUPPORTED_FAMILIES.items()]
+    lines.append("")
     return "\n".join(lines)
 
 
