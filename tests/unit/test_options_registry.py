@@ -387,3 +387,35 @@ def test_reference_lists_every_key_and_alias() -> None:
         assert f"| `{key.name}` |" in text
         for alias in key.aliases:
             assert f"`{alias}`" in text
+
+
+# ------------------------------------------------------- effects, observed without a JVM
+
+
+def test_flink_compaction_keys_drive_the_inline_trigger() -> None:
+    import importlib
+
+    compaction = importlib.import_module("hudilite.services.compaction")
+
+    def fires(options: dict[str, str], count: int, seconds: int) -> bool:
+        opts = cfg.Options(options)
+        strategy = str(opts.get(compaction.COMPACT_TRIGGER_STRATEGY))
+        now = f"20260101000{seconds // 60:01d}{seconds % 60:02d}000"
+        return compaction._triggered(strategy, count, "20260101000000000", now, opts)
+
+    two = {"compaction.delta_commits": "2"}
+    assert not fires(two, 1, 0) and fires(two, 2, 0)
+    timed = {"compaction.trigger.strategy": "time_elapsed", "compaction.delta_seconds": "60"}
+    assert not fires(timed, 9, 59) and fires(timed, 0, 60)
+    both = {**two, **timed, "compaction.trigger.strategy": "num_and_time"}
+    assert not fires(both, 2, 59) and not fires(both, 1, 60) and fires(both, 2, 60)
+
+
+def test_flink_clean_keys_reach_the_cleaner_options() -> None:
+    import importlib
+
+    clean = importlib.import_module("hudilite.services.clean")  # the package exports clean()
+    assert clean.CLEANER_POLICY is cfg.CLEANER_POLICY  # the cleaner reads the registry's key
+    opts = cfg.Options({"clean.policy": "KEEP_LATEST_BY_HOURS", "clean.retain_hours": "2"})
+    assert opts.get(clean.CLEANER_POLICY) == clean.KEEP_LATEST_BY_HOURS
+    assert opts.get(clean.CLEANER_HOURS_RETAINED) == 2
