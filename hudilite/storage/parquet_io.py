@@ -234,12 +234,15 @@ def read_bloom_filter(gw: FileSystemGateway, rel_path: str) -> BloomFilter | Non
 
 
 def read_key_range(gw: FileSystemGateway, rel_path: str) -> tuple[str, str] | None:
-    """``(min, max)`` record key from the footer only; None when the footer lacks them."""
-    footer = read_footer(gw, rel_path)
-    lo, hi = footer.get(MIN_RECORD_KEY_FOOTER), footer.get(MAX_RECORD_KEY_FOOTER)
+    """``(min, max)`` record key from the footer only; None when the footer lacks them.
+
+    Only the two keys are decoded (not the bloom filter, hundreds of KB of text)."""
+    with _parquet_file(gw, rel_path) as pf:
+        raw = pf.metadata.metadata or {}
+    lo, hi = raw.get(MIN_RECORD_KEY_FOOTER.encode()), raw.get(MAX_RECORD_KEY_FOOTER.encode())
     if lo is None or hi is None:
         return None
-    return lo, hi
+    return lo.decode("utf-8", "replace"), hi.decode("utf-8", "replace")
 
 
 def read_schema(gw: FileSystemGateway, rel_path: str) -> pa.Schema:

@@ -179,3 +179,38 @@ def test_writer_footer_carries_the_configured_filter(tmp_path):
     assert read and found.to_pylist() == ["k00001", "k00299"]
     found, read = lookup_keys(gw, "b.parquet", pa.array([f"zz{i}" for i in range(50)]))
     assert not read and len(found) == 0
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        ({}, ("SIMPLE", False, True)),
+        ({"hoodie.index.type": "bloom"}, ("BLOOM", False, True)),
+        ({"hoodie.index.type": "GLOBAL_SIMPLE"}, ("SIMPLE", True, True)),
+        (
+            {
+                "hoodie.index.type": "GLOBAL_SIMPLE",
+                "hoodie.simple.index.update.partition.path": "false",
+            },
+            ("SIMPLE", True, False),
+        ),
+        (
+            {
+                "hoodie.index.type": "GLOBAL_BLOOM",
+                "hoodie.bloom.index.update.partition.path": "false",
+            },
+            ("BLOOM", True, False),
+        ),
+        ({"index.global.enabled": "true"}, ("SIMPLE", True, True)),
+        (
+            {"hoodie.index.type": "GLOBAL_BLOOM", "index.global.enabled": "false"},
+            ("BLOOM", False, True),
+        ),
+        ({"hoodie.index.type": "BUCKET", "index.global.enabled": "true"}, ("BUCKET", False, True)),
+    ],
+)
+def test_index_settings(raw, expected):
+    from hudilite.index.bloom_index import index_settings
+
+    s = index_settings(cfg.Options(raw))
+    assert (s.kind, s.is_global, s.update_partition_path) == expected
