@@ -62,7 +62,19 @@ precombined payload with the stored record). Where batch boundaries show:
 * Partial update (like Hudi's payload) is order sensitive: the merged row keeps
   one ordering value, the winner's, so a value that came from an older record is
   protected by the winner's ordering value; a batch reduced first can give a
-  different row than the same records applied one at a time.
+  different row than the same records applied one at a time. So that a table's
+  type does not change its rows, records of several commits are applied to the
+  stored row one at a time, in write order: a COW table merges commit after
+  commit, and :func:`merge_file_group` given a key's records of several commits
+  (a MOR slice's log records, one combined record per commit; a snapshot read and
+  compaction) folds them into the stored row in the same order
+  (``_merge_in_write_order``) instead of combining them among themselves first.
+  An older event arriving late therefore only fills the stored row's nulls, on
+  COW, on a MOR snapshot and after compaction alike. (Hudi's merged log scanner
+  does combine the log records first and then merges the stored row, so Hudi's
+  own COW and MOR tables can disagree there; hudilite follows the COW result,
+  which is ``combineAndGetUpdateValue`` applied per commit.) Sequence groups
+  take the same path.
 * Sequence groups without deletes are associative (each group is a maximum),
   which is why they, not partial update, are the tool for several writers of
   one row that arrive out of order.
@@ -197,6 +209,11 @@ def merge_file_group(spec: MergeSpec, base: pa.Table | None, incoming: pa.Table)
     a column in only one side is null in the other's rows.
     """
     if incoming.num_rows and pc.count_distinct(_keys(incoming)).as_py() != incoming.num_rows:
+        if not spec.simple and base is not None and base.num_rows:
+            # Several records of a key (a merge-on-read slice's log records, one combined
+            # record per commit): applied to the stored row one at a time, in write order,
+            # as a copy-on-write table applies commit after commit.
+            return _merge_in_write_order(spec, base, incoming)
         incoming = precombine(spec, incoming)
     inc_keys = _keys(incoming)
     inc_delete = _deletes(incoming)
@@ -268,6 +285,62 @@ def changelog_rows(spec: MergeSpec, base: pa.Table | None, incoming: pa.Table) -
     with the stored row. With partial update or sequence groups the images are
     the record-at-a-time result (see the module docstring).
     """
+    records, stream, first, fold = _record_at_a_time(spec, base, incoming)
+    n = records.num_rows
+    is_incoming = pc.equal(stream["o"], 1)
+    live = fold.live
+    before_live = pc.and_(pc.invert(first), _shift(live))
+    updated = _all(is_incoming, before_live, live, fold.touched)
+    inserted = _all(is_incoming, pc.invert(before_live), live)
+    deleted = _all(is_incoming, before_live, pc.invert(live))
+    pos = _arange(n)
+    before = pc.or_(updated, deleted)
+    after = pc.or_(updated, inserted)
+    emitted = pa.table(
+        {
+            "cause": pa.concat_arrays([pos.filter(before), pos.filter(after)]),
+            "after": pa.concat_arrays(
+                [pa.repeat(False, _count(before)), pa.repeat(True, _count(after))]
+            ),
+            "image": pa.concat_arrays(
+                [_as_array(pc.subtract(pos.filter(before), 1)), pos.filter(after)]
+            ),
+            "op": pa.concat_arrays(
+                [
+                    _as_array(pc.if_else(updated.filter(before), OP_UPDATE_BEFORE, OP_DELETE)),
+                    _as_array(pc.if_else(updated.filter(after), OP_UPDATE_AFTER, OP_INSERT)),
+                ]
+            ),
+        }
+    )
+    # By the causing record, the before image first.
+    emitted = emitted.take(
+        pc.sort_indices(emitted, sort_keys=[("cause", "ascending"), ("after", "ascending")])
+    )
+    images = fold.images(_as_array(emitted["image"])).drop_columns([SEQ_COL, DELETE_COL])
+    data = [c for c in images.column_names if c not in META_COLUMNS and c != OPERATION_COL]
+    return pa.Table.from_arrays(
+        [
+            *(images[c] for c in META_COLUMNS),
+            _as_array(emitted["op"]).cast(pa.string()),
+            *(images[c] for c in data),
+            _as_array(records[SEQ_COL]).take(emitted["cause"]),
+        ],
+        names=[*META_COLUMNS, OPERATION_COL, *data, SEQ_COL],
+    )
+
+
+def _record_at_a_time(
+    spec: MergeSpec, base: pa.Table | None, incoming: pa.Table
+) -> tuple[pa.Table, pa.Table, pa.Array, _Fold]:
+    """Every key's state (a base row, or nothing) with ``incoming``'s records applied one
+    at a time in ``_hl_seq`` order: ``(records, stream, first, fold)`` where ``records``
+    are the base rows and records sorted by (key, base row, base before records, write
+    order), ``stream`` the sort columns (``k`` key, ``b`` base row or -1, ``o`` 0 base /
+    1 record, ``s`` seq, ``src`` position in base+incoming, ``d`` delete), ``first`` marks
+    each state's first entry and ``fold`` is :func:`_fold` over them. Each base row of a
+    duplicated key is a state of its own (every one of the key's records applies to it).
+    """
     if spec.event_time and incoming.num_rows:
         _ordering(incoming, spec.ordering_field, required=True)
     has_base = base is not None and base.num_rows > 0
@@ -310,47 +383,45 @@ def changelog_rows(spec: MergeSpec, base: pa.Table | None, incoming: pa.Table) -
     first = _run_starts(_as_array(stream["k"]), _as_array(stream["b"]))
     fold = _fold(spec, records, first, stored=_as_array(pc.equal(stream["o"], 0)))
 
+    return records, stream, first, fold
+
+
+def _merge_in_write_order(spec: MergeSpec, base: pa.Table, incoming: pa.Table) -> MergeOutcome:
+    """:func:`merge_file_group` applying the records of a key one at a time, in ``_hl_seq``
+    order, to its stored row (the fold of :func:`_record_at_a_time`): stored rows first
+    (in base order; deleted ones dropped), then the new keys in write order."""
+    records, stream, first, fold = _record_at_a_time(spec, base, incoming)
     n = records.num_rows
-    is_incoming = pc.equal(stream["o"], 1)
-    live = fold.live
-    before_live = pc.and_(pc.invert(first), _shift(live))
-    updated = _all(is_incoming, before_live, live, fold.touched)
-    inserted = _all(is_incoming, pc.invert(before_live), live)
-    deleted = _all(is_incoming, before_live, pc.invert(live))
+    last = pa.concat_arrays([_as_array(first).slice(1), pa.array([True])])
     pos = _arange(n)
-    before = pc.or_(updated, deleted)
-    after = pc.or_(updated, inserted)
-    emitted = pa.table(
-        {
-            "cause": pa.concat_arrays([pos.filter(before), pos.filter(after)]),
-            "after": pa.concat_arrays(
-                [pa.repeat(False, _count(before)), pa.repeat(True, _count(after))]
-            ),
-            "image": pa.concat_arrays(
-                [_as_array(pc.subtract(pos.filter(before), 1)), pos.filter(after)]
-            ),
-            "op": pa.concat_arrays(
-                [
-                    _as_array(pc.if_else(updated.filter(before), OP_UPDATE_BEFORE, OP_DELETE)),
-                    _as_array(pc.if_else(updated.filter(after), OP_UPDATE_AFTER, OP_INSERT)),
-                ]
-            ),
-        }
-    )
-    # By the causing record, the before image first.
-    emitted = emitted.take(
-        pc.sort_indices(emitted, sort_keys=[("cause", "ascending"), ("after", "ascending")])
-    )
-    images = fold.images(_as_array(emitted["image"])).drop_columns([SEQ_COL, DELETE_COL])
-    data = [c for c in images.column_names if c not in META_COLUMNS and c != OPERATION_COL]
-    return pa.Table.from_arrays(
-        [
-            *(images[c] for c in META_COLUMNS),
-            _as_array(emitted["op"]).cast(pa.string()),
-            *(images[c] for c in data),
-            _as_array(records[SEQ_COL]).take(emitted["cause"]),
-        ],
-        names=[*META_COLUMNS, OPERATION_COL, *data, SEQ_COL],
+    is_incoming = _as_array(pc.equal(stream["o"], 1))
+    # Did any record of the state's run change it (win, or supply a value)?
+    touched = pc.and_(fold.touched, is_incoming).cast(pa.int64())
+    segment = _cumcount(_as_array(first))
+    flag = _cummax(pc.add(pc.multiply(segment, 2), touched))
+    changed = pc.equal(pc.subtract(flag, pc.multiply(segment, 2)), 1).filter(last)
+    live = _as_array(fold.live).filter(last)
+    stored = _as_array(pc.greater_equal(stream["b"], 0)).filter(last)
+    final = pos.filter(last)
+    base_row = _as_array(stream["b"]).filter(last)
+    kept = _all(stored, live)
+    kept_pos = final.filter(kept).take(pc.sort_indices(base_row.filter(kept)))
+    kept_changed = _as_array(changed).filter(kept).take(pc.sort_indices(base_row.filter(kept)))
+    new = _all(pc.invert(stored), live)
+    new_pos = final.filter(new)
+    new_seq = _as_array(records[SEQ_COL]).take(new_pos)
+    new_pos = new_pos.take(pc.sort_indices(new_seq))
+    images = fold.images(pa.concat_arrays([kept_pos, new_pos]))
+    images = images.drop_columns([c for c in (SEQ_COL, DELETE_COL) if c in images.column_names])
+    flags = pa.concat_arrays([kept_changed, pa.repeat(True, len(new_pos))])
+    n_deleted = _count(_all(stored, pc.invert(live)))
+    n_updated = _count(kept_changed)
+    return MergeOutcome(
+        images.append_column(CHANGED_COL, flags),
+        inserts=len(new_pos),
+        updates=n_updated,
+        deletes=n_deleted,
+        unchanged_rows=base.num_rows - n_updated - n_deleted,
     )
 
 

@@ -562,3 +562,44 @@ def test_three_writers_with_sequence_groups(
     got = write_in_batches(spec, writer_table(rows, grouped=True), cuts)
     expected = left_join_of_latest(rows, lambda mine: max(mine, key=lambda m: (m[1][3], m[0])))
     assert got == expected
+
+
+# --- merge-on-read slices read as the copy-on-write history ------------------------------
+
+wide_updates = wide_records.map(lambda r: (*r[:6], False))
+
+
+@SETTINGS
+@given(
+    spec=general_specs(),
+    first=st.lists(wide_updates, min_size=1, max_size=6),
+    later=st.lists(st.lists(wide_updates, max_size=6), min_size=1, max_size=4),
+)
+def test_merge_on_read_slice_reads_as_the_copy_on_write_history(
+    spec: MergeSpec, first: list[WideRecord], later: list[list[WideRecord]]
+) -> None:
+    """A merge-on-read slice -- the first commit as base file, then one log block per
+    commit holding that commit's combined records -- reads (and compacts) to the rows a
+    copy-on-write table gets by merging the commits one by one, and to the plain-dict model:
+    late events and partial updates included (the records of a key are applied to the
+    stored row in write order, never combined among themselves first)."""
+    base = merge_file_group(spec, None, precombine(spec, wide_table(first))).table
+    base = base.drop_columns([CHANGED_COL])
+    cow = base
+    stored = model_fold(spec, first)
+    blocks = []
+    offset = 0
+    for batch in later:
+        block = precombine(spec, wide_table(batch))  # what the log writer writes
+        cow = merge_file_group(spec, cow, block).table.drop_columns([CHANGED_COL])
+        seq = pc.add(block[SEQ_COL], offset)
+        blocks.append(block.set_column(block.column_names.index(SEQ_COL), SEQ_COL, seq))
+        offset += len(batch)
+        for key, record in model_fold(spec, batch).items():
+            state = combine(spec, stored[key], record)[0] if key in stored else record
+            assert state is not None
+            stored[key] = state
+    mor = merge_file_group(spec, base, pa.concat_tables(blocks)).table
+    assert {r[RECORD_KEY_COL]: wide_state(r) for r in mor.to_pylist()} == stored
+    assert {r[RECORD_KEY_COL]: wide_state(r) for r in cow.to_pylist()} == stored
+    assert mor.num_rows == len(stored)
