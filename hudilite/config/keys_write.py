@@ -6,6 +6,7 @@ from hudilite.config.parsers import (
     choice,
     parse_bool,
     parse_fields,
+    parse_int,
     parse_size,
 )
 from hudilite.config.registry import _key
@@ -145,4 +146,18 @@ STREAMING_CHECKPOINT_IDENTIFIER = _key(
     "default_single_writer",
     "Streaming writes: the identifier under which each commit records its micro-batch id "
     "(a replayed batch is skipped).",
+)
+STREAMING_RETRY_COUNT = _key(
+    "hoodie.datasource.write.streaming.retry.count",
+    3,
+    "Streaming writes: attempts at a micro-batch whose write failed (each failed attempt is "
+    "rolled back) before the query fails.",
+    parse=parse_int,
+)
+STREAMING_RETRY_INTERVAL_MS = _key(
+    "hoodie.datasource.write.streaming.retry.interval.ms",
+    2000,
+    "Streaming writes: wait before the first retry of a failed micro-batch, doubled after "
+    "each further failure.",
+    parse=parse_int,
 )

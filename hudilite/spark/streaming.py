@@ -19,18 +19,25 @@ a batch id not above its batch id was committed already -- Spark replays the las
 after a crash between the commit and its own checkpoint -- and is skipped. So every
 operation, ``insert`` and ``bulk_insert`` included, writes each batch once, and several
 queries with different identifiers may write one table. An empty batch commits nothing.
-A batch that fails mid-write leaves a pending instant that the next write rolls back
-once its heartbeat has expired (readers never see it); Spark then re-runs the batch.
+A write that fails is rolled back and the batch retried, as Hudi's sink does
+(``hoodie.datasource.write.streaming.retry.count`` attempts, default 3, waiting
+``hoodie.datasource.write.streaming.retry.interval.ms``, default 2000, doubled each time;
+invalid input -- config, schema or key errors -- fails at once). A driver that dies
+mid-write leaves a pending instant that the next write rolls back once its heartbeat has
+expired (readers never see it); Spark then re-runs the batch.
 """
 
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from pyspark.sql import DataFrame
 
+from hudilite import config as cfg
+from hudilite.errors import ConfigError, KeyGenerationError, SchemaError
 from hudilite.table.state import TableState
 
 if TYPE_CHECKING:
@@ -107,16 +114,40 @@ def write_batch(
     )
 
 
+def write_batch_retrying(
+    table: Any,
+    df: DataFrame,
+    batch_id: int,
+    operation: str = "upsert",
+    options: Mapping[str, Any] | None = None,
+) -> WriteResult | None:
+    """:func:`write_batch`, retried after a failed write as Hudi's streaming sink does
+    (see the module docstring); each attempt first checks whether the batch committed."""
+    opts = cfg.Options({k: str(v) for k, v in (options or {}).items()})
+    attempts = max(1, int(opts.get(cfg.STREAMING_RETRY_COUNT)))
+    wait_s = max(0, int(opts.get(cfg.STREAMING_RETRY_INTERVAL_MS))) / 1000
+    for attempt in range(1, attempts + 1):
+        try:
+            return write_batch(table, df, batch_id, operation, options)
+        except (ConfigError, SchemaError, KeyGenerationError):
+            raise  # the same input fails the same way again
+        except Exception:
+            if attempt == attempts:
+                raise
+            time.sleep(wait_s * 2 ** (attempt - 1))
+    return None
+
+
 def foreach_batch(
     table: Table, operation: str = "upsert", options: Mapping[str, Any] | None = None
 ) -> Callable[[DataFrame, int], None]:
     """A ``foreachBatch`` function writing each micro-batch into ``table`` exactly once
-    (:func:`write_batch`); ``options`` are write options (the checkpoint identifier
-    among them)."""
+    (:func:`write_batch_retrying`); ``options`` are write options (the checkpoint
+    identifier and the retry settings among them)."""
     opts = dict(options or {})
 
     def run(df: DataFrame, batch_id: int) -> None:
-        write_batch(table, df, int(batch_id), operation, opts)
+        write_batch_retrying(table, df, int(batch_id), operation, opts)
 
     return run
 

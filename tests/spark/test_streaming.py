@@ -188,3 +188,30 @@ def test_stream_reader_cleaned_commits_fail_or_fall_back(spark: Any, tmp_path: P
         ("k001", 3),
         ("k002", 4),
     ]
+
+
+def test_failed_batch_write_is_rolled_back_and_retried(
+    spark: Any, tmp_path: Path, monkeypatch: Any
+) -> None:
+    """A micro-batch whose write fails is retried (Hudi's streaming retry options); the
+    failed attempt leaves nothing visible and the batch commits once."""
+    from hudilite.errors import WriteError
+    from hudilite.table.api import Table
+
+    t = _table(spark, tmp_path / "t")
+    real_write = Table.write
+    calls: list[int] = []
+
+    def flaky_write(self: Any, *args: Any, **kwargs: Any) -> Any:
+        calls.append(1)
+        if len(calls) == 1:
+            raise WriteError("simulated failure of the first attempt")
+        return real_write(self, *args, **kwargs)
+
+    monkeypatch.setattr(Table, "write", flaky_write)
+    run = foreach_batch(t, "insert", {"hoodie.datasource.write.streaming.retry.interval.ms": "1"})
+    run(spark.createDataFrame(_recs(range(3), 1, "a"), DDL), 0)
+    assert len(calls) == 2
+    assert len(t.state().timeline.commits()) == 1
+    assert last_committed_batch(t.state(), "default_single_writer") == 0
+    assert _data_rows(t) == [(r["id"], r["ts"], r["v"]) for r in _recs(range(3), 1, "a")]
