@@ -215,3 +215,41 @@ def test_failed_batch_write_is_rolled_back_and_retried(
     assert len(t.state().timeline.commits()) == 1
     assert last_committed_batch(t.state(), "default_single_writer") == 0
     assert _data_rows(t) == [(r["id"], r["ts"], r["v"]) for r in _recs(range(3), 1, "a")]
+
+
+def test_stream_offsets_never_skip_a_late_commit(spark: Any, tmp_path: Path) -> None:
+    """A write requested before another but completing after it: on table version 8 the
+    stream's completion-time offsets deliver it after the other; on version 6 (no
+    completion times) the stream waits at the pending write. (Offsets driven directly.)"""
+    from hudilite.spark.datasource import HudiliteDataSource
+    from hudilite.timeline.heartbeat import Heartbeat
+    from hudilite.timeline.timeline import TimelineWriter
+    from hudilite.write.transaction import commit_metadata
+
+    for version in (8, 6):
+        t = _table(spark, tmp_path / f"v{version}", "cow", version)
+        t.write(pa.Table.from_pylist(_recs(range(2), 1, "a"), schema=SCHEMA))
+        source = HudiliteDataSource({"path": t.path})
+        reader = source.streamReader(source.schema())
+        first = reader.latestOffset(reader.initialOffset(), None)
+
+        config = t.state().config
+        writer = TimelineWriter(t.gw, config)
+        late = writer.create_requested("commit")  # a slow writer starts ...
+        with Heartbeat(t.gw, late.requested_time, 60000).start():
+            done = t.write(pa.Table.from_pylist(_recs(range(2, 4), 2, "b"), schema=SCHEMA))
+            second = reader.latestOffset(first, None)
+            if version == 8:
+                assert second == {"completion_time": done.completion_time}
+            else:
+                assert second == first  # held back behind the pending write
+            # ... and completes last (an empty commit is enough for the offsets).
+            meta = commit_metadata(config, config.create_schema or "", [], "UPSERT")
+            inflight = writer.transition_inflight(late)
+            completed = writer.complete(inflight, meta.to_bytes(config.layout_version))
+        third = reader.latestOffset(second, None)
+        if version == 8:
+            assert third == {"completion_time": completed.completion_time}
+        else:
+            assert third == {"completion_time": done.instant_time}
+        assert reader.latestOffset(third, None) == third
