@@ -51,12 +51,12 @@ typecheck: install
 	  | sed -E 's#^$(TYPECHECK)/hudilite/(sqlext|catalog|procedures)/#\1/#; s#^$(TYPECHECK)/##'
 
 demo: install
-	$(BIN)/hudilite demo --warehouse ./hudilite-warehouse
-	$(BIN)/hudilite sql --warehouse ./hudilite-warehouse -f examples/runbook.sql
+	$(BIN)/hudilite demo --dir ./hudilite-demo
+	$(BIN)/hudilite sql --warehouse ./hudilite-demo -f examples/runbook.sql
 
 bench: install
 	$(BIN)/python benchmarks/bench_cow.py $(BENCH_ARGS)
 	$(BIN)/python benchmarks/bench_mor.py $(BENCH_ARGS)
 
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache hudilite-warehouse spark-warehouse
+	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache hudilite-warehouse hudilite-demo spark-warehouse

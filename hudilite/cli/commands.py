@@ -3,22 +3,35 @@
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
+import re
+import signal
 import sys
-import tempfile
+import threading
+import time
 import traceback
 import warnings
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import NoReturn
 
 import click
 import pyspark.errors
-from pyspark.errors import PySparkException
+from py4j.protocol import Py4JJavaError
+from pyspark.errors import PySparkException, PythonException
 from pyspark.logger import PySparkLogger
 from pyspark.sql import SparkSession
 
 from hudilite.cli.demo import run_demo
-from hudilite.cli.sql_output import FORMATS, ResultPrinter
+from hudilite.cli.sql_output import FORMATS, ResultPrinter, statement_label
 from hudilite.errors import HudiliteError, HudiliteWarning
+from hudilite.spark.session import (
+    LOG_LEVEL_ENV,
+    PYSPARK_JSON_LOGGERS,
+    VERBOSE_LEVELS,
+    spark_session,
+)
 from hudilite.sqlext.session import Session, connect
 from hudilite.sqlext.statements import SqlParseError, split_script_positions
 from hudilite.storage.fs import set_storage_options
@@ -34,21 +47,31 @@ def main() -> None:
 
 @main.command()
 @click.option(
+    "--dir",
     "--warehouse",
-    default=lambda: os.environ.get("HUDILITE_WAREHOUSE", "./hudilite-warehouse"),
-    show_default="$HUDILITE_WAREHOUSE or ./hudilite-warehouse",
-    help="Folder the demo table is created in.",
+    "directory",
+    default="./hudilite-demo",
+    show_default=True,
+    metavar="DIR",
+    help="Folder the demo table DIR/trips is created in (its own, not the SQL warehouse).",
 )
 @click.option("--table-version", type=click.Choice(["6", "8"]), default="6", show_default=True)
 @click.option("--debug", is_flag=True, help="Show the full traceback on errors.")
-def demo(warehouse: str, table_version: str, debug: bool) -> None:
-    """Create a trips table, upsert, delete, time-travel and print it."""
+def demo(directory: str, table_version: str, debug: bool) -> None:
+    """Create a trips table, upsert, delete, time-travel and print it.
+
+    A second run replaces DIR/trips only if an earlier demo made it; anything else
+    there stops the demo (nothing is removed).
+    """
     try:
-        run_demo(warehouse, table_version=6 if table_version == "6" else 8, echo=click.echo)
-    except HudiliteError as exc:
+        run_demo(directory, table_version=6 if table_version == "6" else 8, echo=click.echo)
+    except KeyboardInterrupt:
+        click.echo("error: interrupted (Ctrl-C)", err=True)
+        sys.exit(EXIT_INTERRUPTED)
+    except Exception as exc:
         if debug:
             raise
-        click.echo(f"error: {exc}", err=True)
+        _report(exc, debug)
         sys.exit(1)
 
 
@@ -57,6 +80,19 @@ def demo(warehouse: str, table_version: str, debug: bool) -> None:
 
 PROMPT = "hudilite> "
 CONTINUE_PROMPT = "      -> "
+# Exit status after Ctrl-C, as shells report a process ended by SIGINT (128 + 2).
+EXIT_INTERRUPTED = 130
+LOG_LEVELS = ("OFF", "FATAL", "ERROR", "WARN", "INFO", "DEBUG", "TRACE", "ALL")
+
+
+@dataclass(frozen=True)
+class SparkStart:
+    """How ``hudilite sql`` starts its SparkSession (when none is active yet)."""
+
+    master: str | None = None
+    driver_memory: str | None = None
+    conf: dict[str, str] = field(default_factory=dict)
+    log_level: str = "OFF"
 
 
 @main.command()
@@ -80,11 +116,44 @@ CONTINUE_PROMPT = "      -> "
     help="Rows shown per result (0: all).",
 )
 @click.option(
+    "--master",
+    default=None,
+    metavar="URL",
+    help="Spark master: local[4], spark://host:7077, ...  "
+    "[default: $HUDILITE_SPARK_MASTER or local[<cores>]]",
+)
+@click.option(
+    "--driver-memory",
+    default=None,
+    metavar="SIZE",
+    help="Memory of the driver JVM, e.g. 8g.  [default: $HUDILITE_DRIVER_MEMORY or 4g]",
+)
+@click.option(
+    "--executor-memory", default=None, metavar="SIZE", help="Memory per executor (clusters)."
+)
+@click.option(
     "--conf",
     "confs",
     multiple=True,
     metavar="KEY=VALUE",
-    help="SET an option before the statements (spark.* keys configure Spark; repeatable).",
+    help="A spark.* setting, applied when the Spark session starts (static ones such as "
+    "spark.driver.memory too), or an option SET before the statements (hoodie.*, "
+    "fs.s3a.*, ...). Repeatable.",
+)
+@click.option(
+    "--timing/--no-timing",
+    default=None,
+    help="Print 'Time taken: ... seconds' after each statement (on standard error for csv "
+    "and json).  [default: on for -f FILE and the prompt in table format]",
+)
+@click.option(
+    "--log-level",
+    type=click.Choice(LOG_LEVELS, case_sensitive=False),
+    default=None,
+    help="Spark's log level.  [default: $HUDILITE_SPARK_LOG_LEVEL or OFF]",
+)
+@click.option(
+    "--verbose", is_flag=True, help="Show Spark's start-up messages and warnings (level WARN)."
 )
 @click.option("--debug", is_flag=True, help="Show the full traceback on errors.")
 def sql(
@@ -94,26 +163,45 @@ def sql(
     file: str | None,
     fmt: str,
     max_rows: int,
+    master: str | None,
+    driver_memory: str | None,
+    executor_memory: str | None,
     confs: tuple[str, ...],
+    timing: bool | None,
+    log_level: str | None,
+    verbose: bool,
     debug: bool,
 ) -> None:
     """Run SQL on the tables of a warehouse.
 
     Statements come from -e, from -f FILE, from standard input when it is not a
     terminal, or else from an interactive prompt (statements end with ';'; exit,
-    quit or Ctrl-D leaves). Each statement's rows are printed as it finishes; the
-    first error stops a script with exit status 1.
+    quit or Ctrl-D leaves). Each statement's rows are printed as it finishes; with
+    -f each result is headed by its statement's line. Every error is one line on
+    standard error and stops a script with exit status 1; Ctrl-C cancels the running
+    statement (a write in progress is rolled back) and exits with status 130.
     """
     if text is not None and file is not None:
         raise click.UsageError("give -e or -f, not both")
     settings = [_conf_item(item) for item in confs]
+    spark_conf = {k: v for k, v in settings if k.startswith("spark.")}
+    if executor_memory:
+        spark_conf.setdefault("spark.executor.memory", executor_memory)
+    level = (
+        log_level
+        or ("WARN" if verbose else None)
+        or os.environ.get(LOG_LEVEL_ENV)
+        or ("ERROR" if debug else "OFF")
+    ).upper()
+    start = SparkStart(master, driver_memory, spark_conf, level)
     printer = ResultPrinter(
         fmt,
         max_rows,
         out=lambda s: click.echo(s, nl=False),
         note=lambda s: click.echo(s, err=True),
     )
-    with _quiet_pyspark_logs():
+    session: Session | None = None
+    with _quiet_logs(level):
         try:
             if file is not None:
                 text = _read_script(file)
@@ -121,28 +209,37 @@ def sql(
             interactive = text is None and stdin.isatty()
             if text is None and not interactive:
                 text = stdin.read()
+            if timing is None:
+                timing = (file is not None or interactive) and fmt == "table"
             # fs.s3a.* settings must be in place before the catalog opens the warehouse.
             set_storage_options(dict(settings))
-            session = _connect(warehouse, database, debug)
+            session = _connect(warehouse, database, start)
             for key, value in settings:
+                if key.startswith("spark."):
+                    continue  # given to the session when it started (see _connect)
                 try:
                     session.sql(f"SET {key}={value}")
                 except Exception as exc:
                     raise _Failure(exc, f"--conf {key}={value}: ") from exc
-            if text is None:
-                _interactive(session, printer, debug)
-            else:
-                run_script_text(session, text, printer)
+            guard = CtrlC(session)
+            with guard.installed():
+                if text is None:
+                    _interactive(session, printer, debug, timing=timing, guard=guard)
+                else:
+                    run_script_text(
+                        session,
+                        text,
+                        printer,
+                        labels=file is not None,
+                        timing=bool(timing),
+                        guard=guard,
+                    )
         except _Failure as failure:
-            if not _reportable(failure.error):
-                raise failure.error from None
-            _report(failure.error, debug, failure.where)
-            sys.exit(1)
+            _fail(failure.error, debug, failure.where)
+        except KeyboardInterrupt as exc:
+            _interrupted(session, getattr(exc, "where", ""), debug)
         except Exception as exc:
-            if not _reportable(exc):
-                raise
-            _report(exc, debug)
-            sys.exit(1)
+            _fail(exc, debug)
 
 
 class _Failure(Exception):
@@ -151,6 +248,14 @@ class _Failure(Exception):
     def __init__(self, error: BaseException, where: str) -> None:
         super().__init__(str(error))
         self.error = error
+        self.where = where
+
+
+class _Interrupted(KeyboardInterrupt):
+    """Ctrl-C while the statement at ``where`` ran."""
+
+    def __init__(self, where: str) -> None:
+        super().__init__(where)
         self.where = where
 
 
@@ -171,59 +276,38 @@ def _read_script(path: str) -> str:
         raise click.FileError(path, hint=f"not UTF-8 text ({exc.reason})") from exc
 
 
-def _connect(warehouse: str | None, database: str, debug: bool) -> Session:
-    created = SparkSession.getActiveSession() is None
-    quiet = created and not debug and not os.environ.get("HUDILITE_SPARK_LOG_LEVEL")
-    with _quiet_jvm_start() if quiet else contextlib.nullcontext():
-        session = connect(warehouse, database=database)
-    if created:
-        # The session is this command's own: keep Spark's log lines out of the output.
-        level = os.environ.get("HUDILITE_SPARK_LOG_LEVEL") or ("ERROR" if debug else "OFF")
-        session.spark.sparkContext.setLogLevel(level)
+def _connect(warehouse: str | None, database: str, start: SparkStart) -> Session:
+    """The SQL session: on a new SparkSession built with ``start`` (static Spark settings
+    such as ``spark.driver.memory`` only take effect there), or on the active one, whose
+    ``spark.*`` settings from ``--conf`` are then SET."""
+    active = SparkSession.getActiveSession()
+    if active is None:
+        spark = spark_session(
+            master=start.master,
+            driver_memory=start.driver_memory,
+            conf=start.conf,
+            log_level=start.log_level,
+        )
+        return connect(warehouse, spark=spark, database=database)
+    session = connect(warehouse, spark=active, database=database)
+    for key, value in start.conf.items():
+        try:
+            session.sql(f"SET {key}={value}")
+        except Exception as exc:
+            raise _Failure(exc, f"--conf {key}={value}: ") from exc
     return session
 
 
-# Spark's console logging while the JVM starts: errors only, and no "Setting default log
-# level" banner (it appears when the root level differs from WARN).
-_LOG4J2_QUIET = """\
-rootLogger.level = warn
-rootLogger.appenderRef.stderr.ref = console
-appender.console.type = Console
-appender.console.name = console
-appender.console.target = SYSTEM_ERR
-appender.console.filter.threshold.type = ThresholdFilter
-appender.console.filter.threshold.level = error
-appender.console.layout.type = PatternLayout
-appender.console.layout.pattern = %d{yy/MM/dd HH:mm:ss} %p %c{1}: %m%n%ex
-"""
-
-
 @contextlib.contextmanager
-def _quiet_jvm_start() -> Iterator[None]:
-    """Start the JVM (if this block starts one) with a log4j2 configuration that keeps its
-    start-up warnings off standard error. Does nothing when SPARK_SUBMIT_OPTS is set."""
-    if "SPARK_SUBMIT_OPTS" in os.environ:
+def _quiet_logs(level: str) -> Iterator[None]:
+    """Below ``WARN``: pyspark's loggers that print every captured SQL error as a JSON line,
+    and py4j's connection messages when Ctrl-C interrupts a call, stay silent (the command
+    reports each error itself, in one line)."""
+    if level in VERBOSE_LEVELS:
         yield
         return
-    fd, path = tempfile.mkstemp(prefix="hudilite-log4j2-", suffix=".properties")
-    try:
-        with os.fdopen(fd, "w") as f:
-            f.write(_LOG4J2_QUIET)
-        os.environ["SPARK_SUBMIT_OPTS"] = f"-Dlog4j2.configurationFile=file:{path}"
-        yield
-    finally:
-        os.environ.pop("SPARK_SUBMIT_OPTS", None)
-        with contextlib.suppress(OSError):
-            os.unlink(path)
-
-
-@contextlib.contextmanager
-def _quiet_pyspark_logs() -> Iterator[None]:
-    """Silence pyspark's loggers that print every captured SQL error as a JSON line."""
-    loggers = [
-        PySparkLogger.getLogger(name)
-        for name in ("SQLQueryContextLogger", "DataFrameQueryContextLogger")
-    ]
+    loggers = [PySparkLogger.getLogger(name) for name in PYSPARK_JSON_LOGGERS]
+    loggers.append(logging.getLogger("py4j"))
     before = [lg.disabled for lg in loggers]
     for lg in loggers:
         lg.disabled = True
@@ -234,20 +318,86 @@ def _quiet_pyspark_logs() -> Iterator[None]:
             lg.disabled = was
 
 
-def run_script_text(session: Session, text: str, printer: ResultPrinter) -> None:
-    """Run the statements of ``text`` one by one, printing each result as it finishes.
+def run_script_text(
+    session: Session,
+    text: str,
+    printer: ResultPrinter,
+    *,
+    labels: bool = False,
+    timing: bool = False,
+    guard: CtrlC | None = None,
+) -> None:
+    """Run the statements of ``text`` one by one, printing each result as it finishes
+    (headed by its statement with ``labels``, followed by the time it took with
+    ``timing``; see :class:`ResultPrinter` for the formats that show them).
 
     A failing statement raises :class:`_Failure` with the script position of the error
-    (a parse error's own position, else where the statement starts).
+    (a parse error's own position, else where the statement starts); Ctrl-C raises
+    :class:`_Interrupted` with the position of the statement it stopped.
     """
+    guard = guard or CtrlC(None)
     for stmt_sql, line, column in split_script_positions(text):
+        where = f"line {line}, column {column}: "
+        started = time.perf_counter()
         try:
-            for result in session.iter_script(stmt_sql):
-                printer.show(result.kind, result.df, result.write)
-                for note in getattr(result, "warnings", ()):  # unknown option keys, ...
-                    click.echo(f"warning: {note}", err=True)
+            with guard.statement():
+                for result in session.iter_script(stmt_sql):
+                    if labels:
+                        printer.label(statement_label(result.sql, line))
+                    rows = printer.show(result.kind, result.df, result.write)
+                    for note in getattr(result, "warnings", ()):  # unknown option keys, ...
+                        click.echo(f"warning: {note}", err=True)
+                    if timing:
+                        printer.timing(time.perf_counter() - started, rows)
+                    started = time.perf_counter()
+        except KeyboardInterrupt:
+            raise _Interrupted(where) from None
         except Exception as exc:
+            if guard.cancelled:  # it failed because Ctrl-C cancelled its Spark jobs
+                raise _Interrupted(where) from exc
             raise _Failure(exc, _where(exc, line, column)) from exc
+        if guard.cancelled:  # Ctrl-C came after its last Spark job: stop the script here
+            raise _Interrupted(where)
+
+
+class CtrlC:
+    """Ctrl-C while ``hudilite sql`` runs a statement: the first press cancels the
+    session's Spark jobs from another thread (a py4j call of the main thread is never cut
+    in half), so the statement fails the ordinary way and a write rolls itself back; the
+    caller reports it as interrupted. A second press, or one while no statement runs,
+    raises :class:`KeyboardInterrupt` at once (pyspark's own handler does that on the first,
+    cancelling from inside the interrupted py4j call, which breaks its connection)."""
+
+    def __init__(self, session: Session | None) -> None:
+        self.session = session
+        self.running = False
+        self.cancelled = False
+
+    @contextlib.contextmanager
+    def installed(self) -> Iterator[None]:
+        """Take over SIGINT while the block runs (only the main thread may)."""
+        if threading.current_thread() is not threading.main_thread():
+            yield
+            return
+        previous = signal.signal(signal.SIGINT, self._on_sigint)
+        try:
+            yield
+        finally:
+            signal.signal(signal.SIGINT, previous)
+
+    def _on_sigint(self, signum: int, frame: object) -> None:
+        if not self.running or self.cancelled:
+            raise KeyboardInterrupt
+        self.cancelled = True
+        threading.Thread(target=_cancel, args=(self.session,), daemon=True).start()
+
+    @contextlib.contextmanager
+    def statement(self) -> Iterator[None]:
+        self.running, self.cancelled = True, False
+        try:
+            yield
+        finally:
+            self.running = False
 
 
 def _where(exc: BaseException, line: int, column: int) -> str:
@@ -273,23 +423,47 @@ _SPARK_ERRORS = (
 
 
 def _reportable(exc: BaseException) -> bool:
-    """Errors in the user's input, shown as one line: hudilite's, Spark's SQL errors
-    (analysis, parse, runtime errors such as division by zero or a bad cast), file errors."""
-    kinds = (HudiliteError, click.FileError, *(getattr(pyspark.errors, n) for n in _SPARK_ERRORS))
+    """Errors in the user's input or environment, shown as they are: hudilite's, Spark's
+    SQL errors (analysis, parse, runtime errors such as division by zero or a bad cast),
+    file and permission errors. Anything else is shown as an internal error (still one
+    line; ``--debug`` shows the traceback)."""
+    kinds = (
+        HudiliteError,
+        click.FileError,
+        OSError,
+        *(getattr(pyspark.errors, n) for n in _SPARK_ERRORS),
+    )
     return isinstance(exc, kinds)
 
 
+# The last line of a Python traceback: ``ValueError: ...``, ``hudilite.errors.X: ...``.
+_PYTHON_ERROR_LINE = re.compile(r"^[A-Za-z_][\w.]*(Error|Exception|Interrupt)\b.*")
+
+
 def error_message(exc: BaseException) -> str:
-    """One line for ``exc``: Spark's headline (without the plan or SQL excerpt), a parse
-    error without the statement-relative position, anything else with newlines folded."""
+    """One line for ``exc``: Spark's headline (without the plan or SQL excerpt), the error
+    a Python worker raised, a Java exception's first line, a parse error without the
+    statement-relative position, anything else with newlines folded (and its type named
+    when it is not an error of the input)."""
     if isinstance(exc, click.FileError):
         return exc.format_message()
     if isinstance(exc, SqlParseError) and exc.line is not None:
         return f"SQL parse error: {_fold(exc.description)}"
+    if isinstance(exc, PythonException):
+        found = [ln.strip() for ln in exc.getMessage().splitlines() if _PYTHON_ERROR_LINE.match(ln)]
+        if found:
+            return found[-1]
     if isinstance(exc, PySparkException):
         lines = [ln.strip() for ln in exc.getMessage().splitlines() if ln.strip()]
         return lines[0] if lines else type(exc).__name__
-    return _fold(str(exc)) or type(exc).__name__
+    if isinstance(exc, Py4JJavaError):
+        with contextlib.suppress(Exception):
+            lines = [ln.strip() for ln in str(exc.java_exception.toString()).splitlines()]
+            return next(ln for ln in lines if ln)
+    text = _fold(str(exc))
+    if _reportable(exc):
+        return text or type(exc).__name__
+    return f"internal error: {type(exc).__name__}" + (f": {text}" if text else "")
 
 
 def _fold(text: str) -> str:
@@ -301,6 +475,32 @@ def _report(exc: BaseException, debug: bool, where: str = "") -> None:
         click.echo("".join(traceback.format_exception(exc)), err=True, nl=False)
     else:
         click.echo(f"error: {where}{error_message(exc)}", err=True)
+
+
+def _fail(exc: BaseException, debug: bool, where: str = "") -> NoReturn:
+    _report(exc, debug, where)
+    sys.exit(1)
+
+
+def _cancel(session: Session | None) -> None:
+    """Cancel the session's running Spark jobs (pyspark's own Ctrl-C handler does too)."""
+    if session is not None:
+        with contextlib.suppress(Exception):
+            session.spark.sparkContext.cancelAllJobs()
+
+
+def _interrupted(session: Session | None, where: str, debug: bool) -> NoReturn:
+    _cancel(session)
+    if debug:
+        click.echo("".join(traceback.format_exc()), err=True, nl=False)
+    click.echo(f"error: {where}{INTERRUPTED}", err=True)
+    sys.exit(EXIT_INTERRUPTED)
+
+
+INTERRUPTED = (
+    "interrupted (Ctrl-C): the statement was cancelled; a write it had not committed was "
+    "rolled back"
+)
 
 
 def split_complete(text: str) -> tuple[str, str]:
@@ -329,8 +529,12 @@ def _interactive(
     printer: ResultPrinter,
     debug: bool,
     read_line: Callable[[str], str] = _read_line,
+    *,
+    timing: bool = False,
+    guard: CtrlC | None = None,
 ) -> None:
-    """The prompt: run statements as their ``;`` arrives; errors are shown, not fatal."""
+    """The prompt: run statements as their ``;`` arrives; errors (and Ctrl-C while a
+    statement runs) are shown in one line, not fatal."""
     # why lazy: optional module (not on every platform) that changes input() only for the prompt
     with contextlib.suppress(ImportError):
         import readline  # noqa: F401  (line editing and history for input())
@@ -352,13 +556,14 @@ def _interactive(
             continue
         printer.reset()
         try:
-            run_script_text(session, complete, printer)
+            run_script_text(session, complete, printer, timing=timing, guard=guard)
         except _Failure as failure:
-            _report(failure.error, debug or not _reportable(failure.error), failure.where)
-        except KeyboardInterrupt:
-            click.echo("interrupted", err=True)
+            _report(failure.error, debug, failure.where)
+        except KeyboardInterrupt as exc:
+            _cancel(session)
+            click.echo(f"error: {getattr(exc, 'where', '')}{INTERRUPTED}", err=True)
         except Exception as exc:
-            _report(exc, debug or not _reportable(exc))
+            _report(exc, debug)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -1,7 +1,12 @@
 """A runnable tour: create a table, upsert, delete, time-travel, read incrementally.
 
-``hudilite demo --warehouse DIR`` runs it on a local folder; the table it
-leaves behind is a real Hudi table any Hudi reader can open.
+``hudilite demo [--dir DIR]`` runs it in a local folder (default ``./hudilite-demo``, never
+the ``hudilite sql`` warehouse); the table it leaves behind, ``DIR/trips``, is a real Hudi
+table any Hudi reader can open.
+
+The demo removes only what it made: it records the table it created in ``DIR/.hudilite-demo``,
+and a second run replaces ``DIR/trips`` only when that record is there. Any other
+``DIR/trips`` (a user's table, a file) makes it stop with :class:`DemoError` naming the path.
 """
 
 from __future__ import annotations
@@ -13,6 +18,11 @@ from typing import Literal
 import pyarrow as pa
 
 import hudilite
+from hudilite.errors import HudiliteError
+
+DEFAULT_DIR = "./hudilite-demo"
+TABLE = "trips"
+MARKER = ".hudilite-demo"
 
 SCHEMA = pa.schema(
     [
@@ -43,13 +53,44 @@ def _rows(rows: list[tuple]) -> pa.Table:
     return pa.Table.from_pylist([dict(zip(SCHEMA.names, r, strict=True)) for r in rows], SCHEMA)
 
 
-def run_demo(warehouse: str, *, table_version: Literal[6, 8] = 6, echo=print) -> None:
-    """Create ``<warehouse>/trips`` afresh and walk through the main operations."""
-    spark = hudilite.spark_session()
-    path = os.path.join(os.path.abspath(warehouse), "trips")
-    if os.path.exists(path):
+class DemoError(HudiliteError):
+    """The demo's target exists and is not the demo's own."""
+
+
+def prepare(directory: str) -> str:
+    """The path of the demo table in ``directory``, cleared if an earlier demo made it.
+
+    Raises :class:`DemoError` (removing nothing) when the path exists but this demo did
+    not create it.
+    """
+    base = os.path.abspath(directory)
+    path = os.path.join(base, TABLE)
+    marker = os.path.join(base, MARKER)
+    if os.path.lexists(path):
+        if not _made_by_demo(marker):
+            raise DemoError(
+                f"{path} exists and was not created by hudilite demo; "
+                "choose another --dir or remove it yourself"
+            )
         shutil.rmtree(path)
-    os.makedirs(warehouse, exist_ok=True)
+    os.makedirs(base, exist_ok=True)
+    with open(marker, "w", encoding="utf-8") as f:
+        f.write(f"{TABLE}\n")
+    return path
+
+
+def _made_by_demo(marker: str) -> bool:
+    try:
+        with open(marker, encoding="utf-8") as f:
+            return TABLE in f.read().split()
+    except OSError:
+        return False
+
+
+def run_demo(directory: str = DEFAULT_DIR, *, table_version: Literal[6, 8] = 6, echo=print) -> None:
+    """Create ``<directory>/trips`` afresh and walk through the main operations."""
+    path = prepare(directory)
+    spark = hudilite.spark_session()
     t = hudilite.Table.create(
         spark,
         path,

@@ -6,9 +6,13 @@ decimals, bytes) and need no JVM; :func:`collect_rows` is the only Spark code.
 
 * ``table``: a grid with a header and a ``(N rows)`` footer; NULL for nulls; numbers
   right-aligned; nested values written like spark-sql (``[1,2]``, ``{"a":1,"b":"x"}``);
-  binary as hex bytes (``[01 0A]``).
-* ``csv``: a header, then RFC 4180 rows (CRLF line ends, quoted when needed); nulls are
-  empty fields, nested values JSON text, binary base64.
+  binary as hex bytes (``[01 0A]``). A cell with line breaks (``SHOW CREATE TABLE``,
+  ``CALL help``) spans several grid lines, tabs expanded, rather than showing ``\n``.
+  With labels on (``-f`` scripts) each result is headed by its statement
+  (``-- line 3: INSERT INTO ...``) and followed by ``Time taken: 0.42 seconds``.
+* ``csv``: per result set one header, then RFC 4180 rows (CRLF line ends, quoted when
+  needed), result sets separated by an empty line; nulls are empty fields, nested values
+  JSON text, binary base64. No labels or timing on standard output (see ResultPrinter).
 * ``json``: one JSON object per row (JSON Lines), the column names as keys; dates,
   timestamps, intervals and decimals as strings, binary as base64, NaN and infinities
   as the strings ``NaN``, ``Infinity`` and ``-Infinity``.
@@ -49,7 +53,9 @@ __all__ = [
     "format_result",
     "format_table",
     "json_value",
+    "statement_label",
     "statement_tag",
+    "time_taken",
 ]
 
 FORMATS = ("table", "csv", "json")
@@ -262,9 +268,11 @@ def _one_line(text: str) -> str:
     return text.replace("\n", "\\n").replace("\r", "\\r").replace("\t", "\\t")
 
 
-def _cell(value: Any) -> str:
-    text = cell_text(value)
-    return _one_line(text) if any(c in text for c in "\n\r\t") else text
+def _cell_lines(value: Any) -> list[str]:
+    """The lines of a ``table`` cell: its text split at line breaks, tabs expanded to
+    4-column stops, other control characters escaped."""
+    text = cell_text(value).replace("\r\n", "\n").replace("\r", "\n")
+    return [_one_line(ln.expandtabs(4)) for ln in text.split("\n")]
 
 
 def _rows_note(n: int, truncated: bool) -> str:
@@ -288,12 +296,12 @@ def format_table(result: ResultRows) -> str:
     footer = _rows_note(len(result.rows), result.truncated) + "\n"
     if not result.columns:
         return footer
-    cells = [[_cell(v) for v in row] for row in result.rows]
+    cells = [[_cell_lines(v) for v in row] for row in result.rows]
     headers = [_one_line(c) for c in result.columns]
     widths = [_width(h) for h in headers]
     for row in cells:
-        for i, text in enumerate(row):
-            widths[i] = max(widths[i], _width(text))
+        for i, lines in enumerate(row):
+            widths[i] = max(widths[i], *(_width(t) for t in lines))
     right = [
         any(row[i] is not None for row in result.rows)
         and all(row[i] is None or _is_number(row[i]) for row in result.rows)
@@ -309,7 +317,10 @@ def format_table(result: ResultRows) -> str:
 
     rule = "+" + "+".join("-" * (w + 2) for w in widths) + "+\n"
     out = [rule, line(headers, [False] * len(widths)), rule]
-    out.extend(line(row, right) for row in cells)
+    for row in cells:
+        height = max(len(lines) for lines in row)
+        for k in range(height):
+            out.append(line([lines[k] if k < len(lines) else "" for lines in row], right))
     out += [rule, footer]
     return "".join(out)
 
@@ -375,6 +386,23 @@ def confirmation(kind: str, write: object | None = None) -> str:
 # printing
 
 
+def statement_label(sql: str, line: int, width: int = 72) -> str:
+    """``-- line 3: INSERT INTO t VALUES ...``: where a statement starts and its first
+    line, shortened to about ``width`` characters."""
+    lines = [ln.strip() for ln in sql.strip().splitlines() if ln.strip()]
+    first = lines[0] if lines else ""
+    more = len(lines) > 1
+    if _width(first) > width:
+        first, more = first[: width - 4].rstrip(), True
+    return f"-- line {line}: {first}{' ...' if more else ''}"
+
+
+def time_taken(seconds: float, rows: int | None = None) -> str:
+    """spark-sql's line: ``Time taken: 1.23 seconds`` (``, Fetched 2 row(s)``)."""
+    text = f"Time taken: {seconds:.2f} seconds"
+    return text if rows is None else f"{text}, Fetched {rows} row(s)"
+
+
 class ResultPrinter:
     """Prints statement results one after another in one format.
 
@@ -382,6 +410,10 @@ class ResultPrinter:
     receives a line for standard error (the truncation note of csv and json). Results
     are separated by an empty line in ``table`` and ``csv`` format; :meth:`reset` starts
     a new run without one (for each input of the interactive prompt).
+
+    Labels (:meth:`label`) and timing lines (:meth:`timing`) appear on ``out`` in
+    ``table`` format only; csv and json keep standard output to the rows alone (timing
+    goes to ``note`` there when asked for).
     """
 
     def __init__(
@@ -402,10 +434,28 @@ class ResultPrinter:
 
     def reset(self) -> None:
         self._printed = False
+        self._label = None
 
-    def show(self, kind: str, df: DataFrame | None, write: object | None = None) -> None:
+    _label: str | None = None
+
+    def label(self, text: str) -> None:
+        """Head the next result with ``text`` (``table`` format only)."""
+        if self.fmt == "table":
+            self._label = text
+
+    def timing(self, seconds: float, rows: int | None = None) -> None:
+        """``Time taken: ...`` after a result: on ``out`` in ``table`` format, else on
+        ``note``."""
+        text = time_taken(seconds, rows)
+        if self.fmt == "table":
+            self._out(text + "\n")
+        elif self._note is not None:
+            self._note(text)
+
+    def show(self, kind: str, df: DataFrame | None, write: object | None = None) -> int | None:
         """Print one statement's result: its rows, or (no frame, or one without columns)
-        a confirmation in ``table`` format.
+        a confirmation in ``table`` format. Returns the number of rows shown (None for a
+        statement without rows).
 
         Rows are collected before anything is printed, so a statement that fails while
         running its query prints nothing.
@@ -413,12 +463,14 @@ class ResultPrinter:
         if df is None or not df.columns:
             if self.fmt == "table":
                 self._emit(confirmation(kind, write) + "\n")
-            return
-        self.show_rows(collect_rows(df, self.max_rows))
+            return None
+        result = collect_rows(df, self.max_rows)
+        self.show_rows(result)
+        return len(result.rows)
 
     def show_rows(self, result: ResultRows) -> None:
         text = format_result(result, self.fmt)
-        if text:
+        if text or self._label is not None:
             self._emit(text)
         if result.truncated and self.fmt != "table" and self._note is not None:
             self._note(_rows_note(len(result.rows), True))
@@ -426,5 +478,8 @@ class ResultPrinter:
     def _emit(self, text: str) -> None:
         if self._printed and self.fmt != "json":
             self._out("\r\n" if self.fmt == "csv" else "\n")
+        if self._label is not None:
+            self._out(self._label + "\n")
+            self._label = None
         self._out(text)
         self._printed = True

@@ -4,7 +4,13 @@ SparkSession (``connect`` picks up the active session) with a temporary warehous
 from __future__ import annotations
 
 import json
+import os
 import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -112,7 +118,8 @@ def test_file_script_then_a_second_invocation_sees_the_tables(warehouse, tmp_pat
         "INSERT INTO trips VALUES (2, 20, 'b2', 3.5); -- an upsert by id\n"
         "SELECT id, name, fare FROM trips ORDER BY id;\n"
     )
-    r = ok(run(warehouse, "-f", str(script), "--format", "json"))
+    upsert = "hoodie.spark.sql.insert.into.operation=upsert"
+    r = ok(run(warehouse, "-f", str(script), "--format", "json", "--conf", upsert))
     lines = _json_lines(r.stdout)
     metrics = [row for row in lines if "num_inserted_rows" in row]
     assert [(m["num_inserted_rows"], m["num_updated_rows"]) for m in metrics] == [(2, 0), (0, 1)]
@@ -198,3 +205,197 @@ def test_insert_through_a_copied_warehouse_writes_the_copy(warehouse, tmp_path):
     query = ["-e", "SELECT id FROM trips ORDER BY id", "--format", "csv"]
     assert ok(run(warehouse, *query)).stdout_bytes == b"id\r\n1\r\n"
     assert ok(run(copy, *query)).stdout_bytes == b"id\r\n1\r\n2\r\n"
+
+
+# ---- the command in a process of its own: quiet start, static settings, Ctrl-C ------------
+# (each starts a JVM: keep them few)
+
+
+def _cli_env() -> dict[str, str]:
+    env = dict(os.environ)
+    for key in ("HUDILITE_SPARK_LOG_LEVEL", "PYSPARK_GATEWAY_PORT", "SPARK_SUBMIT_OPTS"):
+        env.pop(key, None)
+    env["HUDILITE_SPARK_MASTER"] = "local[2]"
+    return env
+
+
+HUDILITE = str(Path(sys.executable).with_name("hudilite"))
+
+
+def test_subprocess_start_is_quiet_and_static_spark_settings_apply(tmp_path):
+    """No start-up noise on stderr (hostname, log4j banner, native-hadoop, incubator
+    modules), and static settings (--driver-memory, --conf spark.driver.*) reach the JVM."""
+    r = subprocess.run(
+        [
+            HUDILITE, "sql", "--warehouse", str(tmp_path / "wh"),
+            "--driver-memory", "1g", "--conf", "spark.driver.maxResultSize=512m",
+            "--format", "csv",
+            "-e", "SET spark.driver.memory; SET spark.driver.maxResultSize",
+        ],
+        capture_output=True, text=True, cwd=tmp_path, env=_cli_env(), timeout=600,
+    )  # fmt: skip
+    assert (r.returncode, r.stderr) == (0, ""), r.stderr
+    assert r.stdout.replace("\r\n", "\n") == (
+        "key,value\nspark.driver.memory,1g\n\nkey,value\nspark.driver.maxResultSize,512m\n"
+    )
+
+
+def test_connect_in_a_new_process_keeps_stderr_clean(tmp_path):
+    """hudilite.connect() starting its own session: no start-up noise, and a failing query
+    raises without pyspark's JSON log line."""
+    code = (
+        "import sys, hudilite\n"
+        "s = hudilite.connect(sys.argv[1])\n"
+        "assert s.sql('SELECT 1 AS one').collect()[0].one == 1\n"
+        "try:\n"
+        "    s.sql('SELECT nope FROM range(1)').collect()\n"
+        "except Exception as e:\n"
+        "    print(type(e).__name__)\n"
+    )
+    r = subprocess.run(
+        [sys.executable, "-c", code, str(tmp_path / "wh")],
+        capture_output=True, text=True, cwd=tmp_path, env=_cli_env(), timeout=600,
+    )  # fmt: skip
+    assert (r.returncode, r.stderr) == (0, ""), r.stderr
+    assert r.stdout == "AnalysisException\n"
+
+
+def test_ctrl_c_cancels_the_write_rolls_it_back_and_exits_130(spark, tmp_path):
+    wh = tmp_path / "wh"
+    script = tmp_path / "long.sql"
+    script.write_text(
+        "CREATE TABLE big (id BIGINT, ts BIGINT, v STRING) USING hudi\n"
+        "  TBLPROPERTIES (primaryKey = 'id', preCombineField = 'ts');\n"
+        "INSERT INTO big VALUES (1, 1, 'a');\n"
+        "SELECT 'go' AS ready;\n"
+        "INSERT INTO big SELECT id, 1, repeat('x', 200) FROM range(2, 3000000000);\n"
+    )
+    proc = subprocess.Popen(
+        [HUDILITE, "sql", "--warehouse", str(wh), "-f", str(script), "--format", "csv"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path,
+        env=_cli_env(), start_new_session=True,
+    )  # fmt: skip
+    try:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            if line.strip() == "go":
+                break
+        else:
+            pytest.fail(f"the script ended early: {proc.stderr.read() if proc.stderr else ''}")
+        time.sleep(8)  # the long INSERT is under way
+        os.killpg(proc.pid, signal.SIGINT)  # what Ctrl-C in a terminal does
+        _, err = proc.communicate(timeout=300)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert proc.returncode == 130, err
+    assert err.startswith("error: line 5, column 1: interrupted (Ctrl-C)"), err
+    assert err.count("\n") == 1, err
+    # Nothing of the cancelled write remains: every instant on the timeline completed ...
+    hoodie = wh / "default.db" / "big" / ".hoodie"
+    if (hoodie / "timeline").is_dir():  # table version 8
+        hoodie = hoodie / "timeline"
+    states: dict[str, set[str]] = {}
+    for f in hoodie.iterdir():
+        if f.is_file() and f.name[:1].isdigit():
+            t, _, rest = f.name.partition(".")
+            states.setdefault(t.split("_")[0], set()).add(rest)
+    pending = [
+        t
+        for t, kinds in states.items()
+        if all(k.endswith(("requested", "inflight")) for k in kinds)
+    ]
+    assert pending == [], states
+    # ... and the table holds the one committed row.
+    r = ok(run(str(wh), "-e", "SELECT count(*) AS n FROM big", "--format", "csv"))
+    assert r.stdout_bytes == b"n\r\n1\r\n"
+
+
+# ---- a read-only warehouse: one line, exit status 1, nothing changed ----------------------
+
+_WRITES = (
+    "mkdirs",
+    "open_output_stream",
+    "write_bytes",
+    "create_exclusive",
+    "create_versioned",
+    "replace_if_version",
+    "delete_if_version",
+    "touch",
+    "delete_file",
+    "delete_dir",
+)
+
+
+def _latest_commit(table: Path) -> str:
+    return max(f.name.split(".")[0] for f in (table / ".hoodie").glob("*.commit"))
+
+
+def test_read_only_warehouse_errors_are_one_line(warehouse, monkeypatch):
+    """Writes refused as a read-only file system refuses them (tests run as root, for
+    whom permissions do not apply; the next test uses a real one)."""
+    from hudilite.storage.fs import FileSystemGateway
+
+    ok(run(warehouse, "-e", f"{CREATE}; INSERT INTO trips VALUES (1, 10, 'a', 1.5)"))
+    instant = _latest_commit(Path(warehouse) / "default.db" / "trips")
+    root = os.path.abspath(warehouse)
+
+    def refusing(name: str):
+        original = getattr(FileSystemGateway, name)
+
+        def method(self, rel="", *args, **kwargs):
+            path = self.abs_path(rel)
+            if path.startswith(root):
+                raise PermissionError(13, "Permission denied", path)
+            return original(self, rel, *args, **kwargs)
+
+        return method
+
+    for name in _WRITES:
+        monkeypatch.setattr(FileSystemGateway, name, refusing(name))
+    for stmt in (
+        "CREATE TABLE t2 (id INT) USING hudi TBLPROPERTIES (primaryKey = 'id')",
+        "CALL run_clean(table => 'trips')",
+        f"CALL create_savepoint(table => 'trips', commit_time => '{instant}')",
+    ):
+        r = run(warehouse, "-e", stmt)
+        assert r.exit_code == 1, (stmt, r.output, r.exception)
+        assert r.stderr.startswith("error: line 1, column 1: [Errno 13] Permission denied: "), (
+            stmt,
+            r.stderr,
+        )
+        assert r.stderr.count("\n") == 1, r.stderr
+    monkeypatch.undo()
+    r = ok(run(warehouse, "-e", "SHOW TABLES; SELECT id FROM trips", "--format", "json"))
+    assert "t2" not in r.stdout and '{"id":1}' in r.stdout
+
+
+def test_read_only_warehouse_in_a_process_of_its_own(warehouse, tmp_path):
+    ok(run(warehouse, "-e", f"{CREATE}; INSERT INTO trips VALUES (1, 10, 'a', 1.5)"))
+    cmd = [HUDILITE, "sql", "--warehouse", warehouse, "-e", "CALL run_clean(table => 'trips')"]
+    env = _cli_env()
+    home = tmp_path / "home"
+    home.mkdir(mode=0o777)
+    home.chmod(0o777)
+    env["HOME"] = str(home)
+    modes = {p: p.stat().st_mode for p in tmp_path.parents if p != Path("/")}
+    if os.geteuid() == 0:  # root ignores permissions: run as nobody on a root-owned folder
+        setpriv = shutil.which("setpriv")
+        if setpriv is None:
+            pytest.skip("needs setpriv to drop root")
+        for p, mode in modes.items():
+            p.chmod(mode | 0o001)  # nobody may pass through pytest's private folders
+        subprocess.run(["chmod", "-R", "a+rX,go-w", warehouse], check=True)
+        tmp_path.chmod(0o755)
+        cmd = [setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", *cmd]
+    else:
+        subprocess.run(["chmod", "-R", "a-w", warehouse], check=True)
+    try:
+        r = subprocess.run(cmd, capture_output=True, text=True, cwd=home, env=env, timeout=600)
+    finally:
+        subprocess.run(["chmod", "-R", "u+w", warehouse], check=True)
+        for p, mode in modes.items():
+            p.chmod(mode)
+    assert r.returncode == 1, r.stderr
+    assert r.stderr.startswith("error: line 1, column 1: [Errno 13] "), r.stderr
+    assert "Permission denied" in r.stderr and r.stderr.count("\n") == 1, r.stderr

@@ -77,14 +77,17 @@ def test_table_empty_result_and_no_columns():
     assert format_table(ResultRows([], [(), ()])) == "(2 rows)\n"
 
 
-def test_table_truncated_wide_characters_and_control_characters():
-    result = ResultRows(["名前", "x"], [("東京", "a\nb\tc")], truncated=True)
+def test_table_truncated_wide_characters_and_multi_line_cells():
+    """A cell with line breaks spans grid lines (tabs expanded), as SHOW CREATE TABLE and
+    CALL help need."""
+    result = ResultRows(["名前", "x"], [("東京", "a\r\nb\tc")], truncated=True)
     assert format_table(result) == (
-        "+------+---------+\n"
-        "| 名前 | x       |\n"
-        "+------+---------+\n"
-        "| 東京 | a\\nb\\tc |\n"
-        "+------+---------+\n"
+        "+------+-------+\n"
+        "| 名前 | x     |\n"
+        "+------+-------+\n"
+        "| 東京 | a     |\n"
+        "|      | b   c |\n"
+        "+------+-------+\n"
         "(showing first 1 row)\n"
     )
     many = ResultRows(["n"], [(i,) for i in range(3)], truncated=True)
