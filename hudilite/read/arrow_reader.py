@@ -15,7 +15,6 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.dataset as ds
 
 from hudilite.filegroup.slices import FileSlice
 from hudilite.merge import MergeSpec
@@ -40,6 +39,10 @@ def read_plan_arrow(
     ``merge_spec`` merges the slices with log files; by default the table's own
     (``TableState.merge_spec`` of the table's options, read from ``gw``).
     """
+    # why lazy: importing pyarrow.dataset imports pandas (about a second), and every
+    # command and session that never reads through this path would pay for it at start-up
+    import pyarrow.dataset as ds
+
     out_schema = schema if columns is None else pa.schema([schema.field(c) for c in columns])
     wanted = _commit_filter(plan, filter)
     parts: list[pa.Table] = []

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
-import pandas as pd
 import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -33,7 +33,10 @@ def to_dataframe(spark: SparkSession, data: Any) -> DataFrame:
         data = pa.Table.from_batches([data])
     if isinstance(data, pa.Table):
         return spark.createDataFrame(data)
-    if isinstance(data, pd.DataFrame):
+    # No pandas import here (it adds to every start-up): a pandas DataFrame exists only
+    # once its caller imported pandas.
+    pd = sys.modules.get("pandas")
+    if pd is not None and isinstance(data, pd.DataFrame):
         return spark.createDataFrame(data)
     raise SchemaError(
         f"cannot write a {type(data).__name__}: pass a Spark DataFrame, a pyarrow Table "

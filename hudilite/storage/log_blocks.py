@@ -41,7 +41,13 @@ CONTENT_VERSION = 3
 _INT32 = struct.Struct(">i")
 _HEAD = struct.Struct(">ii")
 _BIN = pa.large_binary()
-_EMPTY = pa.scalar(b"", _BIN)
+
+
+@lru_cache(maxsize=1)
+def _empty() -> pa.Scalar:
+    """``b""`` as a large-binary scalar. Made on first use, not at import: pyarrow imports
+    pandas the first time it converts Python values, which adds to every command's start."""
+    return pa.scalar(b"", _BIN)
 
 
 @lru_cache(maxsize=64)
@@ -89,7 +95,7 @@ def _fastavro_schema(parse: Any, avro_schema_json: str) -> Any:
 
 def _join(parts: Sequence[pa.Array | pa.Scalar]) -> pa.Array:
     """Element-wise concatenation of binary arrays (scalars are broadcast)."""
-    return pc.binary_join_element_wise(*parts, _EMPTY)
+    return pc.binary_join_element_wise(*parts, _empty())
 
 
 def _fixed_width(data: bytes, width: int, n: int) -> pa.Array:
@@ -157,7 +163,7 @@ class _ColumnEncoder:
         logical = avro.get("logicalType") if isinstance(avro, dict) else None
         n = len(arr)
         if kind == "null":
-            return pa.repeat(_EMPTY, n)
+            return pa.repeat(_empty(), n)
         if arr.null_count:
             raise SchemaError(f"column {path!r}: null value for non-null Avro type {kind}")
         if kind == "boolean":
@@ -233,7 +239,7 @@ class _ColumnEncoder:
         counts = np.diff(bounds)
         lists = pa.LargeListArray.from_arrays(pa.array(bounds), items)
         zero = pa.scalar(b"\x00", _BIN)
-        full = _join([_varints(counts), pc.binary_join(lists, _EMPTY), zero])
+        full = _join([_varints(counts), pc.binary_join(lists, _empty()), zero])
         return pc.if_else(pa.array(counts > 0), full, zero)
 
 

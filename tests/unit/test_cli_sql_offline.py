@@ -367,3 +367,14 @@ def test_first_ctrl_c_cancels_the_spark_jobs_from_another_thread(fake):
     assert fake.ran == ["USE a"]
     assert fake.cancelled >= 1
     assert signal.getsignal(signal.SIGINT) is before  # the handler is put back
+
+
+def test_the_command_starts_without_importing_pandas():
+    """Start-up time (docs/benchmarks.md): pandas (about a second to import) is not needed
+    before a statement asks for it, so importing the command must not load it."""
+    import subprocess
+    import sys
+
+    code = "import sys, hudilite.cli.commands; print('pandas' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout == "False\n", out.stderr
