@@ -20,6 +20,7 @@ from hudilite.merge.merger import (
 )
 from hudilite.merge.spec import (
     COMMIT_TIME_ORDERING,
+    EMPTY_PAYLOAD,
     EVENT_TIME_ORDERING,
     MODES,
     PARTIAL_UPDATE,
@@ -30,6 +31,7 @@ from hudilite.merge.spec import (
     MergeSpec,
     SequenceGroup,
     format_sequence_groups,
+    is_empty_payload,
     mode_for_payload,
     parse_sequence_groups,
     payload_semantics,
@@ -37,6 +39,7 @@ from hudilite.merge.spec import (
 
 __all__ = [
     "COMMIT_TIME_ORDERING",
+    "EMPTY_PAYLOAD",
     "EVENT_TIME_ORDERING",
     "MODES",
     "OP_DELETE",
@@ -54,6 +57,7 @@ __all__ = [
     "apply_delete_markers",
     "changelog_rows",
     "format_sequence_groups",
+    "is_empty_payload",
     "merge_file_group",
     "mode_for_payload",
     "parse_sequence_groups",

@@ -36,7 +36,9 @@ Configuration (:meth:`MergeSpec.from_config`; write options win over the table's
   ==========================================  ======================  ==============
 
   (the same mapping as Hudi 1.1's payload deprecation, RFC-97); other payloads are
-  refused rather than approximated;
+  refused rather than approximated, except ``EmptyHoodieRecordPayload`` as a write
+  option of an upsert: every incoming record then deletes its key
+  (:func:`is_empty_payload`; the writer turns the records into natural-order deletes);
 * nothing configured: event time when an ordering (precombine) field is set, else
   commit time (Hudi 1.x's default; :class:`~hudilite.config.TableConfig` already
   resolves v6 tables without a payload to commit time, as Hudi 0.x did);
@@ -114,6 +116,16 @@ def payload_semantics(payload_class: str) -> tuple[str, bool]:
             f"payload class {payload_class!r} is not supported by hudilite "
             f"(supported: {', '.join(sorted(PAYLOADS))})"
         ) from None
+
+
+#: Hudi's ``EmptyHoodieRecordPayload``: every record it carries deletes its key, whatever
+#: the ordering value (``combineAndGetUpdateValue`` and ``getInsertValue`` return empty).
+EMPTY_PAYLOAD = "EmptyHoodieRecordPayload"
+
+
+def is_empty_payload(payload_class: str | None) -> bool:
+    """True for Hudi's ``EmptyHoodieRecordPayload`` (any package prefix)."""
+    return bool(payload_class) and str(payload_class).strip().rsplit(".", 1)[-1] == EMPTY_PAYLOAD
 
 
 def mode_for_payload(payload_class: str) -> str:
@@ -312,6 +324,7 @@ def _partial_from_mode(value: str) -> bool:
 
 __all__ = [
     "COMMIT_TIME_ORDERING",
+    "EMPTY_PAYLOAD",
     "EVENT_TIME_ORDERING",
     "MODES",
     "PARTIAL_UPDATE",

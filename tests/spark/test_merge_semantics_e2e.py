@@ -9,7 +9,7 @@ import pyarrow as pa
 import pytest
 
 import hudilite
-from tests.helpers import spark_rows
+from tests.helpers import hudi_rs_read, rows, spark_rows
 
 WIDE = pa.schema(
     [("id", pa.int64()), ("name", pa.string()), ("age", pa.int64()), ("sex", pa.string())]
@@ -113,3 +113,73 @@ def test_custom_delete_field_and_marker(spark, tmp_path, table_type):
     )
     assert r.num_deletes == 1
     assert spark_rows(t.read(), ["id", "op"]) == [(2, "upd")]
+
+
+EVENT_PARTIAL_PAYLOAD = "org.apache.hudi.common.model.PartialUpdateAvroPayload"
+PERSON = pa.schema(
+    [("id", pa.int64()), ("ts", pa.int64()), ("name", pa.string()), ("city", pa.string())]
+)
+
+
+@pytest.mark.parametrize("table_type", ["cow", "mor"])
+def test_partial_update_late_older_event_same_on_cow_mor_and_after_compaction(
+    spark, tmp_path, table_type
+):
+    """PartialUpdateAvroPayload: the record with the greater ordering value wins and a null
+    field takes the other record's value; records apply to the stored row in write order.
+    So an older event arriving late only fills the stored row's nulls, and a MOR snapshot
+    (base + two log blocks), its compaction and a COW table all give the same row."""
+    t = hudilite.Table.create(
+        spark,
+        str(tmp_path / "p"),
+        PERSON,
+        record_key="id",
+        ordering_field="ts",
+        table_type=table_type,
+        options={"hoodie.datasource.write.payload.class": EVENT_PARTIAL_PAYLOAD},
+    )
+    t.write(pa.Table.from_pylist([{"id": 1, "ts": 1, "name": "ann", "city": "oslo"}], PERSON))
+    # The newest event, without a name: the stored name stays.
+    t.write(pa.Table.from_pylist([{"id": 1, "ts": 3, "name": None, "city": "rome"}], PERSON))
+    # An older event arriving late: it loses, and the stored row has no null to fill.
+    t.write(
+        pa.Table.from_pylist(
+            [{"id": 1, "ts": 2, "name": "anna", "city": "paris"}, {"id": 2, "ts": 2}], PERSON
+        )
+    )
+    expected = [(1, 3, "ann", "rome"), (2, 2, None, None)]
+    assert spark_rows(t.read(), PERSON.names) == expected
+    if table_type == "mor":
+        t.compact()
+        assert spark_rows(t.read(), PERSON.names) == expected
+        assert spark_rows(t.read(query_type="read_optimized"), PERSON.names) == expected
+
+
+@pytest.mark.parametrize("table_type", ["cow", "mor"])
+def test_empty_payload_upsert_deletes_every_incoming_key(spark, tmp_path, table_type):
+    """Hudi's EmptyHoodieRecordPayload as the payload of an upsert: every incoming record
+    deletes its key, whatever its ordering value; unknown keys are nothing to delete."""
+    t = hudilite.Table.create(
+        spark,
+        str(tmp_path / "e"),
+        PERSON,
+        record_key="id",
+        ordering_field="ts",
+        table_type=table_type,
+    )
+    t.write(pa.Table.from_pylist([{"id": i, "ts": 5, "name": f"n{i}"} for i in (1, 2, 3)], PERSON))
+    r = t.write(
+        pa.Table.from_pylist([{"id": 1, "ts": 1, "name": "old"}, {"id": 9, "ts": 9}], PERSON),
+        options={
+            "hoodie.datasource.write.payload.class": (
+                "org.apache.hudi.common.model.EmptyHoodieRecordPayload"
+            )
+        },
+    )
+    assert (r.num_deletes, r.num_inserts, r.num_updates) == (1, 0, 0)
+    expected = [(2, 5, "n2", None), (3, 5, "n3", None)]
+    assert spark_rows(t.read(), PERSON.names) == expected
+    assert rows(hudi_rs_read(t.path), PERSON.names) == expected
+    # Later upserts use the table's own payload again.
+    t.write(pa.Table.from_pylist([{"id": 1, "ts": 7, "name": "back"}], PERSON))
+    assert spark_rows(t.read(), ["id", "name"]) == [(1, "back"), (2, "n2"), (3, "n3")]
