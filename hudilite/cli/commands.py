@@ -237,7 +237,7 @@ def sql(
         except _Failure as failure:
             _fail(failure.error, debug, failure.where)
         except KeyboardInterrupt as exc:
-            _interrupted(session, getattr(exc, "where", ""), debug)
+            _interrupted(session, exc, debug)
         except Exception as exc:
             _fail(exc, debug)
 
@@ -252,11 +252,12 @@ class _Failure(Exception):
 
 
 class _Interrupted(KeyboardInterrupt):
-    """Ctrl-C while the statement at ``where`` ran."""
+    """Ctrl-C while the statement at ``where`` ran (``finished``: it still completed)."""
 
-    def __init__(self, where: str) -> None:
+    def __init__(self, where: str, finished: bool = False) -> None:
         super().__init__(where)
         self.where = where
+        self.message = INTERRUPTED_AFTER if finished else INTERRUPTED
 
 
 def _conf_item(item: str) -> tuple[str, str]:
@@ -357,7 +358,7 @@ def run_script_text(
                 raise _Interrupted(where) from exc
             raise _Failure(exc, _where(exc, line, column)) from exc
         if guard.cancelled:  # Ctrl-C came after its last Spark job: stop the script here
-            raise _Interrupted(where)
+            raise _Interrupted(where, finished=True)
 
 
 class CtrlC:
@@ -489,17 +490,25 @@ def _cancel(session: Session | None) -> None:
             session.spark.sparkContext.cancelAllJobs()
 
 
-def _interrupted(session: Session | None, where: str, debug: bool) -> NoReturn:
+def _interrupted(session: Session | None, exc: KeyboardInterrupt, debug: bool) -> NoReturn:
     _cancel(session)
     if debug:
         click.echo("".join(traceback.format_exc()), err=True, nl=False)
-    click.echo(f"error: {where}{INTERRUPTED}", err=True)
+    click.echo(_interrupted_line(exc), err=True)
     sys.exit(EXIT_INTERRUPTED)
+
+
+def _interrupted_line(exc: KeyboardInterrupt) -> str:
+    return f"error: {getattr(exc, 'where', '')}{getattr(exc, 'message', INTERRUPTED)}"
 
 
 INTERRUPTED = (
     "interrupted (Ctrl-C): the statement was cancelled; a write it had not committed was "
     "rolled back"
+)
+INTERRUPTED_AFTER = (
+    "interrupted (Ctrl-C) as the statement finished (it completed); the statements after it "
+    "did not run"
 )
 
 
@@ -561,7 +570,7 @@ def _interactive(
             _report(failure.error, debug, failure.where)
         except KeyboardInterrupt as exc:
             _cancel(session)
-            click.echo(f"error: {getattr(exc, 'where', '')}{INTERRUPTED}", err=True)
+            click.echo(_interrupted_line(exc), err=True)
         except Exception as exc:
             _report(exc, debug)
 

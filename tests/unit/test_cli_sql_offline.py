@@ -44,6 +44,9 @@ class FakeSession:
                 raise PermissionError(13, "Permission denied", "/wh/_catalog/default/tables")
             if "ctrlc" in sql:
                 raise KeyboardInterrupt
+            if "late" in sql:  # Ctrl-C after the statement's last Spark job
+                os.kill(os.getpid(), signal.SIGINT)
+                time.sleep(0.2)
             if "sigint" in sql:  # Ctrl-C while a Spark job runs: the job fails as cancelled
                 os.kill(os.getpid(), signal.SIGINT)
                 time.sleep(0.2)  # the cancelling thread
@@ -378,3 +381,10 @@ def test_the_command_starts_without_importing_pandas():
     code = "import sys, hudilite.cli.commands; print('pandas' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout == "False\n", out.stderr
+
+
+def test_ctrl_c_as_a_statement_finishes_stops_the_script_after_it(fake):
+    r = run("-e", "USE a;\nUSE late;\nUSE b")
+    assert r.exit_code == 130
+    assert r.stderr == f"error: line 2, column 1: {cli.INTERRUPTED_AFTER}\n"
+    assert fake.ran == ["USE a", "USE late"]
