@@ -22,9 +22,12 @@ merge rules, visibility, row filter), as the stream reader that runs ``read`` in
 executors is not the one that planned.
 
 The API gives a reader the full schema (it offers no column pruning hook), so every
-column is read; Spark drops the unused ones after the scan. Filters are not pushed down
-(``pushFilters`` needs ``spark.sql.python.filterPushdown.enabled``); use
-``Table.read(where=...)`` for partition pruning.
+column is read; Spark drops the unused ones after the scan. Partition filters are pushed
+down when the session allows Python data sources to take filters
+(``spark.sql.python.filterPushdown.enabled``, which :func:`register` turns on unless it was
+set to false): ``=`` and ``IN`` on a partition column (string or integer values; simple
+and complex key generators) leave the other partitions unread. Spark still applies every
+filter after the scan.
 
 Streaming reads (:class:`HudiliteStreamReader`): offsets are commit *completion* times
 (table version 8; version 6 records none, there the requested time and a stream never
@@ -43,7 +46,7 @@ Options:
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -53,12 +56,16 @@ from pyspark.sql.datasource import (
     DataSource,
     DataSourceReader,
     DataSourceStreamReader,
+    EqualTo,
+    Filter,
+    In,
     InputPartition,
 )
 from pyspark.sql.streaming.datasource import SupportsTriggerAvailableNow
 from pyspark.sql.types import StructType
 
 from hudilite.errors import ConfigError, InstantNotFoundError
+from hudilite.keygen import partition_values
 from hudilite.merge.spec import MergeSpec
 from hudilite.read.planner import ScanPlan, normalize_instant, plan_incremental, plan_snapshot
 from hudilite.schema import COMMIT_TIME_COL, cast_to_schema
@@ -77,6 +84,9 @@ IGNORE_MISSING = "hoodie.hudilite.read.ignore.missing.files"
 START_OFFSET = "hoodie.datasource.streaming.startOffset"
 MAX_INSTANTS = "hoodie.datasource.read.streaming.max.instants.per.batch"
 FALLBACK_FULL_SCAN = "hoodie.datasource.read.incr.fallback.fulltablescan.enable"
+
+#: Spark's switch for filters pushed into Python data sources.
+PUSHDOWN_CONF = "spark.sql.python.filterPushdown.enabled"
 
 #: The offset before every commit (``startOffset=earliest``).
 EARLIEST = "0"
@@ -212,8 +222,11 @@ def _read_partition(partition: InputPartition) -> Iterator[pa.RecordBatch]:
 # ----------------------------------------------------------------------- batch reads
 
 
-def batch_plan(state: TableState, options: Mapping[str, str]) -> ScanPlan:
-    """The scan plan of a batch read with Hudi's read options."""
+def batch_plan(
+    state: TableState, options: Mapping[str, str], partitions: list[str] | None = None
+) -> ScanPlan:
+    """The scan plan of a batch read with Hudi's read options (``partitions``: only
+    these partition paths; None: all)."""
     query = str(options.get(QUERY_TYPE) or "snapshot").strip().lower()
     ignore = _true(options.get(IGNORE_MISSING, "false"))
     as_of = options.get(AS_OF)
@@ -221,13 +234,21 @@ def batch_plan(state: TableState, options: Mapping[str, str]) -> ScanPlan:
     if query == "incremental":
         if not begin:
             raise ConfigError(f"an incremental read needs {BEGIN}")
-        return plan_incremental(state.timeline, state.view, begin, end, ignore_missing_files=ignore)
+        return plan_incremental(
+            state.timeline,
+            state.view,
+            begin,
+            end,
+            partitions=partitions,
+            ignore_missing_files=ignore,
+        )
     if query in ("snapshot", "read_optimized"):
         if begin or end:
             raise ConfigError(f"{BEGIN} / {END} apply to {QUERY_TYPE}=incremental only")
         return plan_snapshot(
             state.view,
             as_of=as_of or None,
+            partitions=partitions,
             read_optimized=query == "read_optimized",
             ignore_missing_files=ignore,
         )
@@ -242,11 +263,29 @@ class HudiliteBatchReader(DataSourceReader):
     def __init__(self, options: Mapping[str, str], schema: StructType) -> None:
         self.options = dict(options)
         self.schema = schema
+        # Partition filters pushed by Spark: column -> the values it may have (as text).
+        self.wanted: dict[str, set[str]] = {}
+
+    def _partitions(self, state: TableState) -> list[str] | None:
+        """The partition paths the pushed filters leave, or None (all)."""
+        config = state.config
+        if not self.wanted or config.keygen_type not in ("SIMPLE", "COMPLEX"):
+            return None
+        spec = state.keygen(state.options())
+        fields = set(config.partition_fields)
+        wanted = {c: v for c, v in self.wanted.items() if c in fields}
+        if not wanted:
+            return None
+        return [
+            p
+            for p in state.view.partitions()
+            if all(partition_values(spec, p).get(c) in v for c, v in wanted.items())
+        ]
 
     def partitions(self) -> Sequence[InputPartition]:
         state = TableState.load(_gateway(self.options))
         try:
-            plan = batch_plan(state, self.options)
+            plan = batch_plan(state, self.options, self._partitions(state))
         except InstantNotFoundError:
             begin = self.options.get(BEGIN)
             if not (begin and _true(self.options.get(FALLBACK_FULL_SCAN, "false"))):
@@ -261,6 +300,31 @@ class HudiliteBatchReader(DataSourceReader):
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         return _read_partition(partition)
+
+
+def _as_text(value: Any) -> str | None:
+    """A filter value as partition path text, for the types whose text is unambiguous."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, str | int):
+        return str(value)
+    return None
+
+
+class HudilitePushdownReader(HudiliteBatchReader):
+    """The batch reader taking partition filters (sessions with Python filter pushdown)."""
+
+    def pushFilters(self, filters: list[Filter]) -> Iterable[Filter]:
+        for f in filters:
+            if isinstance(f, EqualTo | In) and len(f.attribute) == 1:
+                values = [f.value] if isinstance(f, EqualTo) else list(f.value)
+                texts = [_as_text(v) for v in values]
+                if all(t is not None for t in texts):
+                    column = f.attribute[0]
+                    allowed = {t for t in texts if t is not None}
+                    self.wanted[column] = self.wanted.get(column, allowed) & allowed
+        # Only files are skipped: Spark evaluates every filter on the rows read.
+        return filters
 
 
 # ------------------------------------------------------------------------ stream reads
@@ -423,11 +487,27 @@ class HudiliteDataSource(DataSource):
         return HudiliteStreamReader(self.options, schema)
 
 
+class HudilitePushdownDataSource(HudiliteDataSource):
+    """``format("hudilite")`` in sessions where Python data sources take filters."""
+
+    def reader(self, schema: StructType) -> DataSourceReader:
+        return HudilitePushdownReader(self.options, schema)
+
+
 def register(spark: Any) -> None:
     """Register the ``hudilite`` data source with ``spark`` (``hudilite.register``).
 
     Python data sources plan in a Python worker the JVM starts from ``$PYSPARK_PYTHON``
     (not ``spark.pyspark.python``): that interpreter must import hudilite.
     ``hudilite.spark_session()`` sets both and registers the source itself.
+
+    Partition filters are pushed down when ``spark.sql.python.filterPushdown.enabled`` is
+    true; it is turned on here unless the session set it (to false: then no pushdown, and
+    it must stay false, as Spark refuses a reader taking filters with pushdown off).
     """
-    spark.dataSource.register(HudiliteDataSource)
+    if spark.conf.get(PUSHDOWN_CONF, None) is None:
+        spark.conf.set(PUSHDOWN_CONF, "true")
+    if str(spark.conf.get(PUSHDOWN_CONF, "false")).lower() == "true":
+        spark.dataSource.register(HudilitePushdownDataSource)
+    else:
+        spark.dataSource.register(HudiliteDataSource)

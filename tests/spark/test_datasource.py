@@ -118,3 +118,14 @@ def test_bad_options_fail_clearly(spark: Any, tables: dict) -> None:
         spark.read.format("hudilite").option("hoodie.datasource.query.type", "incremental").load(
             t.path
         ).collect()
+
+
+def test_partition_filters_skip_other_partitions(spark: Any, tables: dict) -> None:
+    t, _ = tables["mor"]
+    assert spark.conf.get("spark.sql.python.filterPushdown.enabled") == "true"
+    df = spark.read.format("hudilite").load(t.path).filter("p = 'p1' AND ts > 1")
+    _same(t.read(where="p = 'p1' AND ts > 1"), df)
+    wanted = [s for s in t.state().view.latest_slices() if s.partition == "p=p1"]
+    assert 0 < len(wanted) == df.rdd.getNumPartitions()
+    both = spark.read.format("hudilite").load(t.path).filter("p IN ('p0', 'p1')")
+    assert both.rdd.getNumPartitions() == len(t.state().view.latest_slices())
