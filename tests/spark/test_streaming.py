@@ -253,3 +253,37 @@ def test_stream_offsets_never_skip_a_late_commit(spark: Any, tmp_path: Path) -> 
         else:
             assert third == {"completion_time": done.instant_time}
         assert reader.latestOffset(third, None) == third
+
+
+def test_stream_of_a_changelog_table_carries_every_change(spark: Any, tmp_path: Path) -> None:
+    """Changelog mode: each micro-batch after the first holds every change of its commits
+    with ``_hoodie_operation`` (``-U``/``U``/``D``). (Reader driven directly.)"""
+    from hudilite.spark.datasource import HudiliteDataSource
+
+    t = hudilite.Table.create(
+        spark,
+        str(tmp_path / "cl"),
+        SCHEMA,
+        record_key="id",
+        ordering_field="ts",
+        table_type="mor",
+        table_version=8,
+        options={"changelog.enabled": "true"},
+    )
+    t.write(pa.Table.from_pylist(_recs(range(2), 1, "a"), schema=SCHEMA))
+    source = HudiliteDataSource(
+        {"path": t.path, "hoodie.datasource.streaming.startOffset": "latest"}
+    )
+    reader = source.streamReader(source.schema())
+    start = reader.initialOffset()
+    t.write(pa.Table.from_pylist(_recs(range(1), 2, "b"), schema=SCHEMA))
+    t.write(pa.Table.from_pylist(_recs(range(1, 2), 0, "x"), schema=SCHEMA), "delete")
+    end = reader.latestOffset(start, None)
+    got = pa.Table.from_batches(
+        [b for p in reader.partitions(start, end) for b in reader.read(p)]
+    ).to_pylist()
+    assert sorted((r["_hoodie_operation"], r["id"], r["ts"]) for r in got) == [
+        ("-U", "k000", 1),
+        ("D", "k001", 1),
+        ("U", "k000", 2),
+    ]
