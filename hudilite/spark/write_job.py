@@ -26,7 +26,6 @@ from hudilite.errors import ConfigError, SchemaError, WriteError
 from hudilite.failpoints import FAIL_POINT_KEY as FAIL_POINT_KEY  # re-export
 from hudilite.index.bloom_index import bloom_config, index_settings
 from hudilite.index.bucket import bucket_ids, bucket_of_file_id, new_bucket_file_id
-from hudilite.merge import is_empty_payload
 from hudilite.read.file_group_reader import decode_slice, encode_slice, read_file_slice
 from hudilite.schema import (
     DELETE_COL,
@@ -191,7 +190,7 @@ def _input_frame(state: TableState, df: DataFrame, operation: str, opts: cfg.Opt
 
 
 def _latest_slices(
-    state: TableState, partitions: list[str]
+    state: TableState, partitions: list[str] | None
 ) -> tuple[dict[tuple[str, str], ExistingFile], dict[tuple[str, str], LogTarget]]:
     """Latest base files of the touched partitions and, for merge-on-read, where logs go."""
     slices = state.view.latest_slices(partitions=partitions)
@@ -371,15 +370,10 @@ def run_write(
     mor = state.config.is_mor
     overwrite = operation.startswith("insert_overwrite")
     action = REPLACE_COMMIT if overwrite else (DELTA_COMMIT if mor else COMMIT)
-    # Hudi's EmptyHoodieRecordPayload on an upsert: every record deletes its key.
-    deletes = operation == "delete"
-    if operation == "upsert" and is_empty_payload(opts.get(cfg.PAYLOAD_CLASS)):
-        deletes = True
-        opts = opts.with_overrides({cfg.PAYLOAD_CLASS.name: None})
-    df = _input_frame(state, data, "delete" if deletes else operation, opts)
+    df = _input_frame(state, data, operation, opts)
     keyspec = KeyingSpec(
         keygen=state.keygen(opts),
-        delete_all=deletes,
+        delete_all=operation == "delete",
         delete_field=opts.get(cfg.DELETE_FIELD) or IS_DELETED_COL,
         delete_marker=opts.get(cfg.DELETE_MARKER),
     )
@@ -440,9 +434,9 @@ def _run(
     ) as txn:
         state = TableState.load(state.gw)  # after rolling back failed writes
         touched = sorted(plan.partitions)
-        settings = index_settings(opts)
         # A global index looks for keys (and writes) in every partition of the table.
-        scope = None if settings.is_global and operation in ("upsert", "delete") else touched
+        is_global = index_settings(opts).is_global
+        scope = None if is_global and operation in ("upsert", "delete") else touched
         existing, log_targets = _latest_slices(state, scope) if not overwrite else ({}, {})
         storage_schema = state.storage_schema
         ctx = WriteContext(
@@ -515,10 +509,10 @@ def _index_and_write(
 ) -> list[dict[str, Any]]:
     if not plan.partitions:
         return []
-    settings = index_settings(opts)
-    index_type = settings.kind
+    index = index_settings(opts)
+    index_type = index.kind
     if index_type not in ("SIMPLE", "BLOOM", "BUCKET") or (
-        settings.is_global and index_type == "BUCKET"
+        index.is_global and index_type == "BUCKET"
     ):
         raise ConfigError(
             f"unsupported {cfg.INDEX_TYPE.name}={opts.get(cfg.INDEX_TYPE)!r}; use SIMPLE, BLOOM, "
@@ -536,21 +530,20 @@ def _index_and_write(
         if uses_index:
             searched = sorted({p for p, _ in ctx.existing} | set(plan.partitions))
             log_keys = _log_only_keys(
-                state, keyed, searched if settings.is_global else sorted(plan.partitions)
+                state, keyed, searched if index.is_global else sorted(plan.partitions)
             )
-            tagged, metrics = locate(
-                state, keyed, ctx.existing, plan.key_ranges, settings, log_keys
-            )
-            if settings.is_global:
+            tagged, metrics = locate(state, keyed, ctx.existing, plan.key_ranges, index, log_keys)
+            if index.is_global:
                 tagged = route_global(
                     state,
                     tagged,
-                    settings,
+                    index,
                     metrics,
                     ctx.storage_schema,
                     ctx.merge_spec.ordering_field,
                 )
             extra["index"] = metrics.as_dict()
+            cached.extend(metrics.cached)
         else:
             tagged = keyed.withColumn(FILE_ID_COL, F.lit(None).cast("string"))
         # Deletes of keys the table does not hold have nothing to do. Persisted because the
