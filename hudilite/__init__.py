@@ -83,11 +83,12 @@ def spark_session(**kwargs: Any) -> SparkSession:
     return _make(**kwargs)
 
 
-def register(spark: Any) -> None:
+def register(spark: SparkSession) -> None:
     """Register the ``hudilite`` data source with a session made elsewhere, so that
     ``spark.read.format("hudilite")``, ``spark.readStream.format("hudilite")`` and
     ``CREATE TEMPORARY VIEW t USING hudilite OPTIONS (path '...')`` work in it
     (``spark_session()`` does this itself). See :mod:`hudilite.spark.datasource`."""
+    # why lazy: keeps pyspark out of engine imports (this module runs before each of them)
     from hudilite.spark.datasource import register as _register
 
     _register(spark)

@@ -36,6 +36,7 @@ from pyspark.sql.types import StructField, StructType
 
 from hudilite import config as cfg
 from hudilite.catalog import DatabaseNotFoundError
+from hudilite.procedures.commits import transition_time
 from hudilite.spark.convert import spark_schema
 from hudilite.storage.fs import FileSystemGateway
 from hudilite.table.state import TableState
@@ -374,8 +375,6 @@ HISTORY_SCHEMA = (
 
 def history_rows(state: TableState, limit: int | None = None) -> list[tuple[Any, ...]]:
     """``DESCRIBE HISTORY``'s rows: every instant of the active timeline, newest first."""
-    from hudilite.procedures.commits import transition_time
-
     instants = sorted(state.timeline.instants, key=lambda i: i.requested_time, reverse=True)
     rows: list[tuple[Any, ...]] = []
     for inst in instants[:limit] if limit is not None else instants:

@@ -307,7 +307,7 @@ def _quiet_logs(level: str) -> Iterator[None]:
     if level in VERBOSE_LEVELS:
         yield
         return
-    loggers = [PySparkLogger.getLogger(name) for name in PYSPARK_JSON_LOGGERS]
+    loggers: list[logging.Logger] = [PySparkLogger.getLogger(n) for n in PYSPARK_JSON_LOGGERS]
     loggers.append(logging.getLogger("py4j"))
     before = [lg.disabled for lg in loggers]
     for lg in loggers:

@@ -61,15 +61,29 @@ from pyspark.sql.datasource import (
     In,
     InputPartition,
 )
-from pyspark.sql.streaming.datasource import SupportsTriggerAvailableNow
+from pyspark.sql.streaming.datasource import (
+    ReadAllAvailable,
+    ReadMaxFiles,
+    SupportsTriggerAvailableNow,
+)
 from pyspark.sql.types import StructType
 
 from hudilite.errors import ConfigError, InstantNotFoundError
 from hudilite.keygen import partition_values
 from hudilite.merge.spec import MergeSpec
-from hudilite.read.planner import ScanPlan, normalize_instant, plan_incremental, plan_snapshot
+from hudilite.read.file_group_reader import conform, read_file_slice, read_slice_changes
+from hudilite.read.planner import (
+    ScanPlan,
+    _earliest_retained,
+    _has_archive,
+    normalize_instant,
+    plan_incremental,
+    plan_snapshot,
+)
 from hudilite.schema import COMMIT_TIME_COL, cast_to_schema
+from hudilite.spark.convert import arrow_schema, spark_schema
 from hudilite.storage.fs import FileSystemGateway, storage_options_of
+from hudilite.storage.parquet_io import read_base_file
 from hudilite.table.state import TableState
 from hudilite.timeline.instant import WRITE_ACTIONS, Instant
 
@@ -120,13 +134,6 @@ class _ReadContext:
     also: frozenset[str] = frozenset()  # ... or requested at these times
 
     def read(self, kind: str, item: Any) -> Iterator[pa.RecordBatch]:
-        from hudilite.read.file_group_reader import (
-            conform,
-            read_file_slice,
-            read_slice_changes,
-        )
-        from hudilite.storage.parquet_io import read_base_file
-
         plan = self.visibility
         if kind == "base":
             table = conform(read_base_file(self.gw, item), self.target, where=item)
@@ -195,8 +202,6 @@ def partitions_of(
     also: frozenset[str] = frozenset(),
 ) -> list[SlicePartition]:
     """One input partition per file slice of ``plan``, largest merge slices first."""
-    from hudilite.spark.convert import arrow_schema
-
     context = _ReadContext(
         gw=state.gw,
         merge_spec=state.merge_spec(state.options()),
@@ -353,14 +358,10 @@ def _write_commits(state: TableState) -> list[tuple[str, Instant]]:
 def _earliest_kept(state: TableState) -> str | None:
     """The oldest commit whose files the cleaner still keeps (the last clean's
     ``earliestCommitToRetain``), or None when nothing was cleaned."""
-    from hudilite.read.planner import _earliest_retained
-
     return _earliest_retained(state.view)
 
 
 def _archived(state: TableState) -> bool:
-    from hudilite.read.planner import _has_archive
-
     return _has_archive(state.view)
 
 
@@ -392,8 +393,6 @@ class HudiliteStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         return {"completion_time": self.start}
 
     def getDefaultReadLimit(self) -> Any:
-        from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadMaxFiles
-
         if self.max_instants is None:
             return ReadAllAvailable()
         return ReadMaxFiles(self.max_instants)
@@ -403,8 +402,6 @@ class HudiliteStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         self._target = commits[-1][0] if commits else EARLIEST
 
     def latestOffset(self, start: dict, limit: Any = None) -> dict:
-        from pyspark.sql.streaming.datasource import ReadMaxFiles
-
         after = str(start["completion_time"])
         new = [t for t, _ in _write_commits(self._state()) if t > after]
         if self._target is not None:
@@ -476,8 +473,6 @@ class HudiliteDataSource(DataSource):
         return FORMAT
 
     def schema(self) -> StructType:
-        from hudilite.spark.convert import spark_schema
-
         return spark_schema(TableState.load(_gateway(self.options)).storage_schema)
 
     def reader(self, schema: StructType) -> DataSourceReader:

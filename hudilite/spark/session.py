@@ -29,7 +29,7 @@ from pyspark import SparkContext
 from pyspark.logger import PySparkLogger
 from pyspark.sql import SparkSession
 
-from hudilite.spark import shipping
+from hudilite.spark import datasource, shipping
 from hudilite.storage.fs import set_storage_options, storage_options_of
 
 
@@ -205,9 +205,7 @@ def quiet_pyspark_loggers(quiet: bool = True) -> None:
 
 def _register(session: SparkSession) -> None:
     """``format("hudilite")`` for batch and streaming reads (:mod:`hudilite.spark.datasource`)."""
-    from hudilite.spark.datasource import register
-
-    register(session)
+    datasource.register(session)
 
 
 def _ship(session: SparkSession) -> None:

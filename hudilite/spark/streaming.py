@@ -32,9 +32,9 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
-from pyspark.sql import DataFrame
+from pyspark.sql import DataFrame, SparkSession
 
 from hudilite import config as cfg
 from hudilite.errors import ConfigError, KeyGenerationError, SchemaError
@@ -43,8 +43,27 @@ from hudilite.table.state import TableState
 if TYPE_CHECKING:
     from pyspark.sql.streaming import StreamingQuery
 
-    from hudilite.table.api import Table
+    from hudilite.storage.fs import FileSystemGateway
     from hudilite.write.result import WriteResult
+
+
+class SinkTable(Protocol):
+    """What the sink uses of a :class:`hudilite.Table` (a protocol, because the Table API
+    imports this module: this module does not import it back)."""
+
+    gw: FileSystemGateway
+
+    def __init__(self, spark: SparkSession, gw: FileSystemGateway) -> None: ...
+
+    def write(
+        self,
+        data: Any,
+        operation: Any = ...,
+        *,
+        options: Mapping[str, Any] | None = None,
+        extra_metadata: Mapping[str, str] | None = None,
+    ) -> WriteResult: ...
+
 
 #: Hudi's commit extra-metadata key of the streaming sink (``HoodieStreamingSink``).
 SINK_CHECKPOINT_KEY = "_hudi_streaming_sink_checkpoint"
@@ -88,7 +107,7 @@ def last_committed_batch(state: TableState, identifier: str) -> int | None:
 
 
 def write_batch(
-    table: Table,
+    table: SinkTable,
     df: DataFrame,
     batch_id: int,
     operation: str = "upsert",
@@ -96,8 +115,6 @@ def write_batch(
 ) -> WriteResult | None:
     """Commit micro-batch ``batch_id`` once: None when it was committed before or is
     empty, else the write's result (see the module docstring)."""
-    from hudilite.table.api import Table as _Table
-
     identifier = checkpoint_identifier(options)
     last = last_committed_batch(TableState.load(table.gw), identifier)
     if last is not None and batch_id <= last:
@@ -105,10 +122,10 @@ def write_batch(
     if df.isEmpty():
         return None
     # The batch's own session (foreachBatch hands in a DataFrame of the query's session).
-    target = _Table(df.sparkSession, table.gw)
+    target = type(table)(df.sparkSession, table.gw)
     return target.write(
         df,
-        operation,  # type: ignore[arg-type]
+        operation,
         options=options,
         extra_metadata={SINK_CHECKPOINT_KEY: checkpoint_value(identifier, batch_id)},
     )
@@ -139,7 +156,7 @@ def write_batch_retrying(
 
 
 def foreach_batch(
-    table: Table, operation: str = "upsert", options: Mapping[str, Any] | None = None
+    table: SinkTable, operation: str = "upsert", options: Mapping[str, Any] | None = None
 ) -> Callable[[DataFrame, int], None]:
     """A ``foreachBatch`` function writing each micro-batch into ``table`` exactly once
     (:func:`write_batch_retrying`); ``options`` are write options (the checkpoint
@@ -153,7 +170,7 @@ def foreach_batch(
 
 
 def write_stream(
-    table: Table,
+    table: SinkTable,
     df: DataFrame,
     *,
     checkpoint_location: str,

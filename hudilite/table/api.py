@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import json
 from collections.abc import Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 import pyarrow as pa
 from pyspark.errors import AnalysisException
@@ -15,7 +15,6 @@ from pyspark.sql.streaming import StreamingQuery
 from pyspark.sql.types import StructType
 
 from hudilite import config as cfg
-from hudilite.table import properties_file
 from hudilite.errors import (
     ConfigError,
     ConflictError,
@@ -28,21 +27,36 @@ from hudilite.keygen import partition_values
 from hudilite.read.arrow_reader import read_plan_arrow
 from hudilite.read.planner import ScanPlan, plan_incremental, plan_snapshot
 from hudilite.schema import arrow_to_avro_schema, to_storage_schema
-from hudilite.spark.convert import arrow_schema, spark_schema
+from hudilite.services.archive import ArchiveResult, archive, archived_timeline
+from hudilite.services.archive_formats import ArchivedInstant
+from hudilite.services.clean import CleanResult, clean
+from hudilite.services.clustering import ClusteringResult, schedule_clustering
+from hudilite.services.clustering_plan import ClusteringPlan
+from hudilite.services.compaction import CompactionPlanResult, CompactionResult, schedule_compaction
+from hudilite.services.partitions import delete_partitions, truncate_table
+from hudilite.services.restore import RestoreResult, restore
+from hudilite.services.rollback_completed import RollbackInstantResult, rollback_instant
+from hudilite.services.savepoint import (
+    SavepointInfo,
+    create_savepoint,
+    delete_savepoint,
+    list_savepoints,
+)
+from hudilite.services.upgrade import VersionChangeResult, downgrade_table, upgrade_table
+from hudilite.spark import streaming
+from hudilite.spark.clustering_job import run_clustering
+from hudilite.spark.convert import arrow_schema, spark_schema, to_dataframe
 from hudilite.spark.read_job import read_plan
+from hudilite.spark.services_job import run_compaction, spark_runner
 from hudilite.spark.task_errors import read_error_from
 from hudilite.spark.write_job import run_write
 from hudilite.storage.fs import FileSystemGateway, is_storage_option, storage_options_of
+from hudilite.table import properties_file
+from hudilite.table.properties import rename_table, set_properties, unset_properties
+from hudilite.table.schema_evolution import add_columns
 from hudilite.table.state import PROPERTIES_FILE, WRITE_DEFAULTS_FILE, TableState
 from hudilite.timeline.instant import Instant
 from hudilite.write.result import WriteResult
-
-if TYPE_CHECKING:
-    from hudilite.services.clean import CleanResult
-    from hudilite.services.compaction import CompactionPlanResult, CompactionResult
-    from hudilite.services.restore import RestoreResult
-    from hudilite.services.rollback_completed import RollbackInstantResult
-    from hudilite.services.savepoint import SavepointInfo
 
 Operation = Literal[
     "upsert", "insert", "bulk_insert", "delete", "insert_overwrite", "insert_overwrite_table"
@@ -223,8 +237,6 @@ class Table:
 
         ``extra_metadata``: entries for the commit's ``extraMetadata``, committed with the
         data (the streaming sink's ``_hudi_streaming_sink_checkpoint``, for one)."""
-        from hudilite.spark.convert import to_dataframe
-
         df = to_dataframe(self.spark, data)
         result = run_write(
             self.state(), df, operation, _opts(options), extra_metadata=extra_metadata
@@ -252,9 +264,7 @@ class Table:
         ``{"availableNow": True}``) or a processing-time string. See
         :mod:`hudilite.spark.streaming`.
         """
-        from hudilite.spark.streaming import write_stream
-
-        return write_stream(
+        return streaming.write_stream(
             self,
             df,
             checkpoint_location=checkpoint_location,
@@ -275,24 +285,16 @@ class Table:
         opts = state.options(options)
         extra = dict(result.extra)
         if state.config.is_mor and opts.get(cfg.INLINE_COMPACT):
-            from hudilite.spark.services_job import run_compaction
-
             try:
                 extra["compactions"] = run_compaction(self.spark, state, options, schedule=True)
             except ConflictError as exc:  # a concurrent writer is mid-way: compact next time
                 extra["compaction_skipped"] = str(exc)
             state = self.state()
         elif state.config.is_mor and opts.get(cfg.SCHEDULE_INLINE_COMPACT):
-            from hudilite.services.compaction import schedule_compaction
-
             extra["scheduled_compaction"] = schedule_compaction(state, options)
         if opts.get(cfg.AUTO_CLEAN):
-            from hudilite.services.clean import clean
-
             extra["clean"] = clean(state, options)
         if opts.get(cfg.AUTO_ARCHIVE):
-            from hudilite.services.archive import archive
-
             archived = archive(TableState.load(self.gw), options)
             if archived.num_archived:
                 extra["archive"] = archived
@@ -310,8 +312,6 @@ class Table:
         ``replaced_file_groups`` the file groups. An unknown partition raises
         :class:`~hudilite.errors.PartitionNotFoundError` and nothing is written.
         """
-        from hudilite.services.partitions import delete_partitions
-
         result = delete_partitions(
             self.state(), partitions, _opts(options), count_merged=self._count_merged
         )
@@ -322,8 +322,6 @@ class Table:
 
         Time travel to earlier instants keeps working until the cleaner runs.
         """
-        from hudilite.services.partitions import truncate_table
-
         result = truncate_table(self.state(), _opts(options), count_merged=self._count_merged)
         return self._after_write(result, _opts(options))
 
@@ -344,8 +342,6 @@ class Table:
         (case-insensitive) or a non-nullable column raises
         :class:`~hudilite.errors.SchemaError` naming it.
         """
-        from hudilite.table.schema_evolution import add_columns
-
         fields = _to_arrow_schema(columns) if isinstance(columns, StructType) else columns
         return add_columns(self.state(), fields, _opts(options))
 
@@ -359,15 +355,11 @@ class Table:
         table type and version, key generator, ...) raises
         :class:`~hudilite.errors.ConfigError` naming the key and its current value.
         """
-        from hudilite.table.properties import set_properties
-
         cfg.check_options(props)
         set_properties(self.state(), props)
 
     def unset_properties(self, keys: Iterable[str]) -> None:
         """ALTER TABLE UNSET TBLPROPERTIES: remove ``keys`` (keys not set are ignored)."""
-        from hudilite.table.properties import unset_properties
-
         keys = [keys] if isinstance(keys, str) else list(keys)
         cfg.check_options(keys)
         unset_properties(self.state(), keys)
@@ -379,8 +371,6 @@ class Table:
     def rename(self, new_name: str) -> None:
         """Change the table name in ``hoodie.properties`` (``hoodie.table.name``); the
         table stays where it is."""
-        from hudilite.table.properties import rename_table
-
         rename_table(self.state(), new_name)
 
     # ---------------------------------------------------------------- table services
@@ -392,8 +382,6 @@ class Table:
         ``force=True`` plans one regardless of the trigger; returns None when there is
         nothing to compact. The plan is executed by :meth:`compact`.
         """
-        from hudilite.services.compaction import schedule_compaction
-
         return schedule_compaction(self.state(), _opts(options), force=force)
 
     def compact(
@@ -410,8 +398,6 @@ class Table:
         has not fired); ``instant_time`` runs only that pending plan. One Spark task
         per file group; each result has the instant and its metrics.
         """
-        from hudilite.spark.services_job import run_compaction
-
         return run_compaction(
             self.spark,
             self.state(),
@@ -423,44 +409,32 @@ class Table:
 
     def clean(self, *, options: Mapping[str, Any] | None = None) -> CleanResult | None:
         """Delete file versions the cleaning policy no longer retains (None: nothing to do)."""
-        from hudilite.services.clean import clean
-
         return clean(self.state(), _opts(options))
 
     def savepoint(
         self, instant_time: str | None = None, *, user: str = "", comments: str = ""
     ) -> SavepointInfo:
         """Savepoint a completed commit (default: the latest); its files are never cleaned."""
-        from hudilite.services.savepoint import create_savepoint
-
         return create_savepoint(self.state(), instant_time, user=user, comments=comments)
 
     def savepoints(self) -> list[SavepointInfo]:
         """The table's savepoints, oldest first."""
-        from hudilite.services.savepoint import list_savepoints
-
         return list_savepoints(self.state())
 
     def delete_savepoint(self, instant_time: str) -> bool:
         """Remove a savepoint; returns whether one existed."""
-        from hudilite.services.savepoint import delete_savepoint
-
         return delete_savepoint(self.state(), instant_time)
 
     def rollback(
         self, instant_time: str, *, options: Mapping[str, Any] | None = None
     ) -> RollbackInstantResult:
         """Roll back the latest completed write (or a pending one), deleting its files."""
-        from hudilite.services.rollback_completed import rollback_instant
-
         return rollback_instant(self.state(), instant_time, _opts(options))
 
     def restore(
         self, savepoint_time: str, *, options: Mapping[str, Any] | None = None
     ) -> RestoreResult:
         """Restore the table to a savepoint: every later commit is rolled back."""
-        from hudilite.services.restore import restore
-
         return restore(self.state(), savepoint_time, _opts(options))
 
     # ---------------------------------------------------------------- reads
@@ -586,18 +560,12 @@ class Table:
             return None
 
     # ---------------------------------------------------------------- clustering
-    if TYPE_CHECKING:
-        from hudilite.services.clustering import ClusteringResult
-        from hudilite.services.clustering_plan import ClusteringPlan
-
     def schedule_clustering(
         self, *, options: Mapping[str, Any] | None = None
     ) -> ClusteringPlan | None:
         """Plan a clustering of the small file slices (``hoodie.clustering.plan.*`` options,
         e.g. ``hoodie.clustering.plan.strategy.sort.columns``); None when nothing qualifies.
         The plan is executed by :meth:`cluster`."""
-        from hudilite.services.clustering import schedule_clustering
-
         return schedule_clustering(self.state(), _opts(options))
 
     def cluster(
@@ -610,8 +578,6 @@ class Table:
         """Cluster: with ``schedule`` plan first and run the new plan (else every pending
         one, oldest first); ``instant_time`` runs only that pending plan. One Spark task
         per clustering group; each result has the instant and its metrics."""
-        from hudilite.spark.clustering_job import run_clustering
-
         return run_clustering(
             self.spark,
             self.state(),
@@ -621,23 +587,14 @@ class Table:
         )
 
     # ---------------------------------------------------------------- archival, table version
-    if TYPE_CHECKING:
-        from hudilite.services.archive import ArchiveResult
-        from hudilite.services.archive_formats import ArchivedInstant
-        from hudilite.services.upgrade import VersionChangeResult
-
     def archive(self, *, options: Mapping[str, Any] | None = None) -> ArchiveResult:
         """Archive old completed instants as Hudi's archiver does (``hoodie.keep.min.commits``
         / ``hoodie.keep.max.commits``, default 20 / 30): v6 into ``.hoodie/archived`` log
         files, v8 into the LSM timeline ``.hoodie/timeline/history``."""
-        from hudilite.services.archive import archive
-
         return archive(self.state(), _opts(options))
 
     def archived_timeline(self) -> list[ArchivedInstant]:
         """The archived instants (action, state, times, decoded metadata), oldest first."""
-        from hudilite.services.archive import archived_timeline
-
         return archived_timeline(self.state())
 
     def upgrade(
@@ -645,9 +602,6 @@ class Table:
     ) -> VersionChangeResult:
         """Upgrade the table version (6 -> 8; ``8`` or Hudi's ``"EIGHT"``), as Hudi's
         upgrade handler does; merge-on-read tables are compacted first (on Spark)."""
-        from hudilite.services.upgrade import upgrade_table
-        from hudilite.spark.services_job import spark_runner
-
         return upgrade_table(
             self.state(), to_version, _opts(options), runner=spark_runner(self.spark)
         )
@@ -657,9 +611,6 @@ class Table:
     ) -> VersionChangeResult:
         """Downgrade the table version (8 -> 6; ``6`` or ``"SIX"``), as Hudi's downgrade
         handler does; merge-on-read tables are compacted first (on Spark)."""
-        from hudilite.services.upgrade import downgrade_table
-        from hudilite.spark.services_job import spark_runner
-
         return downgrade_table(
             self.state(), to_version, _opts(options), runner=spark_runner(self.spark)
         )

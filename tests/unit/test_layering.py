@@ -1,8 +1,10 @@
-"""Import layering: engine <- catalog <- procedures <- sqlext <- CLI, and no import cycles.
+"""Import layering: engine <- catalog <- procedures <- sqlext <- CLI, no import cycles, and
+pyspark imported only by the modules listed in :data:`PYSPARK_MODULES`.
 
 Static analysis of every ``import`` statement (``ast``), wherever it is: module level,
 inside functions and under ``if TYPE_CHECKING:`` -- an import moved into a function still
-ties the modules together, it only hides the cycle from the interpreter.
+ties the modules together, it only hides the cycle from the interpreter. An import inside a
+function must say why it is lazy (a ``# why`` comment just above it).
 """
 
 from __future__ import annotations
@@ -23,18 +25,40 @@ PACKAGES = {
 }
 #: The layers, lowest first: a module may import its own layer and the layers below.
 LAYERS = ("engine", "catalog", "procedures", "sqlext", "cli")
-#: Modules of the CLI layer inside the ``hudilite`` folder.
+#: Modules of the top layer inside the ``hudilite`` folder: the CLI package, and the package
+#: root itself. ``hudilite/__init__.py`` is the public facade (``hudilite.connect()`` opens a
+#: SQL session, ``hudilite.Table``, ``hudilite.spark_session()``), so it sits above every
+#: layer it fronts; nothing below may import it (``from hudilite import config`` names the
+#: submodule, not the root). Python runs it before every submodule, so it imports the layers
+#: it fronts lazily (keeping pyspark and the SQL layer out of engine imports).
 CLI_MODULES = ("hudilite.cli",)
+FACADE = "hudilite"
 
-# Known violations in files other work owns (issue 10); remove an entry when it is fixed.
-KNOWN_CYCLES: set[frozenset[str]] = {
-    # procedures: the registry imports the package to load every procedure module.
-    frozenset({"hudilite.procedures", "hudilite.procedures.registry"}),
-}
-KNOWN_LAYER_VIOLATIONS: set[tuple[str, str]] = {
-    # The package root's ``hudilite.connect()`` opens a SQL session (public entry point);
-    # the package-root tidy-up moves it next to the CLI.
-    ("hudilite", "hudilite.sqlext.session"),
+#: Known violations (remove an entry when it is fixed).
+KNOWN_CYCLES: set[frozenset[str]] = set()
+KNOWN_LAYER_VIOLATIONS: set[tuple[str, str]] = set()
+
+#: Where pyspark may be imported at run time (imports under ``if TYPE_CHECKING:`` do not
+#: count: a module that needs pyspark only for annotations imports it there). No other
+#: module imports it itself; the engine's file work and the catalog load without it.
+#: Any module of these packages: the Spark jobs, session and conversions; the CLI.
+PYSPARK_PACKAGES = ("hudilite.spark", "hudilite.cli")
+#: And these modules, named one by one.
+PYSPARK_MODULES = {
+    # the public Table API (reads return DataFrames, writes take them)
+    "hudilite.table.api",
+    # the SQL front end: Spark types, column expressions, the SparkSession
+    "hudilite.sqlext.ddl_common",
+    "hudilite.sqlext.ddl_create",
+    "hudilite.sqlext.ddl_show",
+    "hudilite.sqlext.dml",
+    "hudilite.sqlext.session",
+    "hudilite.sqlext.spark_types",
+    # CALL procedures that raise Spark's AnalysisException or build columns
+    "hudilite.procedures.cleaning",
+    "hudilite.procedures.clustering",
+    "hudilite.procedures.commits",
+    "hudilite.procedures.tables",
 }
 
 
@@ -124,6 +148,8 @@ def cycles(graph: Mapping[str, set[str]]) -> set[frozenset[str]]:
 
 def layer(module: str) -> str:
     """The layer ``module`` belongs to."""
+    if module == FACADE:
+        return "cli"
     for package in ("catalog", "procedures", "sqlext"):
         if module == f"hudilite.{package}" or module.startswith(f"hudilite.{package}."):
             return package
@@ -155,6 +181,67 @@ def test_no_import_cycles(graph: dict[str, set[str]]) -> None:
 
 def test_layers_import_downwards_only(graph: dict[str, set[str]]) -> None:
     assert layer_violations(graph) - KNOWN_LAYER_VIOLATIONS == set()
+
+
+def _is_type_checking(node: ast.If) -> bool:
+    test = node.test
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
+
+
+def runtime_imports(node: ast.AST) -> Iterator[ast.Import | ast.ImportFrom]:
+    """The imports that run (module level or in functions), not those under TYPE_CHECKING."""
+    if isinstance(node, ast.If) and _is_type_checking(node):
+        for child in node.orelse:
+            yield from runtime_imports(child)
+        return
+    if isinstance(node, ast.Import | ast.ImportFrom):
+        yield node
+    for child in ast.iter_child_nodes(node):
+        yield from runtime_imports(child)
+
+
+def imports_pyspark(path: Path) -> bool:
+    for node in runtime_imports(ast.parse(path.read_text(), str(path))):
+        names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module]
+        if any(n and (n == "pyspark" or n.startswith("pyspark.")) for n in names):
+            return True
+    return False
+
+
+def function_imports_without_reason(path: Path) -> list[int]:
+    """Lines of imports inside functions with no ``# why`` comment in the lines just above."""
+    text = path.read_text()
+    lines = text.splitlines()
+    out = []
+    for node in ast.walk(ast.parse(text, str(path))):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            for inner in ast.walk(node):
+                if isinstance(inner, ast.Import | ast.ImportFrom):
+                    above = lines[max(0, inner.lineno - 4) : inner.lineno]
+                    if not any("# why" in line for line in above):
+                        out.append(inner.lineno)
+    return sorted(set(out))
+
+
+def test_only_the_listed_modules_import_pyspark() -> None:
+    modules = module_files(ROOT, PACKAGES)
+    found = {name for name, (path, _) in modules.items() if imports_pyspark(path)}
+    found = {n for n in found if not any(n.startswith(p + ".") for p in PYSPARK_PACKAGES)}
+    assert found - PYSPARK_MODULES == set(), "import pyspark here only under TYPE_CHECKING"
+    assert PYSPARK_MODULES - found == set(), "no longer imports pyspark: drop it from the list"
+
+
+def test_function_level_imports_say_why() -> None:
+    """Imports belong at module level; a lazy one (pyspark kept out of engine imports, an
+    optional dependency) says why in a ``# why`` comment just above it."""
+    unexplained = {
+        f"{path.relative_to(ROOT)}:{line}"
+        for path, _ in module_files(ROOT, PACKAGES).values()
+        for line in function_imports_without_reason(path)
+    }
+    assert unexplained == set()
 
 
 def test_the_sql_packages_are_seen(graph: dict[str, set[str]]) -> None:
@@ -214,3 +301,25 @@ def test_checker_sees_upward_imports(tmp_path: Path) -> None:
         ("hudilite.catalog.warehouse", "hudilite.procedures.registry"),
         ("hudilite.procedures.registry", "hudilite.sqlext.session"),
     }
+
+
+def test_checker_sees_runtime_pyspark_imports_only(tmp_path: Path) -> None:
+    files = {
+        "a.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
+        "    from pyspark.sql import DataFrame\n",
+        "b.py": "def f():\n    # why lazy: a test\n    import pyspark.sql.functions as F\n",
+        "c.py": "import pyspark\n",
+        "d.py": "import pysparkling\n",
+    }
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    assert [n for n in sorted(files) if imports_pyspark(tmp_path / n)] == ["b.py", "c.py"]
+
+
+def test_checker_sees_unexplained_function_imports(tmp_path: Path) -> None:
+    path = tmp_path / "m.py"
+    path.write_text(
+        "import os\n\n\ndef f():\n    import json\n\n\ndef g():\n"
+        "    # why lazy: optional\n    import boto3\n"
+    )
+    assert function_imports_without_reason(path) == [5]
