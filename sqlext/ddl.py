@@ -34,6 +34,7 @@ from hudilite.errors import (
 )
 from hudilite.spark.convert import spark_schema
 from hudilite.table.api import Table
+from hudilite.table.schema_evolution import SAFE_PROMOTIONS, change_column_type
 
 from . import ddl_show
 from .context import Handler, Outcome, SqlContext, write_outcome
@@ -262,6 +263,10 @@ _PROMOTIONS: dict[str, set[str]] = {
 }
 
 
+# Spark type -> the Avro primitive a Hudi schema stores it as.
+_AVRO_TYPES = {"int": "int", "bigint": "long", "float": "float", "double": "double"}
+
+
 def _type_family(type_text: str) -> str:
     return type_text.split("(", 1)[0].strip().lower()
 
@@ -272,10 +277,11 @@ def _change_columns(session: SqlContext, stmt: AlterTableChangeColumns) -> Outco
     Hudi allows dropping and renaming columns only with schema on read
     (``hoodie.schema.on.read.enable=true``: an internal schema with column ids, so old
     files map to new names), which hudilite does not implement; both are refused naming
-    the rule. A type change to the column's own type is a no-op; others are refused:
-    a narrowing one by Hudi's rule (only widening promotions such as int -> bigint ->
-    float -> double), a widening one because hudilite does not yet read files written
-    with the old type as the new one.
+    the rule. A type change to the column's own type is a no-op; int -> bigint, int ->
+    double and float -> double commit the promoted schema (ALTER_SCHEMA, nothing rewritten:
+    readers widen the old files' values); a narrowing change is refused by Hudi's rule
+    (only widening promotions), other widenings because Spark's Parquet reader cannot
+    read the old files as the new type.
     """
     name = sql_name(stmt.name)
     cols = ", ".join(quote_identifier(c) for c in stmt.columns)
@@ -339,10 +345,15 @@ def _change_columns(session: SqlContext, stmt: AlterTableChangeColumns) -> Outco
             "-> double, numbers -> string, binary <-> string, wider decimals), so that every "
             "stored value reads back unchanged"
         )
+    promotion = (_AVRO_TYPES.get(old), _AVRO_TYPES.get(new))
+    if promotion in SAFE_PROMOTIONS:
+        result = change_column_type(state, resolved[0], str(promotion[1]), session.write_options())
+        return Outcome(write=result)
     raise UnsupportedStatementError(
         f"ALTER TABLE {display} ALTER COLUMN {resolved[0]} TYPE {new} is not supported yet: "
-        f"Hudi allows promoting {old} to {new}, but hudilite's readers do not yet convert "
-        f"files written with {old} (rewrite the table with CREATE TABLE ... AS SELECT "
+        f"Hudi allows promoting {old} to {new}, but Spark's Parquet reader does not read "
+        f"files written with {old} as {new} (hudilite promotes int -> bigint, int -> double "
+        f"and float -> double; rewrite the table with CREATE TABLE ... AS SELECT "
         f"CAST({resolved[0]} AS {new}) ...)"
     )
 

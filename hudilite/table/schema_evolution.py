@@ -1,4 +1,6 @@
-"""Schema evolution: adding columns, as Hudi's ``ALTER TABLE ... ADD COLUMNS`` does.
+"""Schema evolution: adding columns, as Hudi's ``ALTER TABLE ... ADD COLUMNS`` does, and
+promoting a column's type (:func:`change_column_type`: int -> long, int -> double,
+float -> double, the widenings every reader applies to files written before).
 
 Hudi keeps no separate schema file for a table without the (optional) schema-on-read
 history: readers take the schema recorded in the latest commit's
@@ -211,4 +213,107 @@ def add_columns(
         completion_time=completed.completion_time,
         duration_s=time.monotonic() - started,
         extra={"added_columns": tuple(added.names), "schema": schema},
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# type promotion (ALTER TABLE ... ALTER COLUMN c TYPE t)
+
+RETYPE_OPERATION = "change_column_type"
+#: ``extraMetadata`` entry naming the column a type change promoted (``col:old->new``).
+RETYPED_COLUMN_KEY = "hudilite.retyped.column"
+#: Promotions of Hudi's schema evolution on write (a widening type) that every hudilite
+#: reader applies to files written before the change: Spark's Parquet reader (INT32 read
+#: as bigint or double, FLOAT as double) and the Arrow readers (a safe cast). Other
+#: widenings Hudi allows (bigint -> double, numbers -> string) are not read back by Spark's
+#: Parquet reader, so they are refused.
+SAFE_PROMOTIONS: frozenset[tuple[str, str]] = frozenset(
+    {("int", "long"), ("int", "double"), ("float", "double")}
+)
+
+
+def retype_avro_schema(schema_json: str, column: str, new_type: str) -> tuple[str, str, str]:
+    """``schema_json`` with top-level ``column`` (case-insensitive) promoted to the Avro
+    primitive ``new_type``; returns ``(schema, column as stored, old type)``. Raises
+    :class:`SchemaError` for a column that is missing, not a primitive, or a promotion
+    outside :data:`SAFE_PROMOTIONS`."""
+    try:
+        avro = json.loads(schema_json)
+    except json.JSONDecodeError as exc:
+        raise SchemaError(f"the table's Avro schema is not valid JSON: {exc}") from exc
+    fields = list(avro.get("fields", []))
+    for i, f in enumerate(fields):
+        if str(f.get("name", "")).lower() != column.lower():
+            continue
+        kind = f.get("type")
+        branches = kind if isinstance(kind, list) else [kind]
+        values = [b for b in branches if b != "null"]
+        if len(values) != 1 or not isinstance(values[0], str):
+            raise SchemaError(f"column {f['name']!r} is not of a primitive type: {kind}")
+        old = values[0]
+        if (old, new_type) not in SAFE_PROMOTIONS:
+            allowed = ", ".join(f"{a} -> {b}" for a, b in sorted(SAFE_PROMOTIONS))
+            raise SchemaError(
+                f"cannot promote column {f['name']!r} from {old} to {new_type}: the "
+                f"promotions hudilite applies are {allowed}"
+            )
+        changed = dict(f)
+        changed["type"] = (
+            [new_type if b == old else b for b in branches] if isinstance(kind, list) else new_type
+        )
+        fields[i] = changed
+        evolved = dict(avro)
+        evolved["fields"] = fields
+        text = json.dumps(evolved, separators=(",", ":"))
+        avro_to_arrow_schema(text)  # the result must read back (raises SchemaError otherwise)
+        return text, str(f["name"]), old
+    raise SchemaError(f"column {column!r} is not a column of the table")
+
+
+def change_column_type(
+    state: TableState,
+    column: str,
+    new_type: str,
+    options: OptionsLike = None,
+) -> WriteResult:
+    """Promote ``column`` to the Avro primitive ``new_type`` (``long`` or ``double``) with
+    an ALTER_SCHEMA commit, as Hudi's schema evolution on write does: nothing is
+    rewritten, files written before keep the old type and readers widen their values.
+    Record key, partition and ordering fields keep their types (they are refused)."""
+    started = time.monotonic()
+    opts = resolve_options(state, options)
+    config = state.config
+    fixed = {c.lower() for c in (*config.record_key_fields, *config.partition_field_names)}
+    fixed |= {c.lower() for c in config.ordering_fields}
+    if column.lower() in fixed:
+        raise SchemaError(f"column {column!r} is a key, partition or ordering field")
+    retype_avro_schema(table_schema_json(state), column, new_type)  # fails before writing
+    action = DELTA_COMMIT if config.is_mor else COMMIT
+    with WriteTransaction(
+        state.gw,
+        config,
+        action,
+        heartbeat_interval_ms=int(opts.get(cfg.HEARTBEAT_INTERVAL_MS)),
+        tolerable_misses=int(opts.get(cfg.HEARTBEAT_TOLERABLE_MISSES)),
+        lock_options=opts,
+    ) as txn:
+        state = TableState.load(state.gw)
+        schema, name, old = retype_avro_schema(table_schema_json(state), column, new_type)
+        txn.start_inflight(inflight_content(state.config, [], ALTER_SCHEMA))
+        metadata = commit_metadata(
+            state.config,
+            schema,
+            [],
+            ALTER_SCHEMA,
+            extra={RETYPED_COLUMN_KEY: f"{name}:{old}->{new_type}"},
+        )
+        completed = txn.commit(metadata)
+    update_table_properties(state.gw, {CREATE_SCHEMA_KEY: schema})
+    return WriteResult(
+        instant_time=completed.requested_time,
+        operation=RETYPE_OPERATION,
+        rolled_back=tuple(r.rolled_back_instant for r in txn.rolled_back),
+        completion_time=completed.completion_time,
+        duration_s=time.monotonic() - started,
+        extra={"column": name, "from": old, "to": new_type, "schema": schema},
     )

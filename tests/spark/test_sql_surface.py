@@ -19,6 +19,7 @@ from hudilite.sqlext.statements import (
     TableName,
     UnsupportedStatementError,
 )
+from tests.helpers import hudi_rs_read
 
 
 def collect(session: Any, sql: str) -> list[tuple[Any, ...]]:
@@ -197,8 +198,8 @@ def test_explain_history_version_properties_and_refusals(session: Any) -> None:
         session.sql("ALTER TABLE a ALTER COLUMN ts TYPE INT")
     with pytest.raises(SchemaError, match="from string to int: Hudi's schema evolution"):
         session.sql("ALTER TABLE a ALTER COLUMN v TYPE INT")
-    with pytest.raises(UnsupportedStatementError, match="allows promoting int to bigint"):
-        session.sql("ALTER TABLE a CHANGE COLUMN n n BIGINT")
+    with pytest.raises(UnsupportedStatementError, match="allows promoting int to string"):
+        session.sql("ALTER TABLE a CHANGE COLUMN n n STRING")
     session.sql("ALTER TABLE a ALTER COLUMN n TYPE INT")  # its own type: nothing to do
     assert len(collect(session, "DESCRIBE HISTORY a")) == len(history)
     assert collect(session, "SELECT id, v, n FROM a ORDER BY id") == [(1, "x", 10), (2, "y", 20)]
@@ -225,4 +226,37 @@ def test_merge_when_not_matched_by_source(session: Any) -> None:
         (1, "a2", 2),
         (3, "c-orphan", 1),
         (4, "d", 1),
+    ]
+
+
+@pytest.mark.parametrize("kind", ["cow", "mor"])
+def test_alter_column_type_promotes_with_a_commit(session: Any, kind: str) -> None:
+    session.sql(
+        "CREATE TABLE p (id INT, n INT, f FLOAT, ts BIGINT) USING hudi "
+        f"TBLPROPERTIES (primaryKey = 'id', preCombineField = 'ts', type = '{kind}')"
+    )
+    session.sql("INSERT INTO p VALUES (1, 10, 1.5, 1), (2, 20, 2.5, 1)")
+    session.sql("ALTER TABLE p ALTER COLUMN n TYPE BIGINT")
+    session.sql("ALTER TABLE p CHANGE COLUMN f f DOUBLE")
+    types = {r[0]: r[1] for r in collect(session, "DESCRIBE p")}
+    assert (types["n"], types["f"]) == ("bigint", "double")
+    history = collect(session, "DESCRIBE HISTORY p")
+    assert [r[3] for r in history[:2]] == ["ALTER_SCHEMA", "ALTER_SCHEMA"]
+    # Files written before keep int/float; every read widens them.
+    assert collect(session, "SELECT id, n, f FROM p ORDER BY id") == [(1, 10, 1.5), (2, 20, 2.5)]
+    session.sql("INSERT INTO p VALUES (3, 5000000000, 3.25, 1)")
+    session.sql("UPDATE p SET n = n + 1 WHERE id = 1")  # merges an old file with new rows
+    assert collect(session, "SELECT id, n, f FROM p ORDER BY id") == [
+        (1, 11, 1.5),
+        (2, 20, 2.5),
+        (3, 5000000000, 3.25),
+    ]
+    # hudi-rs reads the old int files and the new long ones as the promoted schema too.
+    table = hudi_rs_read(session.entry(TableName(None, "p")).location)
+    assert str(table.schema.field("n").type) == "int64"
+    ids, ns = table.column("id").to_pylist(), table.column("n").to_pylist()
+    assert sorted(zip(ids, ns, strict=True)) == [
+        (1, 11),
+        (2, 20),
+        (3, 5000000000),
     ]

@@ -20,6 +20,7 @@ from hudilite.table.schema_evolution import (
     check_new_columns,
     evolve_avro_schema,
     required_columns,
+    retype_avro_schema,
 )
 from hudilite.table.state import TableState
 from hudilite.timeline.instant import COMMIT
@@ -157,3 +158,30 @@ def test_a_write_that_read_the_old_schema_conflicts(shared_fixture):
     state = _state(state.gw.abs_path(""))
     assert "tip" in state.data_schema.names
     assert not state.timeline.pending()
+
+
+def test_retype_promotes_only_what_every_reader_widens():
+    schema = json.dumps(
+        {
+            "type": "record",
+            "name": "t_record",
+            "fields": [
+                {"name": "id", "type": ["null", "int"], "default": None},
+                {"name": "F", "type": "float"},
+                {"name": "l", "type": ["null", "long"], "default": None},
+            ],
+        }
+    )
+    text, name, old = retype_avro_schema(schema, "id", "long")
+    assert (name, old) == ("id", "int")
+    assert json.loads(text)["fields"][0] == {
+        "name": "id",
+        "type": ["null", "long"],
+        "default": None,
+    }
+    text, name, old = retype_avro_schema(schema, "f", "double")
+    assert (name, old, json.loads(text)["fields"][1]["type"]) == ("F", "float", "double")
+    with pytest.raises(SchemaError, match="from long to double"):
+        retype_avro_schema(schema, "l", "double")
+    with pytest.raises(SchemaError, match="'nope' is not a column"):
+        retype_avro_schema(schema, "nope", "long")
