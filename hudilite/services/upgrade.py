@@ -41,7 +41,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from hudilite import config as cfg
-from hudilite.table import properties_file
 from hudilite.errors import ConfigError, ConflictError, CorruptFileError, HudiliteError
 from hudilite.services import archive_formats as fmt
 from hudilite.services._common import OptionsLike, resolve_options
@@ -54,6 +53,7 @@ from hudilite.services.archive import (
 from hudilite.services.compaction import COMPACTION_TARGET_IO_MB, Runner, compact
 from hudilite.storage.fs import FileSystemGateway, join
 from hudilite.storage.log_format import write_log_file
+from hudilite.table import properties_file
 from hudilite.table.state import TableState
 from hudilite.timeline.instant import (
     CLEAN,
