@@ -53,6 +53,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 from pyspark.sql.datasource import (
+    CaseInsensitiveDict,
     DataSource,
     DataSourceReader,
     DataSourceStreamReader,
@@ -266,7 +267,8 @@ class HudiliteBatchReader(DataSourceReader):
     """Plans on the driver, reads one file slice per task (see the module docstring)."""
 
     def __init__(self, options: Mapping[str, str], schema: StructType) -> None:
-        self.options = dict(options)
+        # Spark hands options in lower case: look them up case-insensitively.
+        self.options = CaseInsensitiveDict(options)
         self.schema = schema
         # Partition filters pushed by Spark: column -> the values it may have (as text).
         self.wanted: dict[str, set[str]] = {}
@@ -369,7 +371,8 @@ class HudiliteStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     """Micro-batches of commits by completion time (see the module docstring)."""
 
     def __init__(self, options: Mapping[str, str], schema: StructType) -> None:
-        self.options = dict(options)
+        # Spark hands options in lower case: look them up case-insensitively.
+        self.options = CaseInsensitiveDict(options)
         self.schema = schema
         self._target: str | None = None  # Trigger.AvailableNow: the last offset to reach
         start = str(self.options.get(START_OFFSET) or "earliest").strip()

@@ -258,6 +258,8 @@ def test_stream_offsets_never_skip_a_late_commit(spark: Any, tmp_path: Path) -> 
 def test_stream_of_a_changelog_table_carries_every_change(spark: Any, tmp_path: Path) -> None:
     """Changelog mode: each micro-batch after the first holds every change of its commits
     with ``_hoodie_operation`` (``-U``/``U``/``D``). (Reader driven directly.)"""
+    from pyspark.sql.datasource import CaseInsensitiveDict
+
     from hudilite.spark.datasource import HudiliteDataSource
 
     t = hudilite.Table.create(
@@ -271,8 +273,9 @@ def test_stream_of_a_changelog_table_carries_every_change(spark: Any, tmp_path: 
         options={"changelog.enabled": "true"},
     )
     t.write(pa.Table.from_pylist(_recs(range(2), 1, "a"), schema=SCHEMA))
+    # As Spark passes options: a case-insensitive map with lower-case keys.
     source = HudiliteDataSource(
-        {"path": t.path, "hoodie.datasource.streaming.startOffset": "latest"}
+        CaseInsensitiveDict({"path": t.path, "hoodie.datasource.streaming.startOffset": "latest"})
     )
     reader = source.streamReader(source.schema())
     start = reader.initialOffset()
