@@ -1,12 +1,16 @@
-"""A streaming ingestion driver is SIGKILLed mid-run and restarted from its checkpoint.
+"""Streaming drivers are SIGKILLed mid-run and restarted from their checkpoints.
 
-The query streams a folder of JSON files (one file per micro-batch) into a merge-on-read
+Ingestion: the query streams a folder of JSON files (one file per micro-batch) into a merge-on-read
 table with ``insert``, which does not look existing keys up: a replayed batch that was
 written twice would leave duplicate keys. Kill 1 lands just after the first batch's
 commit completed, before Spark records the batch in its checkpoint (Spark replays it on
 restart and the sink must skip it); kill 2 lands at whatever moment the driver has
 reached once a further commit exists. After the last run every reader (hudilite Spark
 and Arrow, hudi-rs) returns each input row exactly once.
+
+Reading: a ``format("hudilite")`` stream (one commit per micro-batch) into Spark's file
+sink is killed once its first batch is out and restarted; the output holds every committed
+row once.
 """
 
 from __future__ import annotations
@@ -18,11 +22,13 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
 import pytest
 
 import hudilite
 from hudilite import failpoints
 from tests.faults.harness import (
+    COLS,
     HEARTBEAT,
     REPO_ROOT,
     SCHEMA,
@@ -34,6 +40,7 @@ from tests.faults.harness import (
     recs,
     writer_env,
 )
+from tests.helpers import spark_rows
 
 pytestmark = [pytest.mark.faults, pytest.mark.spark]
 
@@ -42,11 +49,17 @@ PER_FILE = 4
 
 
 def _start(spec: dict[str, Any], fail_point: str | None = None) -> subprocess.Popen[str]:
+    return _start_module("tests.faults.stream_writer", spec, fail_point)
+
+
+def _start_module(
+    module: str, spec: dict[str, Any], fail_point: str | None = None
+) -> subprocess.Popen[str]:
     env = writer_env()
     if fail_point:
         env[failpoints.ENV_VAR] = fail_point
     return subprocess.Popen(
-        [sys.executable, "-m", "tests.faults.stream_writer", json.dumps(spec)],
+        [sys.executable, "-m", module, json.dumps(spec)],
         cwd=REPO_ROOT,
         env=env,
         stdout=subprocess.PIPE,
@@ -106,3 +119,45 @@ def test_streaming_driver_killed_and_restarted_writes_each_row_once(
     out = finish(_start(spec))
     assert out.returncode == 0 and {"done": True} in out.steps, out.describe()
     assert_readers_match(spark, table, oracle_of(*batches))
+
+
+def test_streaming_reader_killed_and_restarted_delivers_each_commit_once(
+    spark: Any, tmp_path: Path
+) -> None:
+    """A stream out of a table (one commit per micro-batch, into Spark's exactly-once file
+    sink) is SIGKILLed once its first batch is out and restarted from its checkpoint: the
+    output holds every committed row once."""
+    table = tmp_path / "t"
+    options = {"hoodie.clean.automatic": "false", "hoodie.archive.automatic": "false"}
+    t = hudilite.Table.create(
+        spark,
+        str(table),
+        SCHEMA,
+        record_key="id",
+        ordering_field="ts",
+        partition_by=["p"],
+        table_type="mor",
+        table_version=8,
+        options=options,
+    )
+    batches = [recs(range(i * PER_FILE, (i + 1) * PER_FILE), i, f"c{i}") for i in range(4)]
+    for batch in batches:
+        t.write(pa.Table.from_pylist(batch, schema=SCHEMA), "insert")
+    out = tmp_path / "out"
+    spec = {"table": str(table), "out": str(out), "checkpoint": str(tmp_path / "chk")}
+
+    proc = _start_module("tests.faults.stream_reader", spec)
+    deadline = time.monotonic() + 240
+    try:
+        while not (out / "_spark_metadata" / "0").exists() and proc.poll() is None:
+            assert time.monotonic() < deadline, "no batch delivered"
+            time.sleep(0.2)
+    finally:
+        kill_group(proc)
+    first = finish(proc)
+    assert first.killed or first.returncode == 0, first.describe()
+
+    last = finish(_start_module("tests.faults.stream_reader", spec))
+    assert last.returncode == 0 and {"done": True} in last.steps, last.describe()
+    got = spark_rows(spark.read.parquet(str(out)), COLS)
+    assert got == oracle_of(*batches).rows(COLS)
