@@ -65,6 +65,11 @@ class WriteError(HudiliteError):
     """A write failed; the table was left at its previous state."""
 
 
+class DuplicateKeyError(WriteError):
+    """An insert under ``hoodie.datasource.insert.dup.policy=fail`` carries keys the table
+    already holds (Hudi's ``HoodieDuplicateKeyException``); the message names them."""
+
+
 class HudiliteWarning(UserWarning):
     """Root of the warnings hudilite issues (``warnings.warn``); the SQL layer shows them."""
 

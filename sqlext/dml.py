@@ -6,8 +6,10 @@ read through a session view, so conditions and expressions are plain Spark SQL.
 
 * ``INSERT INTO`` maps the query's columns to the table by position (or by the column
   list), with Spark's store-assignment rules for types; static ``PARTITION (c='v')``
-  values fill their columns. A table with a primary key upserts by default;
-  ``SET hoodie.spark.sql.insert.into.operation=insert|upsert|bulk_insert`` changes it.
+  values fill their columns. As in Hudi 0.14+/1.x it is a plain insert that keeps
+  duplicate keys; ``SET hoodie.spark.sql.insert.into.operation=upsert|bulk_insert``,
+  ``hoodie.datasource.insert.dup.policy=drop|fail`` and the deprecated
+  ``hoodie.sql.insert.mode`` change that (:func:`_insert_operation`).
 * ``INSERT OVERWRITE`` replaces the whole table, or with ``PARTITION (...)`` the
   partitions the new rows land in (Hudi's ``insert_overwrite``).
 * ``UPDATE``/``DELETE`` select the affected rows of the snapshot and upsert/delete them.
@@ -68,7 +70,7 @@ if TYPE_CHECKING:
 
 __all__ = ["HANDLERS", "INSERT_OPERATION_KEY"]
 
-INSERT_OPERATION_KEY = "hoodie.spark.sql.insert.into.operation"
+INSERT_OPERATION_KEY = cfg.INSERT_INTO_OPERATION.name
 _INSERT_OPERATIONS = ("insert", "upsert", "bulk_insert")
 _CLAUSE = "__hudilite_clause"
 _MATCHED = "__hudilite_matched"
@@ -153,15 +155,23 @@ def _assign(df: DataFrame, schema: StructType, display: str) -> DataFrame:
 
 
 def _insert_operation(session: SqlContext, state: TableState) -> Operation:
+    """INSERT INTO's operation, chosen as Hudi 0.14+/1.x does (``ProvidesHoodieConfig``).
+
+    ``hoodie.spark.sql.insert.into.operation`` (default ``insert``: duplicates kept) wins
+    when set by name; else a table or session ``hoodie.datasource.write.operation`` /
+    ``write.operation``; else the deprecated ``hoodie.sql.insert.mode`` (``upsert`` ->
+    upsert, ``strict`` -> insert with dup policy ``fail``, ``non-strict`` -> insert; the
+    registry feeds it into the two keys). The dup policy and
+    ``hoodie.combine.before.insert`` travel with the write options to the engine.
+    """
     opts = state.options(session.write_options())
-    op = opts.raw.get(INSERT_OPERATION_KEY)
-    if op is None and opts.is_set(cfg.OPERATION):
-        # A table or session `write.operation` / `hoodie.datasource.write.operation`.
-        op = str(opts.get(cfg.OPERATION))
-    op = (op or "upsert").lower()
+    key = cfg.INSERT_INTO_OPERATION
+    if not any(name in opts for name in key.all_names()) and opts.is_set(cfg.OPERATION):
+        key = cfg.OPERATION  # a table or session `write.operation`
+    op = (opts.get_raw(key) or str(cfg.INSERT_INTO_OPERATION.default)).strip().lower()
     if op not in _INSERT_OPERATIONS:
         raise SqlError(
-            f"{INSERT_OPERATION_KEY}={op!r} is not supported; use one of "
+            f"{key.name}={op!r} is not supported for INSERT INTO; use one of "
             + ", ".join(_INSERT_OPERATIONS)
         )
     return cast("Operation", op)

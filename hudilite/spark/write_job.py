@@ -39,6 +39,7 @@ from hudilite.schema import (
 from hudilite.table.schema_evolution import required_columns
 from hudilite.services.compaction import log_base_instants
 from hudilite.spark.convert import arrow_schema, conform_columns, spark_schema
+from hudilite.spark.insert_dedup import prepare_inserts
 from hudilite.spark.index_job import locate, route_global
 from hudilite.spark.keying import native_key_columns
 from hudilite.spark.task_errors import first_line, hudilite_error_from
@@ -378,12 +379,18 @@ def run_write(
         delete_marker=opts.get(cfg.DELETE_MARKER),
     )
     keyed = _keyed(df, keyspec, native=opts.raw.get(NATIVE_KEYS_KEY, "true") != "false")
+    cached = [keyed]
     try:
         if operation != "bulk_insert":
             # Upserts read the keyed batch several times (plan, index, write); bulk inserts
             # read it twice and are large, so re-reading the source beats caching it.
             # (Inside the try: Spark may evaluate key checks on local data right here.)
             keyed = keyed.persist()
+        # Inserts: combine the batch, apply the duplicate policy (before any instant exists).
+        prepared = prepare_inserts(state, keyed, operation, opts)
+        if prepared is not keyed:
+            keyed = prepared.persist() if operation != "bulk_insert" else prepared
+            cached.append(keyed)
         return _run(state, keyed, operation, opts, action, started, extra_metadata)
     except Exception as exc:
         # Errors raised inside executors arrive wrapped by Spark: surface ours as themselves.
@@ -394,7 +401,8 @@ def run_write(
             raise
         raise mapped from exc
     finally:
-        keyed.unpersist()
+        for frame in cached:
+            frame.unpersist()
 
 
 def _run(

@@ -37,6 +37,8 @@ def create(s: Any, kind: tuple[str, int], name: str = "t") -> hudilite.Table:
         f"type='{table_type}', 'hoodie.write.table.version'='{version}', "
         f"'hoodie.clean.automatic'='false', 'hoodie.parquet.small.file.limit'='0')"
     )
+    # The updates below are INSERT INTOs of stored keys: run them as upserts.
+    s.sql("SET hoodie.spark.sql.insert.into.operation = upsert")
     return s.table(TableName(None, name))
 
 

@@ -1,0 +1,269 @@
+"""INSERT INTO as Hudi 0.14+/1.x runs it, and the Python API's ``insert`` that matches it.
+
+A plain insert keeps duplicate keys (in the batch and against the table);
+``hoodie.spark.sql.insert.into.operation`` picks upsert or bulk_insert instead,
+``hoodie.datasource.insert.dup.policy`` drops or refuses incoming keys the table holds,
+the deprecated ``hoodie.sql.insert.mode`` maps onto those two keys, and
+``hoodie.combine.before.insert`` reduces the batch to one record per key first.
+Every case checks the exact rows (and, where the table changed, that hudi-rs reads them).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pytest
+
+import hudilite
+from hudilite.errors import ConfigError, DuplicateKeyError
+from hudilite.sqlext.statements import TableName
+from tests.helpers import hudi_rs_read
+
+COLS = "uuid, ts, fare, city"
+SCHEMA = pa.schema(
+    [("uuid", pa.string()), ("ts", pa.int64()), ("fare", pa.float64()), ("city", pa.string())]
+)
+
+
+def create_trips(session: Any, kind: str = "cow") -> None:
+    session.sql(
+        "CREATE TABLE trips (uuid STRING, ts BIGINT, fare DOUBLE, city STRING) USING hudi "
+        "PARTITIONED BY (city) TBLPROPERTIES ('primaryKey'='uuid', 'preCombineField'='ts', "
+        f"'type'='{kind}')"
+    )
+
+
+def rows(session: Any) -> list[tuple[Any, ...]]:
+    sql = f"SELECT {COLS} FROM trips ORDER BY uuid, ts, fare"
+    return [tuple(r) for r in session.sql(sql).collect()]
+
+
+def hudi_rs_rows(path: str) -> list[tuple[Any, ...]]:
+    table = hudi_rs_read(path)
+    return sorted(zip(*(table.column(c).to_pylist() for c in COLS.split(", ")), strict=True))
+
+
+def location(session: Any) -> str:
+    return str(session.entry(TableName(None, "trips")).location)
+
+
+def metrics(df: Any) -> tuple[Any, ...]:
+    r = df.collect()[0]
+    return (r.operation, r.num_affected_rows, r.num_inserted_rows, r.num_updated_rows)
+
+
+def instants(session: Any) -> int:
+    return len(session.table(TableName(None, "trips")).timeline())
+
+
+# ------------------------------------------------------------------------------ SQL
+
+
+@pytest.mark.parametrize("kind", ["cow", "mor"])
+def test_insert_into_keeps_duplicates_by_default(session: Any, kind: str) -> None:
+    create_trips(session, kind)
+    first = session.sql(
+        "INSERT INTO trips VALUES ('a', 1, 1.0, 'sf'), ('a', 2, 2.0, 'sf'), ('b', 1, 3.0, 'ny')"
+    )
+    assert metrics(first) == ("insert", 3, 3, 0)
+    # An older ordering value is inserted too: no merge with the stored record.
+    second = session.sql("INSERT INTO trips VALUES ('a', 0, 4.0, 'sf'), ('c', 1, 5.0, 'la')")
+    assert metrics(second) == ("insert", 2, 2, 0)
+    expected = [
+        ("a", 0, 4.0, "sf"),
+        ("a", 1, 1.0, "sf"),
+        ("a", 2, 2.0, "sf"),
+        ("b", 1, 3.0, "ny"),
+        ("c", 1, 5.0, "la"),
+    ]
+    assert rows(session) == expected
+    assert hudi_rs_rows(location(session)) == expected
+
+
+def test_insert_into_operation_upsert_and_bulk_insert(session: Any) -> None:
+    create_trips(session)
+    session.sql("INSERT INTO trips VALUES ('a', 1, 1.0, 'sf')")
+    session.sql("SET hoodie.spark.sql.insert.into.operation = upsert")
+    result = session.sql("INSERT INTO trips VALUES ('a', 2, 2.0, 'sf'), ('b', 1, 3.0, 'ny')")
+    assert metrics(result) == ("upsert", 2, 1, 1)
+    assert rows(session) == [("a", 2, 2.0, "sf"), ("b", 1, 3.0, "ny")]
+    session.sql("SET hoodie.spark.sql.insert.into.operation = bulk_insert")
+    result = session.sql("INSERT INTO trips VALUES ('b', 0, 4.0, 'ny')")
+    assert metrics(result)[0] == "bulk_insert"
+    assert rows(session) == [("a", 2, 2.0, "sf"), ("b", 0, 4.0, "ny"), ("b", 1, 3.0, "ny")]
+
+
+def test_dup_policy_drop_drops_stored_keys_only(session: Any) -> None:
+    create_trips(session)
+    session.sql("INSERT INTO trips VALUES ('a', 1, 1.0, 'sf'), ('b', 1, 2.0, 'ny')")
+    session.sql("SET hoodie.datasource.insert.dup.policy = drop")
+    # 'a' is stored (dropped, even with a newer ordering value); 'b' in another partition
+    # is a different record for a partition-scoped index; 'c' twice in the batch is kept.
+    result = session.sql(
+        "INSERT INTO trips VALUES ('a', 9, 9.0, 'sf'), ('b', 1, 3.0, 'la'), "
+        "('c', 1, 4.0, 'sf'), ('c', 2, 5.0, 'sf')"
+    )
+    assert metrics(result) == ("insert", 3, 3, 0)
+    expected = [
+        ("a", 1, 1.0, "sf"),
+        ("b", 1, 2.0, "ny"),
+        ("b", 1, 3.0, "la"),
+        ("c", 1, 4.0, "sf"),
+        ("c", 2, 5.0, "sf"),
+    ]
+    assert rows(session) == expected
+    assert hudi_rs_rows(location(session)) == expected
+
+
+def test_dup_policy_with_a_global_index_looks_in_every_partition(session: Any) -> None:
+    create_trips(session)
+    session.sql("ALTER TABLE trips SET TBLPROPERTIES ('hoodie.index.type' = 'GLOBAL_SIMPLE')")
+    session.sql("INSERT INTO trips VALUES ('a', 1, 1.0, 'sf')")
+    session.sql("SET hoodie.datasource.insert.dup.policy = fail")
+    with pytest.raises(DuplicateKeyError, match=r"key\(s\) 'a'; nothing was written"):
+        session.sql("INSERT INTO trips VALUES ('a', 2, 2.0, 'ny')")
+    session.sql("SET hoodie.datasource.insert.dup.policy = drop")
+    session.sql("INSERT INTO trips VALUES ('a', 2, 2.0, 'ny'), ('b', 1, 3.0, 'ny')")
+    assert rows(session) == [("a", 1, 1.0, "sf"), ("b", 1, 3.0, "ny")]
+
+
+def test_dup_policy_fail_names_the_keys_and_writes_nothing(session: Any) -> None:
+    create_trips(session)
+    session.sql("INSERT INTO trips VALUES ('a', 1, 1.0, 'sf'), ('b', 1, 2.0, 'ny')")
+    before = instants(session)
+    session.sql("SET hoodie.datasource.insert.dup.policy = fail")
+    with pytest.raises(
+        DuplicateKeyError,
+        match=r"key\(s\) 'a' \(partition 'city=sf'\), 'b' \(partition 'city=ny'\);",
+    ) as info:
+        session.sql(
+            "INSERT INTO trips VALUES ('b', 2, 3.0, 'ny'), ('d', 1, 4.0, 'la'), ('a', 2, 5.0, 'sf')"
+        )
+    assert "nothing was written" in str(info.value)
+    assert instants(session) == before  # no instant at all, not even a rollback
+    assert rows(session) == [("a", 1, 1.0, "sf"), ("b", 1, 2.0, "ny")]
+    # New keys pass (duplicates inside the batch are not the policy's business).
+    session.sql("INSERT INTO trips VALUES ('d', 1, 4.0, 'la'), ('d', 2, 6.0, 'la')")
+    assert rows(session)[2:] == [("d", 1, 4.0, "la"), ("d", 2, 6.0, "la")]
+
+
+def test_dup_policy_drop_sees_the_merge_on_read_snapshot(session: Any) -> None:
+    """Keys are looked up in the snapshot: a key deleted in a log is gone, a key only
+    in a log is there."""
+    create_trips(session, "mor")
+    session.sql("INSERT INTO trips VALUES ('a', 1, 1.0, 'sf'), ('b', 1, 2.0, 'sf')")
+    session.sql("DELETE FROM trips WHERE uuid = 'a'")
+    session.sql("SET hoodie.datasource.insert.dup.policy = drop")
+    session.sql("INSERT INTO trips VALUES ('a', 5, 5.0, 'sf'), ('b', 5, 5.0, 'sf')")
+    expected = [("a", 5, 5.0, "sf"), ("b", 1, 2.0, "sf")]
+    assert rows(session) == expected
+    assert hudi_rs_rows(location(session)) == expected
+
+
+@pytest.mark.parametrize(
+    ("mode", "operation", "expected"),
+    [
+        # Hudi: upsert -> the upsert operation (the newer 'a' replaces the stored one).
+        ("upsert", "upsert", [("a", 2, 2.0, "sf"), ("c", 1, 3.0, "sf")]),
+        # non-strict -> insert: duplicates kept.
+        (
+            "non-strict",
+            "insert",
+            [("a", 1, 1.0, "sf"), ("a", 2, 2.0, "sf"), ("c", 1, 3.0, "sf")],
+        ),
+        # strict -> insert with dup policy fail.
+        ("strict", "insert", None),
+    ],
+)
+def test_deprecated_insert_mode(
+    session: Any, mode: str, operation: str, expected: list[tuple[Any, ...]] | None
+) -> None:
+    create_trips(session)
+    session.sql("INSERT INTO trips VALUES ('a', 1, 1.0, 'sf')")
+    session.sql(f"SET hoodie.sql.insert.mode = {mode}")
+    insert = "INSERT INTO trips VALUES ('a', 2, 2.0, 'sf'), ('c', 1, 3.0, 'sf')"
+    if expected is None:
+        with pytest.raises(DuplicateKeyError, match=r"key\(s\) 'a' \(partition 'city=sf'\);"):
+            session.sql(insert)
+        assert rows(session) == [("a", 1, 1.0, "sf")]
+        assert metrics(session.sql("INSERT INTO trips VALUES ('c', 1, 3.0, 'sf')"))[0] == operation
+        return
+    assert metrics(session.sql(insert))[0] == operation
+    assert rows(session) == expected
+
+
+def test_insert_into_operation_beats_the_deprecated_insert_mode(session: Any) -> None:
+    """Hudi honours hoodie.sql.insert.mode only when the operation key is not set."""
+    create_trips(session)
+    session.sql("INSERT INTO trips VALUES ('a', 1, 1.0, 'sf')")
+    session.sql("SET hoodie.sql.insert.mode = upsert")
+    session.sql("SET hoodie.spark.sql.insert.into.operation = insert")
+    assert metrics(session.sql("INSERT INTO trips VALUES ('a', 2, 2.0, 'sf')"))[0] == "insert"
+    assert rows(session) == [("a", 1, 1.0, "sf"), ("a", 2, 2.0, "sf")]
+    with pytest.raises(ConfigError, match=r"'sloppy' for option hoodie\.sql\.insert\.mode"):
+        session.sql("SET hoodie.sql.insert.mode = sloppy")
+
+
+def test_combine_before_insert_reduces_the_batch(session: Any) -> None:
+    create_trips(session)
+    session.sql("INSERT INTO trips VALUES ('a', 1, 1.0, 'sf')")
+    session.sql("SET hoodie.combine.before.insert = true")
+    # The batch keeps one record per key (the greater ordering value wins); the stored
+    # 'a' is not merged with -- that stays an insert.
+    result = session.sql(
+        "INSERT INTO trips VALUES ('a', 3, 3.0, 'sf'), ('a', 5, 5.0, 'sf'), "
+        "('a', 4, 4.0, 'sf'), ('b', 1, 6.0, 'ny'), ('b', 1, 7.0, 'ny')"
+    )
+    assert metrics(result) == ("insert", 2, 2, 0)
+    # A tie on the ordering value goes to the later record.
+    expected = [("a", 1, 1.0, "sf"), ("a", 5, 5.0, "sf"), ("b", 1, 7.0, "ny")]
+    assert rows(session) == expected
+    assert hudi_rs_rows(location(session)) == expected
+
+
+# ------------------------------------------------------------------------------ Python API
+
+
+def test_python_insert_matches_sql(spark: Any, tmp_path: Path) -> None:
+    path = str(tmp_path / "t")
+    t = hudilite.Table.create(
+        spark, path, SCHEMA, record_key="uuid", ordering_field="ts", partition_by=["city"]
+    )
+
+    def batch(*data: tuple[Any, ...]) -> pa.Table:
+        return pa.Table.from_pylist([dict(zip(SCHEMA.names, r, strict=True)) for r in data], SCHEMA)
+
+    def data() -> list[tuple[Any, ...]]:
+        got = t.to_arrow(columns=SCHEMA.names)
+        return sorted(zip(*(got.column(c).to_pylist() for c in SCHEMA.names), strict=True))
+
+    r = t.write(batch(("a", 1, 1.0, "sf"), ("a", 2, 2.0, "sf")), operation="insert")
+    assert (r.num_inserts, r.num_updates) == (2, 0)
+    t.write(batch(("a", 0, 3.0, "sf")), operation="insert")
+    assert data() == [("a", 0, 3.0, "sf"), ("a", 1, 1.0, "sf"), ("a", 2, 2.0, "sf")]
+
+    drop = {"hoodie.datasource.insert.dup.policy": "drop"}
+    r = t.write(batch(("a", 9, 9.0, "sf"), ("b", 1, 4.0, "sf")), operation="insert", options=drop)
+    assert r.num_inserts == 1
+    with pytest.raises(DuplicateKeyError, match=r"'b' \(partition '(city=)?sf'\)"):
+        t.write(
+            batch(("b", 2, 5.0, "sf")),
+            operation="insert",
+            options={"hoodie.datasource.insert.dup.policy": "fail"},
+        )
+    combine = {"hoodie.combine.before.insert": "true"}
+    t.write(batch(("c", 2, 6.0, "ny"), ("c", 1, 7.0, "ny")), operation="insert", options=combine)
+    expected = [
+        ("a", 0, 3.0, "sf"),
+        ("a", 1, 1.0, "sf"),
+        ("a", 2, 2.0, "sf"),
+        ("b", 1, 4.0, "sf"),
+        ("c", 2, 6.0, "ny"),
+    ]
+    assert data() == expected
+    assert hudi_rs_rows(path) == expected
+    # Hudi cannot check or drop duplicates in a bulk insert; neither option is ignored.
+    with pytest.raises(ConfigError, match="does not apply to bulk_insert"):
+        t.write(batch(("d", 1, 1.0, "sf")), operation="bulk_insert", options=drop)
