@@ -82,6 +82,8 @@ class IndexMetrics:
     files_read: int = 0  # files whose keys were read
     records_moved: int = 0  # global index: records moved to a new partition
     notes: dict[str, Any] = field(default_factory=dict)
+    #: Frames the index cached; the caller unpersists them after the write.
+    cached: list[DataFrame] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -227,6 +229,7 @@ def _bloom_lookup(
         .applyInArrow(lookup, spark_schema(_LOOKUP_SCHEMA))
         .persist()
     )
+    metrics.cached.append(looked)
     summary = (
         looked.filter(F.col(RECORD_KEY_COL).isNull())
         .agg(F.count(F.lit(1)).alias("n"), F.sum(F.col("_hl_keys_read").cast("int")).alias("r"))
@@ -313,7 +316,8 @@ def route_global(
         stored_keys = set(stored[RECORD_KEY_COL].to_pylist())
         merged_keys = merged[RECORD_KEY_COL].to_pylist()
         parts = []
-        move_idx, stay_idx = [], []
+        move_idx: list[int] = []
+        stay_idx: list[int] = []
         for i, (k, p) in enumerate(
             zip(merged_keys, merged[PARTITION_PATH_COL].to_pylist(), strict=True)
         ):
