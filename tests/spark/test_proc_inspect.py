@@ -157,6 +157,8 @@ def made(
         f"TBLPROPERTIES (primaryKey='id', preCombineField='ts', type='{kind}', "
         f"'hoodie.write.table.version'='{version}')"
     )
+    # The updates below are INSERT INTOs of stored keys: run them as upserts.
+    s.sql("SET hoodie.spark.sql.insert.into.operation = upsert")
     s.sql("INSERT INTO t VALUES (1, 1, 'a', 'x'), (2, 1, 'b', 'y'), (3, 1, 'c', 'x')")
     s.sql("INSERT INTO t VALUES (1, 2, 'a2', 'x'), (3, 2, 'c2', 'x')")
     base = Path(s.entry(TableName(None, "t")).location)
@@ -623,6 +625,8 @@ def test_pending_rolled_back_and_savepointed_instants(
         "TBLPROPERTIES (primaryKey='id', preCombineField='ts', type='mor', "
         f"'hoodie.write.table.version'='{version}')"
     )
+    # The updates below are INSERT INTOs of stored keys: run them as upserts.
+    s.sql("SET hoodie.spark.sql.insert.into.operation = upsert")
     s.sql("INSERT INTO t VALUES (1, 1, 'a', 'x'), (2, 1, 'b', 'y')")
     s.sql("INSERT INTO t VALUES (1, 2, 'a2', 'x')")
     s.sql("INSERT INTO t VALUES (1, 3, 'a3', 'x')")
