@@ -36,14 +36,14 @@ from hudilite.schema import (
     SEQ_COL,
     arrow_to_avro_schema,
 )
-from hudilite.table.schema_evolution import required_columns
 from hudilite.services.compaction import log_base_instants
 from hudilite.spark.convert import arrow_schema, conform_columns, spark_schema
-from hudilite.spark.insert_dedup import prepare_inserts
 from hudilite.spark.index_job import locate, route_global
+from hudilite.spark.insert_dedup import prepare_inserts
 from hudilite.spark.keying import native_key_columns
 from hudilite.spark.task_errors import first_line, hudilite_error_from
 from hudilite.storage.layout import new_file_id, write_partition_metadata
+from hudilite.table.schema_evolution import required_columns
 from hudilite.table.state import TableState
 from hudilite.timeline.instant import COMMIT, DELTA_COMMIT, REPLACE_COMMIT
 from hudilite.timeline.metadata import CommitMetadata
