@@ -7,7 +7,7 @@ PYTEST_ARGS ?= --durations=30
 # bash for `set -o pipefail` in the typecheck recipe.
 SHELL := /bin/bash
 
-.PHONY: install test test-unit test-spark lint typecheck demo bench clean
+.PHONY: install test test-unit test-spark lint ruff typecheck demo bench clean
 
 install: $(BIN)/hudilite
 
@@ -27,10 +27,11 @@ test-unit: install
 test-spark: install
 	$(BIN)/python -m pytest -m spark $(PYTEST_ARGS)
 
-lint: install
+lint: ruff typecheck
+
+ruff: install
 	$(BIN)/ruff check hudilite sqlext catalog procedures tests benchmarks
 	$(BIN)/ruff format --check hudilite sqlext catalog procedures tests benchmarks
-	$(MAKE) --no-print-directory typecheck
 
 # mypy checks the package as it is installed: `hudilite`, with sqlext/, catalog/ and
 # procedures/ as hudilite.sqlext, hudilite.catalog and hudilite.procedures (pyproject's
