@@ -50,6 +50,8 @@ def build(s: Any, table_type: str, version: int) -> hudilite.Table:
         f"TBLPROPERTIES (primaryKey='id', preCombineField='ts', type='{table_type}', "
         f"'hoodie.write.table.version'='{version}', 'hoodie.parquet.small.file.limit'='0')"
     )
+    # The updates below are INSERT INTOs of stored keys: run them as upserts.
+    s.sql("SET hoodie.spark.sql.insert.into.operation = upsert")
     s.sql("INSERT INTO t VALUES (1, 1, 'a', 'x'), (2, 1, 'b', 'y')")
     for n in range(2, 7):
         s.sql(f"INSERT INTO t VALUES (1, {n}, 'a{n}', 'x'), ({n + 10}, {n}, 'n{n}', 'y')")
