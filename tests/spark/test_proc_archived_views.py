@@ -64,6 +64,8 @@ def build(s: Any, kind: tuple[str, int]) -> hudilite.Table:
         f"TBLPROPERTIES (primaryKey='id', preCombineField='ts', type='{table_type}', "
         f"'hoodie.write.table.version'='{version}', 'hoodie.parquet.small.file.limit'='0')"
     )
+    # The updates below are INSERT INTOs of stored keys: run them as upserts.
+    s.sql("SET hoodie.spark.sql.insert.into.operation = upsert")
     s.sql("INSERT INTO t VALUES (1, 0, 'a0', 'x')")
     for n in range(2, 8):
         s.sql(f"INSERT INTO t VALUES ({n}, {n}, 'v{n}', 'x'), (1, {n}, 'a{n}', 'x')")
