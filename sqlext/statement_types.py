@@ -362,9 +362,11 @@ class SparkStatement:
 
 @dataclass(frozen=True)
 class Query:
-    """Any query (SELECT, WITH, VALUES, ...), as Spark SQL text."""
+    """Any query (SELECT, WITH, VALUES, ...), as Spark SQL text; ``text`` is the statement
+    as written (what Spark gets when the query reads no hudilite table)."""
 
     sql: str
+    text: str | None = field(default=None, compare=False, repr=False)
 
 
 Statement = (
@@ -405,6 +407,8 @@ def statement_to_dict(stmt: Statement) -> dict[str, Any]:
     """``stmt`` as a JSON-ready dict; statements and MERGE clauses carry their class name
     under ``"kind"``."""
     out: dict[str, Any] = {"kind": type(stmt).__name__, **dataclasses.asdict(stmt)}
+    if isinstance(stmt, Query):
+        out.pop("text", None)  # the input itself
     if isinstance(stmt, MergeInto):
         out["clauses"] = [{"kind": type(c).__name__, **dataclasses.asdict(c)} for c in stmt.clauses]
     return out

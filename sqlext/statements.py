@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 
 from .dialect import ParseError, TokenError, parse_script
@@ -192,6 +193,8 @@ def parse_statement(sql: str) -> Statement:
         raise SqlParseError("expected one SQL statement, got several (use split_script)")
     node = nodes[0]
     stmt = translate(node)
+    if isinstance(stmt, Query):
+        return dataclasses.replace(stmt, text=sql)
     return spark_statement(sql, node) if stmt is None else stmt
 
 

@@ -57,15 +57,31 @@ def test_dml_subqueries_read_hudilite_tables(session: Any) -> None:
 
 
 def test_statements_hudilite_does_not_own_reach_spark_as_written(
-    session: Any, tmp_path: Path
+    session: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     folder = tmp_path / "plain pq"
     session.spark.createDataFrame([(1, "p"), (9, "n")], "id int, w string").write.parquet(
         str(folder)
     )
-    sql = f"SELECT  id,w  FROM parquet.`{folder}`   ORDER BY id"
+    sql = f"SELECT  id,w /* as written */ FROM parquet.`{folder}`   ORDER BY id"
     assert session.views.rewrite(sql) == sql  # touches no hudilite table: the text itself
+    seen: list[str] = []
+
+    class Spy:
+        def __init__(self, real: Any) -> None:
+            self.real = real
+
+        def sql(self, text: str, *args: Any, **kwargs: Any) -> Any:
+            seen.append(text)
+            return self.real.sql(text, *args, **kwargs)
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(self.real, name)
+
+    monkeypatch.setattr(session, "spark", Spy(session.spark))
     assert collect(session, sql) == [(1, "p"), (9, "n")]
+    assert seen == [sql]  # Spark got the statement byte for byte
+    monkeypatch.undo()
     make(session, "a", "(1, 'x', 1)")
     joined = f"SELECT p.w, a.v FROM parquet.`{folder}` p JOIN a ON p.id = a.id"
     assert f"parquet.`{folder}`" in session.views.rewrite(joined)
