@@ -26,6 +26,7 @@ from hudilite.errors import ConfigError, SchemaError, WriteError
 from hudilite.failpoints import FAIL_POINT_KEY as FAIL_POINT_KEY  # re-export
 from hudilite.index.bloom_index import bloom_config, index_settings
 from hudilite.index.bucket import bucket_ids, bucket_of_file_id, new_bucket_file_id
+from hudilite.merge import is_empty_payload
 from hudilite.read.file_group_reader import decode_slice, encode_slice, read_file_slice
 from hudilite.schema import (
     DELETE_COL,
@@ -371,10 +372,15 @@ def run_write(
     mor = state.config.is_mor
     overwrite = operation.startswith("insert_overwrite")
     action = REPLACE_COMMIT if overwrite else (DELTA_COMMIT if mor else COMMIT)
-    df = _input_frame(state, data, operation, opts)
+    # Hudi's EmptyHoodieRecordPayload on an upsert: every record deletes its key.
+    deletes = operation == "delete"
+    if operation == "upsert" and is_empty_payload(opts.get(cfg.PAYLOAD_CLASS)):
+        deletes = True
+        opts = opts.with_overrides({cfg.PAYLOAD_CLASS.name: None})
+    df = _input_frame(state, data, "delete" if deletes else operation, opts)
     keyspec = KeyingSpec(
         keygen=state.keygen(opts),
-        delete_all=operation == "delete",
+        delete_all=deletes,
         delete_field=opts.get(cfg.DELETE_FIELD) or IS_DELETED_COL,
         delete_marker=opts.get(cfg.DELETE_MARKER),
     )
