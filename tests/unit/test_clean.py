@@ -142,6 +142,22 @@ def test_replaced_file_groups_are_cleaned_whole(tmp_path, policy):
     assert t.read() == expected == rows(hudi_rs_read(t.path), DATA)
 
 
+def test_replaced_file_group_stays_while_its_replacecommit_is_retained(tmp_path):
+    """A group replaced by a commit inside the retained window keeps its files (a query that
+    started before the replacecommit may still read them); other groups clean as usual."""
+    t = MiniTable(tmp_path / "t", mor=False)
+    c1 = t.write({A: [("k1", 0, "old")], B: [("k2", 0, "b")]})
+    t.write({B: [("k2", 1, "b1")]})
+    c3 = t.write({B: [("k2", 2, "b2")]})
+    c4 = t.write({("x", "c-0"): [("k5", 0, "new")]}, replace={"x": ["a-0"]})
+    opts = {"hoodie.cleaner.policy": "KEEP_LATEST_COMMITS", "hoodie.cleaner.commits.retained": "2"}
+    plan = plan_clean(t.state(), opts)
+    assert plan is not None
+    assert plan.earliest_commit_to_retain == c3 < c4
+    assert "x" not in plan.files  # a-0 goes only once c4 is older than the window
+    assert plan.files["y"] == tuple(f for f in t.files("b-0_") if f.endswith(f"_{c1}.parquet"))
+
+
 @pytest.mark.parametrize("version", [6, 8])
 def test_pending_compaction_slices_are_kept_then_cleaned_after_it(tmp_path, version):
     t, _ = mor_with_logs(tmp_path / "t", version)
