@@ -25,13 +25,14 @@ PACKAGES = {
 }
 #: The layers, lowest first: a module may import its own layer and the layers below.
 LAYERS = ("engine", "catalog", "procedures", "sqlext", "cli")
-#: Modules of the top layer inside the ``hudilite`` folder: the CLI package, and the package
+#: Modules of the top layer inside the ``hudilite`` folder: the CLI package, the Thrift server
+#: (it serves sqlext sessions), and the package
 #: root itself. ``hudilite/__init__.py`` is the public facade (``hudilite.connect()`` opens a
 #: SQL session, ``hudilite.Table``, ``hudilite.spark_session()``), so it sits above every
 #: layer it fronts; nothing below may import it (``from hudilite import config`` names the
 #: submodule, not the root). Python runs it before every submodule, so it imports the layers
 #: it fronts lazily (keeping pyspark and the SQL layer out of engine imports).
-CLI_MODULES = ("hudilite.cli",)
+CLI_MODULES = ("hudilite.cli", "hudilite.thriftserver")
 FACADE = "hudilite"
 
 #: Known violations (remove an entry when it is fixed).
@@ -41,8 +42,9 @@ KNOWN_LAYER_VIOLATIONS: set[tuple[str, str]] = set()
 #: Where pyspark may be imported at run time (imports under ``if TYPE_CHECKING:`` do not
 #: count: a module that needs pyspark only for annotations imports it there). No other
 #: module imports it itself; the engine's file work and the catalog load without it.
-#: Any module of these packages: the Spark jobs, session and conversions; the CLI.
-PYSPARK_PACKAGES = ("hudilite.spark", "hudilite.cli")
+#: Any module of these packages: the Spark jobs, session and conversions; the CLI; the
+#: Thrift server (it streams DataFrames to clients).
+PYSPARK_PACKAGES = ("hudilite.spark", "hudilite.cli", "hudilite.thriftserver")
 #: And these modules, named one by one.
 PYSPARK_MODULES = {
     # the public Table API (reads return DataFrames, writes take them)
