@@ -5,8 +5,11 @@ Layout (``<wh>`` is the warehouse: ``$HUDILITE_WAREHOUSE`` or ``./hudilite-wareh
     <wh>/<db>.db/<table>/                    managed table data (a Hudi table base path)
     <wh>/_catalog/<db>/_database.json        one per database (``default`` always exists)
     <wh>/_catalog/<db>/tables/<table>.json   one entry per table
+    <wh>/_catalog/<db>/views/<view>.json     one entry per persistent view (its SQL text)
 
-(Entries sit in ``tables/`` so that no table name can collide with ``_database.json``.)
+(Entries sit in ``tables/`` and ``views/`` so that no name can collide with
+``_database.json``.) Tables and views share one namespace per database: a view cannot take
+a table's name, nor a table a view's. The entry types are in :mod:`.entries`.
 
 Every entry is a small JSON document written through :class:`FileSystemGateway`:
 ``write_bytes`` replaces it atomically, and new entries are made with
@@ -46,11 +49,11 @@ No pyspark import here: the catalog only reads and writes its entries and the ta
 from __future__ import annotations
 
 import contextlib
-import json
+import dataclasses
 import os
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from datetime import UTC, datetime
 
 from hudilite.config import TableConfig
@@ -58,13 +61,15 @@ from hudilite.errors import HudiliteError, TableExistsError, TableNotFoundError
 from hudilite.storage.fs import FileSystemGateway, join
 from hudilite.table.state import PROPERTIES_FILE, load_config
 
+from .entries import DatabaseEntry, TableEntry, ViewEntry
+
 DEFAULT_DATABASE = "default"
 WAREHOUSE_ENV = "HUDILITE_WAREHOUSE"
 DEFAULT_WAREHOUSE = "./hudilite-warehouse"
 CATALOG_DIR = "_catalog"
 DATABASE_FILE = "_database.json"
 TABLES_DIR = "tables"
-ENTRY_FORMAT = 1
+VIEWS_DIR = "views"
 
 _NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
@@ -114,80 +119,6 @@ def _location_of(path: str) -> str:
     return FileSystemGateway(path).abs_path("")
 
 
-@dataclass(frozen=True)
-class DatabaseEntry:
-    """One database: its name, folder for managed tables and creation details."""
-
-    name: str
-    location: str
-    created_at: str
-    comment: str | None = None
-    properties: dict[str, str] = field(default_factory=dict)
-
-    def to_json(self) -> bytes:
-        """The stored JSON form."""
-        doc = {"format": ENTRY_FORMAT, "kind": "database", **self.__dict__}
-        return json.dumps(doc, indent=2, sort_keys=True).encode()
-
-    @classmethod
-    def from_json(cls, data: bytes) -> DatabaseEntry:
-        """Parse a stored entry (unknown keys are ignored)."""
-        doc = json.loads(data)
-        return cls(
-            name=doc["name"],
-            location=doc["location"],
-            created_at=doc.get("created_at", ""),
-            comment=doc.get("comment"),
-            properties=dict(doc.get("properties") or {}),
-        )
-
-
-@dataclass(frozen=True)
-class TableEntry:
-    """One table as the catalog knows it.
-
-    ``properties`` are the SQL options exactly as given at ``CREATE TABLE`` (plus later
-    ``SET TBLPROPERTIES``); the Hudi config on disk is the truth about the table itself.
-    """
-
-    name: str
-    database: str
-    location: str
-    external: bool
-    properties: dict[str, str] = field(default_factory=dict)
-    created_at: str = ""
-    updated_at: str = ""
-
-    @property
-    def qualified_name(self) -> str:
-        """``database.name``."""
-        return f"{self.database}.{self.name}"
-
-    @property
-    def managed(self) -> bool:
-        """True when the catalog owns the data (dropping the table deletes it)."""
-        return not self.external
-
-    def to_json(self) -> bytes:
-        """The stored JSON form."""
-        doc = {"format": ENTRY_FORMAT, "kind": "table", **self.__dict__}
-        return json.dumps(doc, indent=2, sort_keys=True).encode()
-
-    @classmethod
-    def from_json(cls, data: bytes) -> TableEntry:
-        """Parse a stored entry (unknown keys are ignored)."""
-        doc = json.loads(data)
-        return cls(
-            name=doc["name"],
-            database=doc["database"],
-            location=doc["location"],
-            external=bool(doc.get("external", False)),
-            properties={str(k): str(v) for k, v in (doc.get("properties") or {}).items()},
-            created_at=doc.get("created_at", ""),
-            updated_at=doc.get("updated_at", ""),
-        )
-
-
 class Catalog:
     """Databases and tables of one warehouse folder (local path or URI).
 
@@ -222,6 +153,9 @@ class Catalog:
 
     def _table_file(self, db: str, name: str) -> str:
         return join(CATALOG_DIR, db, TABLES_DIR, f"{name}.json")
+
+    def _view_file(self, db: str, name: str) -> str:
+        return join(CATALOG_DIR, db, VIEWS_DIR, f"{name}.json")
 
     def _relative(self, location: str) -> str | None:
         """``location`` relative to the warehouse when it lies inside it, else None."""
@@ -364,12 +298,19 @@ class Catalog:
             if if_exists:
                 return False
             raise DatabaseNotFoundError(f"database {db} does not exist")
-        tables = self.list_tables(db)
+        tables, views = self.list_tables(db), self.list_views(db)
         if tables and not cascade:
             raise DatabaseNotEmptyError(
                 f"database {db} is not empty ({len(tables)} tables: {', '.join(tables)}); "
                 "use CASCADE to drop it with its tables"
             )
+        if views and not cascade:
+            raise DatabaseNotEmptyError(
+                f"database {db} is not empty ({len(views)} views: {', '.join(views)}); "
+                "use CASCADE to drop it with its views"
+            )
+        for v in views:
+            self.drop_view(db, v, if_exists=True)
         for t in tables:
             self.drop_table(db, t, if_exists=True)
         self.gw.delete_file(self._db_file(db))
@@ -400,9 +341,12 @@ class Catalog:
 
     def list_tables(self, db: str) -> list[str]:
         """Names of the tables of ``db``, sorted."""
+        return self._list_entries(db, TABLES_DIR)
+
+    def _list_entries(self, db: str, folder: str) -> list[str]:
         db = self._require_database(db)
         names = []
-        for e in self.gw.list_dir(join(CATALOG_DIR, db, TABLES_DIR)):
+        for e in self.gw.list_dir(join(CATALOG_DIR, db, folder)):
             stem, ext = os.path.splitext(e.name)
             if not e.is_dir and ext == ".json" and _NAME_RE.fullmatch(stem):
                 names.append(stem)
@@ -416,6 +360,7 @@ class Catalog:
 
     def _claim(self, entry: TableEntry, if_not_exists: bool) -> TableEntry | None:
         """Write a new entry; None when this call created it, else the existing entry."""
+        self._refuse_view_name(entry.database, entry.name)
         if self.gw.create_exclusive(
             self._table_file(entry.database, entry.name), self._encode_table(entry)
         ):
@@ -480,6 +425,7 @@ class Catalog:
             if if_not_exists:
                 return self.get_table(db, name)
             raise TableExistsError(f"table {db}.{name} already exists")
+        self._refuse_view_name(db, name)
         if self._gateway(loc).exists(PROPERTIES_FILE):
             raise TableExistsError(
                 f"cannot create table {db}.{name}: a Hudi table already exists at {loc}"
@@ -520,6 +466,7 @@ class Catalog:
         if new_name == entry.name:
             return entry
         renamed = replace(entry, name=new_name, updated_at=_now())
+        self._refuse_view_name(renamed.database, new_name)
         if not self.gw.create_exclusive(
             self._table_file(renamed.database, new_name), self._encode_table(renamed)
         ):
@@ -547,6 +494,69 @@ class Catalog:
             raise TableNotFoundError(f"table {entry.qualified_name} does not exist")
         if entry.managed or purge:
             _delete_table_data(self._gateway(entry.location))
+        return True
+
+    # ---- views -------------------------------------------------------------------------
+
+    def _refuse_view_name(self, db: str, name: str) -> None:
+        if self.gw.exists(self._view_file(db, name)):
+            raise TableExistsError(f"cannot create table {db}.{name}: a view of that name exists")
+
+    def view_exists(self, db: str, name: str) -> bool:
+        """True when ``db.name`` is a persistent view of the catalog."""
+        db, name = normalize_name(db, "database"), normalize_name(name)
+        return self.gw.exists(self._view_file(db, name))
+
+    def get_view(self, db: str, name: str) -> ViewEntry:
+        """The entry of view ``db.name``: its SQL, columns (``ViewEntry.columns``: name,
+        Spark type, comment), comment and creation time; :class:`TableNotFoundError` when
+        there is none."""
+        db, name = normalize_name(db, "database"), normalize_name(name)
+        data = self._read(self._view_file(db, name))
+        if data is None:
+            if not self.database_exists(db):
+                raise DatabaseNotFoundError(f"database {db} does not exist")
+            raise TableNotFoundError(f"view {db}.{name} does not exist")
+        return ViewEntry.from_json(data)
+
+    def list_views(self, db: str) -> list[str]:
+        """Names of the persistent views of ``db``, sorted."""
+        return self._list_entries(db, VIEWS_DIR)
+
+    def create_view(
+        self, entry: ViewEntry, *, replace: bool = False, if_not_exists: bool = False
+    ) -> ViewEntry:
+        """Store a view. A new name is claimed with ``create_exclusive`` (of two concurrent
+        creators one wins, the other gets :class:`TableExistsError`, or with
+        ``if_not_exists`` the winner's entry); ``replace`` overwrites an existing view in
+        one atomic write. A table of the same name is refused either way."""
+        db = self._require_database(entry.database)
+        name = normalize_name(entry.name)
+        now = _now()
+        new = dataclasses.replace(entry, database=db, name=name, created_at=now, updated_at=now)
+        if self.table_exists(db, name):
+            raise TableExistsError(f"cannot create view {db}.{name}: a table of that name exists")
+        path = self._view_file(db, name)
+        if replace:
+            self.gw.write_bytes(path, new.to_json())
+            return new
+        if self.gw.create_exclusive(path, new.to_json()):
+            return new
+        if if_not_exists:
+            with contextlib.suppress(TableNotFoundError):
+                return self.get_view(db, name)
+        raise TableExistsError(f"view {db}.{name} already exists")
+
+    def drop_view(self, db: str, name: str, *, if_exists: bool = False) -> bool:
+        """Remove view ``db.name``; False when there was none and ``if_exists``."""
+        try:
+            entry = self.get_view(db, name)
+        except (TableNotFoundError, DatabaseNotFoundError):
+            if if_exists:
+                return False
+            raise
+        if not self.gw.delete_file(self._view_file(entry.database, entry.name)) and not if_exists:
+            raise TableNotFoundError(f"view {entry.qualified_name} does not exist")
         return True
 
 
