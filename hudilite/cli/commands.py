@@ -24,6 +24,7 @@ from pyspark.logger import PySparkLogger
 from pyspark.sql import SparkSession
 
 from hudilite.cli.demo import run_demo
+from hudilite.cli.server_commands import thriftserver, users
 from hudilite.cli.sql_output import FORMATS, ResultPrinter, statement_label
 from hudilite.errors import HudiliteError, HudiliteWarning
 from hudilite.spark.session import (
@@ -573,6 +574,11 @@ def _interactive(
             click.echo(_interrupted_line(exc), err=True)
         except Exception as exc:
             _report(exc, debug)
+
+
+# The HiveServer2-compatible server and its users file (hudilite/cli/server_commands.py).
+main.add_command(thriftserver)
+main.add_command(users)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -1,0 +1,146 @@
+"""``hudilite thriftserver`` and ``hudilite users``: the HiveServer2-compatible server and
+its users file (registered on the ``hudilite`` group by :mod:`hudilite.cli.commands`).
+
+The Thrift runtime and HiveServer2's TCLIService come with the ``server`` extra, so they are
+imported only when these commands run.
+"""
+
+from __future__ import annotations
+
+import signal
+import sys
+import threading
+from typing import Any
+
+import click
+
+from hudilite.errors import HudiliteError
+
+__all__ = ["thriftserver", "users"]
+
+AUTH_CHOICES = ("none", "nosasl", "password")
+ROLE_CHOICES = ("reader", "writer", "admin")
+
+
+def _conf_pair(item: str) -> tuple[str, str]:
+    key, sep, value = item.partition("=")
+    if not sep or not key.strip():
+        raise click.BadParameter(f"expected KEY=VALUE, got {item!r}", param_hint="--conf")
+    return key.strip(), value.strip()
+
+
+@click.command()
+@click.option(
+    "--warehouse",
+    envvar="HUDILITE_WAREHOUSE",
+    help="SQL warehouse folder (default: $HUDILITE_WAREHOUSE or ./hudilite-warehouse).",
+)
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
+@click.option("--port", type=int, default=10000, show_default=True, help="Port (0: any free port).")
+@click.option(
+    "--conf",
+    "confs",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="spark.* (Spark), hudilite.thriftserver.* (the server) or a session option.",
+)
+@click.option(
+    "--auth",
+    type=click.Choice(AUTH_CHOICES),
+    default="none",
+    show_default=True,
+    help="none: SASL PLAIN, any password; nosasl; password: checked against --users.",
+)
+@click.option("--users", "users_file", metavar="FILE", help="Users file (hudilite users add).")
+def thriftserver(
+    warehouse: str | None,
+    host: str,
+    port: int,
+    confs: tuple[str, ...],
+    auth: str,
+    users_file: str | None,
+) -> None:
+    """Serve the warehouse over HiveServer2's Thrift protocol (beeline, JDBC, PyHive,
+    SQLAlchemy hive://) until SIGTERM or Ctrl-C."""
+    if auth == "password" and not users_file:
+        raise click.UsageError("--auth password needs --users FILE")
+    conf = dict(_conf_pair(c) for c in confs)
+    # why: thrift and TCLIService come with the optional `server` extra
+    from hudilite.thriftserver import serve
+
+    try:
+        server = serve(warehouse, host=host, port=port, auth=auth, users_file=users_file, conf=conf)
+    except (ValueError, OSError, HudiliteError) as exc:
+        raise click.ClickException(str(exc)) from None
+
+    def _stop(signum: int, frame: Any) -> None:
+        # Stopping waits for running statements: not on the signal handler's stack.
+        threading.Thread(target=server.stop, name="thrift-stop", daemon=True).start()
+
+    signal.signal(signal.SIGTERM, _stop)
+    signal.signal(signal.SIGINT, _stop)
+    click.echo(
+        f"hudilite thriftserver listening on {server.host}:{server.port} (auth {auth})",
+        err=True,
+    )
+    sys.stderr.flush()
+    while not server.wait(1.0):
+        pass
+    # Let stop() finish closing sessions before the interpreter exits.
+    for t in threading.enumerate():
+        if t.name == "thrift-stop":
+            t.join(60)
+    click.echo("hudilite thriftserver stopped", err=True)
+
+
+@click.group()
+def users() -> None:
+    """Manage a Thrift server users file (salted scrypt hashes, roles)."""
+
+
+def _store(path: str) -> Any:
+    # why: the users module sits in the optional server package
+    from hudilite.thriftserver.users import UserStore
+
+    return UserStore(path)
+
+
+@users.command("add")
+@click.option("--file", "path", required=True, metavar="FILE", help="The users file.")
+@click.option("--role", type=click.Choice(ROLE_CHOICES), required=True)
+@click.option("--password-stdin", is_flag=True, help="Read the password from standard input.")
+@click.argument("name")
+def users_add(path: str, role: str, password_stdin: bool, name: str) -> None:
+    """Add user NAME (or change its password and role)."""
+    if password_stdin:
+        password = sys.stdin.readline().rstrip("\r\n")
+    else:
+        password = click.prompt("Password", hide_input=True, confirmation_prompt=True)
+    try:
+        _store(path).add(name, password, role)
+    except HudiliteError as exc:
+        raise click.ClickException(str(exc)) from None
+    click.echo(f"user {name} ({role}) saved in {path}")
+
+
+@users.command("remove")
+@click.option("--file", "path", required=True, metavar="FILE", help="The users file.")
+@click.argument("name")
+def users_remove(path: str, name: str) -> None:
+    """Remove user NAME."""
+    try:
+        _store(path).remove(name)
+    except HudiliteError as exc:
+        raise click.ClickException(str(exc)) from None
+    click.echo(f"user {name} removed from {path}")
+
+
+@users.command("list")
+@click.option("--file", "path", required=True, metavar="FILE", help="The users file.")
+def users_list(path: str) -> None:
+    """List the users and their roles."""
+    try:
+        for user in _store(path).list():
+            click.echo(f"{user.name}\t{user.role}")
+    except HudiliteError as exc:
+        raise click.ClickException(str(exc)) from None

@@ -1,0 +1,344 @@
+"""The TCLIService calls: one :class:`Handler` per client connection.
+
+Every call answers with a ``TStatus``: ``SUCCESS_STATUS``, or ``ERROR_STATUS`` with a
+SQLSTATE and one line (:mod:`.errors`); an exception never escapes to Thrift (which would
+drop the connection). A connection remembers the sessions it opened, so a client that
+disconnects frees them and their operations (:meth:`Handler.disconnect`).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from importlib.metadata import PackageNotFoundError, version
+from typing import Any
+
+import pyspark
+from pyspark.sql import functions as F
+from TCLIService import TCLIService
+from TCLIService import ttypes as tt
+
+from hudilite.sqlext.statements import SqlParseError, parse_statement, split_script_positions
+
+from . import metadata
+from .errors import ClientError, NotSupported, error_status, ok_status
+from .operations import Operation, RowSource, frame_rows, static_rows
+from .rowsets import COLUMNAR_FROM, ColumnSpec, row_set, table_schema
+from .sessions import HiveSession, SessionRegistry
+from .users import check_allowed
+
+__all__ = ["Handler"]
+
+OpType = tt.TOperationType
+#: Largest batch one FetchResults returns, whatever the client asks.
+MAX_FETCH_ROWS = 100_000
+
+
+def _responds(resp: type) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Turn any exception of a call into ``resp(status=ERROR_STATUS ...)``."""
+
+    def wrap(fn: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(fn)
+        def call(self: Handler, req: Any) -> Any:
+            try:
+                return fn(self, req)
+            except Exception as exc:
+                return resp(status=error_status(exc))
+
+        return call
+
+    return wrap
+
+
+def _server_version() -> str:
+    try:
+        own = version("hudilite")
+    except PackageNotFoundError:  # running from a source tree
+        own = "dev"
+    return f"{own} (Spark {pyspark.__version__})"
+
+
+class Handler(TCLIService.Iface):
+    """TCLIService for one connection, authenticated as ``user`` with ``role``
+    (``None``: the user OpenSession names, with ``default_role``)."""
+
+    def __init__(
+        self, registry: SessionRegistry, user: str | None, role: str, *, peer: str = ""
+    ) -> None:
+        self.registry = registry
+        self.user = user
+        self.role = role
+        self.peer = peer
+        self.session_keys: set[bytes] = set()
+
+    def disconnect(self) -> None:
+        """The client went away: close every session it opened."""
+        for key in list(self.session_keys):
+            self.registry.close(key)
+        self.session_keys.clear()
+
+    # ------------------------------------------------------------------ sessions
+    @_responds(tt.TOpenSessionResp)
+    def OpenSession(self, req: tt.TOpenSessionReq) -> tt.TOpenSessionResp:
+        """A new session, its protocol negotiated down to V10 at most."""
+        user = self.user or req.username or "anonymous"
+        session = self.registry.open(
+            user, self.role, req.client_protocol or 0, dict(req.configuration or {})
+        )
+        self.session_keys.add(session.key)
+        return tt.TOpenSessionResp(
+            status=ok_status(),
+            serverProtocolVersion=session.protocol,
+            sessionHandle=session.handle,
+            configuration={},
+        )
+
+    @_responds(tt.TCloseSessionResp)
+    def CloseSession(self, req: tt.TCloseSessionReq) -> tt.TCloseSessionResp:
+        """Close the session and its operations."""
+        session = self.registry.get(req.sessionHandle)
+        self.registry.close(session.key)
+        self.session_keys.discard(session.key)
+        return tt.TCloseSessionResp(status=ok_status())
+
+    @_responds(tt.TGetInfoResp)
+    def GetInfo(self, req: tt.TGetInfoReq) -> tt.TGetInfoResp:
+        """Server name, DBMS name and version, limits."""
+        self.registry.get(req.sessionHandle)
+        info = tt.TGetInfoType
+        strings = {
+            info.CLI_SERVER_NAME: "hudilite",
+            info.CLI_DBMS_NAME: "hudilite",
+            info.CLI_DBMS_VER: _server_version(),
+            info.CLI_IDENTIFIER_QUOTE_CHAR: "`",
+            info.CLI_SEARCH_PATTERN_ESCAPE: "\\",
+        }
+        lengths = {
+            info.CLI_MAX_COLUMN_NAME_LEN: 128,
+            info.CLI_MAX_SCHEMA_NAME_LEN: 128,
+            info.CLI_MAX_TABLE_NAME_LEN: 128,
+        }
+        if req.infoType in strings:
+            value = tt.TGetInfoValue(stringValue=strings[req.infoType])
+        elif req.infoType in lengths:
+            value = tt.TGetInfoValue(lenValue=lengths[req.infoType])
+        else:
+            name = tt.TGetInfoType._VALUES_TO_NAMES.get(req.infoType, str(req.infoType))
+            raise NotSupported(f"GetInfo {name}")
+        return tt.TGetInfoResp(status=ok_status(), infoValue=value)
+
+    # ------------------------------------------------------------------ statements
+    def _check_roles(self, session: HiveSession, text: str) -> None:
+        """Refuse the whole text before anything runs when one statement needs a higher
+        role (parse errors are raised as the session would, positions in ``text``)."""
+        if session.role == "admin":
+            return
+        for sql, line, column in split_script_positions(text):
+            try:
+                stmt = parse_statement(sql)
+            except SqlParseError as e:
+                if e.line is None:
+                    raise
+                col = e.column if e.line > 1 or e.column is None else e.column + column - 1
+                raise SqlParseError(e.description, e.line + line - 1, col) from None
+            check_allowed(session.role, stmt)
+
+    def _statement_rows(self, session: HiveSession, text: str) -> RowSource | None:
+        with session.lock:
+            results = session.sql.run_script(text)
+        if not results:
+            raise SqlParseError("empty SQL statement")
+        last = results[-1]
+        if last.df is None:
+            return static_rows([ColumnSpec("result", "string", tt.TTypeId.STRING_TYPE)], [])
+        df = last.df
+        if last.kind == "ShowTables" and self.registry.settings.show_tables == "hive":
+            df = df.select(F.col("tableName").alias("tab_name"))
+        return frame_rows(df)
+
+    @_responds(tt.TExecuteStatementResp)
+    def ExecuteStatement(self, req: tt.TExecuteStatementReq) -> tt.TExecuteStatementResp:
+        """Run a statement (or script): inline, or on a thread with ``runAsync``."""
+        session = self.registry.get(req.sessionHandle)
+        text = req.statement or ""
+        self._check_roles(session, text)
+        op = Operation(
+            session.sql.spark,
+            OpType.EXECUTE_STATEMENT,
+            lambda: self._statement_rows(session, text),
+            text,
+        )
+        self.registry.add(session, op)
+        op.run(bool(req.runAsync))
+        if not req.runAsync and op.state in (
+            tt.TOperationState.ERROR_STATE,
+            tt.TOperationState.CANCELED_STATE,
+        ):
+            self.registry.close_operation(op.handle)
+            raise ClientError(op.error or "the statement failed", op.sqlstate or "HY000")
+        return tt.TExecuteStatementResp(status=ok_status(), operationHandle=op.handle)
+
+    def _metadata(self, req: Any, op_type: int, work: Callable[[HiveSession], RowSource]) -> Any:
+        session = self.registry.get(req.sessionHandle)
+        name = tt.TOperationType._VALUES_TO_NAMES.get(op_type, "metadata")
+        op = Operation(session.sql.spark, op_type, lambda: work(session), name)
+        self.registry.add(session, op)
+        op.run(False)
+        if op.state == tt.TOperationState.ERROR_STATE:
+            self.registry.close_operation(op.handle)
+            raise ClientError(op.error or f"{name} failed", op.sqlstate or "HY000")
+        return op.handle
+
+    @_responds(tt.TGetTypeInfoResp)
+    def GetTypeInfo(self, req: tt.TGetTypeInfoReq) -> tt.TGetTypeInfoResp:
+        """The SQL types."""
+        handle = self._metadata(req, OpType.GET_TYPE_INFO, lambda s: metadata.type_info())
+        return tt.TGetTypeInfoResp(status=ok_status(), operationHandle=handle)
+
+    @_responds(tt.TGetCatalogsResp)
+    def GetCatalogs(self, req: tt.TGetCatalogsReq) -> tt.TGetCatalogsResp:
+        """No catalogs (one unnamed one)."""
+        handle = self._metadata(req, OpType.GET_CATALOGS, lambda s: metadata.catalogs())
+        return tt.TGetCatalogsResp(status=ok_status(), operationHandle=handle)
+
+    @_responds(tt.TGetSchemasResp)
+    def GetSchemas(self, req: tt.TGetSchemasReq) -> tt.TGetSchemasResp:
+        """The databases."""
+        handle = self._metadata(
+            req, OpType.GET_SCHEMAS, lambda s: metadata.schemas(s.sql, req.schemaName)
+        )
+        return tt.TGetSchemasResp(status=ok_status(), operationHandle=handle)
+
+    @_responds(tt.TGetTablesResp)
+    def GetTables(self, req: tt.TGetTablesReq) -> tt.TGetTablesResp:
+        """Tables and views matching the patterns and types."""
+        handle = self._metadata(
+            req,
+            OpType.GET_TABLES,
+            lambda s: metadata.tables(s.sql, req.schemaName, req.tableName, req.tableTypes),
+        )
+        return tt.TGetTablesResp(status=ok_status(), operationHandle=handle)
+
+    @_responds(tt.TGetTableTypesResp)
+    def GetTableTypes(self, req: tt.TGetTableTypesReq) -> tt.TGetTableTypesResp:
+        """TABLE and VIEW."""
+        handle = self._metadata(req, OpType.GET_TABLE_TYPES, lambda s: metadata.table_types())
+        return tt.TGetTableTypesResp(status=ok_status(), operationHandle=handle)
+
+    @_responds(tt.TGetColumnsResp)
+    def GetColumns(self, req: tt.TGetColumnsReq) -> tt.TGetColumnsResp:
+        """Columns of matching tables and views."""
+        handle = self._metadata(
+            req,
+            OpType.GET_COLUMNS,
+            lambda s: metadata.columns(s.sql, req.schemaName, req.tableName, req.columnName),
+        )
+        return tt.TGetColumnsResp(status=ok_status(), operationHandle=handle)
+
+    @_responds(tt.TGetFunctionsResp)
+    def GetFunctions(self, req: tt.TGetFunctionsReq) -> tt.TGetFunctionsResp:
+        """Spark's functions."""
+        handle = self._metadata(
+            req, OpType.GET_FUNCTIONS, lambda s: metadata.functions(s.sql, req.functionName)
+        )
+        return tt.TGetFunctionsResp(status=ok_status(), operationHandle=handle)
+
+    @_responds(tt.TGetPrimaryKeysResp)
+    def GetPrimaryKeys(self, req: tt.TGetPrimaryKeysReq) -> tt.TGetPrimaryKeysResp:
+        """The record key of a hudilite table."""
+        handle = self._metadata(
+            req,
+            OpType.UNKNOWN,
+            lambda s: metadata.primary_keys(s.sql, req.schemaName, req.tableName),
+        )
+        return tt.TGetPrimaryKeysResp(status=ok_status(), operationHandle=handle)
+
+    @_responds(tt.TGetCrossReferenceResp)
+    def GetCrossReference(self, req: tt.TGetCrossReferenceReq) -> tt.TGetCrossReferenceResp:
+        """Foreign keys: hudilite tables have none."""
+        raise NotSupported("GetCrossReference (foreign keys)")
+
+    # ------------------------------------------------------------------ operations
+    @_responds(tt.TGetOperationStatusResp)
+    def GetOperationStatus(self, req: tt.TGetOperationStatusReq) -> tt.TGetOperationStatusResp:
+        """The operation's state; its SQLSTATE and message when it failed."""
+        op = self.registry.operation(req.operationHandle)
+        return tt.TGetOperationStatusResp(
+            status=ok_status(),
+            operationState=op.state,
+            sqlState=op.sqlstate,
+            errorCode=0 if op.error else None,
+            errorMessage=op.error,
+            operationStarted=int(op.started * 1000),
+            operationCompleted=int(op.completed * 1000) if op.completed else None,
+            hasResultSet=True,
+        )
+
+    @_responds(tt.TCancelOperationResp)
+    def CancelOperation(self, req: tt.TCancelOperationReq) -> tt.TCancelOperationResp:
+        """Cancel the operation's Spark jobs."""
+        self.registry.operation(req.operationHandle).cancel()
+        return tt.TCancelOperationResp(status=ok_status())
+
+    @_responds(tt.TCloseOperationResp)
+    def CloseOperation(self, req: tt.TCloseOperationReq) -> tt.TCloseOperationResp:
+        """Close the operation (cancelling it if it still runs)."""
+        self.registry.close_operation(req.operationHandle)
+        return tt.TCloseOperationResp(status=ok_status())
+
+    @_responds(tt.TGetResultSetMetadataResp)
+    def GetResultSetMetadata(
+        self, req: tt.TGetResultSetMetadataReq
+    ) -> tt.TGetResultSetMetadataResp:
+        """The result's columns with Hive type names."""
+        op = self.registry.operation(req.operationHandle)
+        if op.state == tt.TOperationState.ERROR_STATE:
+            raise ClientError(op.error or "the operation failed", op.sqlstate or "HY000")
+        if op.state != tt.TOperationState.FINISHED_STATE:
+            raise ClientError("the operation has not finished: poll GetOperationStatus")
+        return tt.TGetResultSetMetadataResp(status=ok_status(), schema=table_schema(op.columns))
+
+    @_responds(tt.TFetchResultsResp)
+    def FetchResults(self, req: tt.TFetchResultsReq) -> tt.TFetchResultsResp:
+        """The next batch of rows (FETCH_NEXT) or the first (FETCH_FIRST); fetch type 1
+        (operation logs) is always empty."""
+        op = self.registry.operation(req.operationHandle)
+        session = self.registry.session_of(op)
+        protocol = session.protocol if session else COLUMNAR_FROM
+        if req.fetchType == 1:
+            logs = [ColumnSpec("log", "string", tt.TTypeId.STRING_TYPE)]
+            return tt.TFetchResultsResp(
+                status=ok_status(), hasMoreRows=False, results=row_set(logs, [], 0, protocol)
+            )
+        orientation = req.orientation or tt.TFetchOrientation.FETCH_NEXT
+        if orientation not in (tt.TFetchOrientation.FETCH_NEXT, tt.TFetchOrientation.FETCH_FIRST):
+            name = tt.TFetchOrientation._VALUES_TO_NAMES.get(orientation, str(orientation))
+            raise NotSupported(f"fetch orientation {name}")
+        wanted = min(max(req.maxRows or 1000, 1), MAX_FETCH_ROWS)
+        start, rows = op.fetch(wanted, orientation == tt.TFetchOrientation.FETCH_FIRST)
+        return tt.TFetchResultsResp(
+            status=ok_status(),
+            hasMoreRows=len(rows) == wanted,
+            results=row_set(op.columns, rows, start, protocol),
+        )
+
+    # ------------------------------------------------------------------ not offered
+    @_responds(tt.TGetDelegationTokenResp)
+    def GetDelegationToken(self, req: Any) -> Any:
+        """Not supported (no Kerberos)."""
+        raise NotSupported("GetDelegationToken")
+
+    @_responds(tt.TCancelDelegationTokenResp)
+    def CancelDelegationToken(self, req: Any) -> Any:
+        """Not supported (no Kerberos)."""
+        raise NotSupported("CancelDelegationToken")
+
+    @_responds(tt.TRenewDelegationTokenResp)
+    def RenewDelegationToken(self, req: Any) -> Any:
+        """Not supported (no Kerberos)."""
+        raise NotSupported("RenewDelegationToken")
+
+    @_responds(tt.TGetLogResp)
+    def GetLog(self, req: Any) -> Any:
+        """Not supported (operation logs come through FetchResults, always empty)."""
+        raise NotSupported("GetLog")

@@ -1,0 +1,276 @@
+"""Server state: client sessions, their operations, settings and idle timeouts.
+
+Each HiveServer2 session is a hudilite SQL session (:func:`hudilite.sqlext.session.connect`:
+its own current database and ``SET`` options) on its own ``SparkSession.newSession()``: one
+SparkContext (one JVM, shared executors and cache) with per-session SQL conf and temporary
+views, as Spark's own Thrift server isolates its sessions. Statements of one session run
+one at a time; sessions run in parallel.
+
+Server settings (``--conf`` keys, seconds):
+
+* ``hudilite.thriftserver.idle.session.timeout`` (default 3600): a session with no request
+  for this long and no running operation is closed; 0 turns it off.
+* ``hudilite.thriftserver.idle.operation.timeout`` (default 900): a finished operation not
+  fetched or polled for this long is closed.
+* ``hudilite.thriftserver.shutdown.grace`` (default 30): on stop, running statements get this
+  long to finish before they are cancelled (a cancelled write rolls back).
+* ``hudilite.thriftserver.show.tables`` (``hive`` by default): ``SHOW TABLES`` answers with
+  Hive's single ``tab_name`` column, which HiveServer2 clients (the SQLAlchemy ``hive://``
+  dialect's ``get_table_names``) expect; ``spark`` keeps Spark's three columns.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+import time
+import uuid
+import warnings
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from pyspark.sql import SparkSession
+from TCLIService import ttypes as tt
+
+from hudilite.spark.datasource import register
+from hudilite.sqlext.session import Session, connect
+
+from .errors import ClientError
+from .operations import Operation, new_handle_id
+
+__all__ = ["HiveSession", "ServerSettings", "SessionRegistry"]
+
+PREFIX = "hudilite.thriftserver."
+MAX_PROTOCOL = tt.TProtocolVersion.HIVE_CLI_SERVICE_PROTOCOL_V10
+
+
+@dataclass(frozen=True)
+class ServerSettings:
+    """The server's own settings (module doc), parsed from ``--conf`` keys."""
+
+    idle_session_timeout: float = 3600.0
+    idle_operation_timeout: float = 900.0
+    shutdown_grace: float = 30.0
+    show_tables: str = "hive"
+
+    @classmethod
+    def from_conf(cls, conf: Mapping[str, str]) -> ServerSettings:
+        """Settings from the ``hudilite.thriftserver.*`` keys of ``conf``; a bad value
+        raises ``ValueError`` naming the key."""
+        values: dict[str, object] = {}
+        for key, attr in (
+            ("idle.session.timeout", "idle_session_timeout"),
+            ("idle.operation.timeout", "idle_operation_timeout"),
+            ("shutdown.grace", "shutdown_grace"),
+        ):
+            raw = conf.get(PREFIX + key)
+            if raw is not None:
+                try:
+                    values[attr] = float(raw)
+                except ValueError:
+                    raise ValueError(f"{PREFIX}{key} must be seconds, got {raw!r}") from None
+        style = conf.get(PREFIX + "show.tables")
+        if style is not None:
+            if style not in ("hive", "spark"):
+                raise ValueError(f"{PREFIX}show.tables must be hive or spark, got {style!r}")
+            values["show_tables"] = style
+        unknown = [
+            k
+            for k in conf
+            if k.startswith(PREFIX)
+            and k[len(PREFIX) :]
+            not in (
+                "idle.session.timeout",
+                "idle.operation.timeout",
+                "shutdown.grace",
+                "show.tables",
+            )
+        ]
+        if unknown:
+            raise ValueError(f"unknown server setting {unknown[0]}")
+        return cls(**values)  # type: ignore[arg-type]
+
+
+@dataclass
+class HiveSession:
+    """One client session."""
+
+    handle: tt.TSessionHandle
+    user: str
+    role: str
+    protocol: int
+    sql: Session
+    variables: dict[str, str] = field(default_factory=dict)
+    operations: dict[bytes, Operation] = field(default_factory=dict)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    last_access: float = field(default_factory=time.monotonic)
+
+    @property
+    def key(self) -> bytes:
+        """The session's GUID."""
+        return bytes(self.handle.sessionId.guid)
+
+    def busy(self) -> bool:
+        """Whether an operation of this session is still running."""
+        running = (tt.TOperationState.PENDING_STATE, tt.TOperationState.RUNNING_STATE)
+        return any(op.state in running for op in self.operations.values())
+
+
+class SessionRegistry:
+    """Every open session and operation of the server."""
+
+    def __init__(
+        self,
+        spark: SparkSession,
+        warehouse: str,
+        settings: ServerSettings,
+        options: Mapping[str, str] | None = None,
+    ) -> None:
+        self.spark = spark
+        self.warehouse = warehouse
+        self.settings = settings
+        self.options = dict(options or {})
+        self._sessions: dict[bytes, HiveSession] = {}
+        self._operations: dict[bytes, tuple[HiveSession, Operation]] = {}
+        self._lock = threading.Lock()
+
+    # ------------------------------------------------------------------ sessions
+    def open(
+        self, user: str, role: str, client_protocol: int, configuration: Mapping[str, str]
+    ) -> HiveSession:
+        """Open a session: its own SparkSession and hudilite SQL session, the protocol
+        negotiated down to what both sides speak, ``use:database`` and
+        ``set:hiveconf:k=v`` applied (Hive's own ``hive.*`` settings are ignored)."""
+        spark = self.spark.newSession()
+        spark.conf.set("spark.sql.session.timeZone", "UTC")  # Hudi instants are UTC
+        register(spark)
+        sql = connect(self.warehouse, spark=spark, options=self.options)
+        session = HiveSession(
+            handle=tt.TSessionHandle(sessionId=new_handle_id()),
+            user=user,
+            role=role,
+            protocol=min(client_protocol, MAX_PROTOCOL),
+            sql=sql,
+        )
+        database = None
+        for key, value in configuration.items():
+            if key == "use:database":
+                database = value
+            elif key.startswith("set:hivevar:"):
+                session.variables[key[len("set:hivevar:") :]] = value
+            elif key.startswith(("set:hiveconf:", "set:system:")):
+                name = key.split(":", 2)[2]
+                if not name.startswith("hive."):
+                    with warnings.catch_warnings():
+                        warnings.simplefilter("ignore")  # no one to show them to
+                        sql.set_option(name, value)
+        if database and database.lower() != "default":
+            sql.use(database)
+        with self._lock:
+            self._sessions[session.key] = session
+        return session
+
+    def get(self, handle: tt.TSessionHandle | None) -> HiveSession:
+        """The open session of ``handle``; :class:`ClientError` when there is none."""
+        key = bytes(handle.sessionId.guid) if handle and handle.sessionId else b""
+        with self._lock:
+            session = self._sessions.get(key)
+        if session is None:
+            raise ClientError(f"invalid session handle {_hex(key)}: no such open session")
+        session.last_access = time.monotonic()
+        return session
+
+    def close(self, key: bytes) -> bool:
+        """Close a session and every operation of it (running ones are cancelled)."""
+        with self._lock:
+            session = self._sessions.pop(key, None)
+            if session is None:
+                return False
+            ops = list(session.operations.values())
+            for op in ops:
+                self._operations.pop(op.key, None)
+        for op in ops:
+            with contextlib.suppress(Exception):
+                op.close()
+        return True
+
+    def sessions(self) -> list[HiveSession]:
+        """The open sessions."""
+        with self._lock:
+            return list(self._sessions.values())
+
+    # ------------------------------------------------------------------ operations
+    def add(self, session: HiveSession, op: Operation) -> None:
+        """Track ``op`` as an operation of ``session``."""
+        with self._lock:
+            session.operations[op.key] = op
+            self._operations[op.key] = (session, op)
+
+    def operation(self, handle: tt.TOperationHandle | None) -> Operation:
+        """The live operation of ``handle``; :class:`ClientError` when there is none."""
+        key = bytes(handle.operationId.guid) if handle and handle.operationId else b""
+        with self._lock:
+            found = self._operations.get(key)
+        if found is None:
+            raise ClientError(f"invalid operation handle {_hex(key)}: no such operation")
+        session, op = found
+        session.last_access = op.last_access = time.monotonic()
+        return op
+
+    def session_of(self, op: Operation) -> HiveSession | None:
+        """The session ``op`` belongs to (None once it is closed)."""
+        with self._lock:
+            found = self._operations.get(op.key)
+        return found[0] if found else None
+
+    def close_operation(self, handle: tt.TOperationHandle) -> None:
+        """Close and forget an operation."""
+        op = self.operation(handle)
+        with self._lock:
+            found = self._operations.pop(op.key, None)
+            if found is not None:
+                found[0].operations.pop(op.key, None)
+        op.close()
+
+    def operation_count(self) -> int:
+        """How many operations are open (tests check disconnects free them)."""
+        with self._lock:
+            return len(self._operations)
+
+    # ------------------------------------------------------------------ housekeeping
+    def reap_idle(self, now: float | None = None) -> None:
+        """Close idle sessions and operations (the timeouts of :class:`ServerSettings`)."""
+        now = time.monotonic() if now is None else now
+        s = self.settings
+        done = (tt.TOperationState.PENDING_STATE, tt.TOperationState.RUNNING_STATE)
+        with self._lock:
+            stale_ops = [
+                op
+                for _session, op in self._operations.values()
+                if s.idle_operation_timeout > 0
+                and op.state not in done
+                and now - op.last_access > s.idle_operation_timeout
+            ]
+        for op in stale_ops:
+            with contextlib.suppress(ClientError):
+                self.close_operation(op.handle)
+        for session in self.sessions():
+            idle = now - session.last_access
+            if s.idle_session_timeout > 0 and idle > s.idle_session_timeout and not session.busy():
+                self.close(session.key)
+
+    def shutdown(self, grace: float) -> None:
+        """Let running operations finish for up to ``grace`` seconds, then close every
+        session (cancelling what still runs: a cancelled write rolls back)."""
+        deadline = time.monotonic() + grace
+        while any(s.busy() for s in self.sessions()) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        for session in self.sessions():
+            self.close(session.key)
+
+
+def _hex(key: bytes) -> str:
+    try:
+        return str(uuid.UUID(bytes=key))
+    except ValueError:
+        return key.hex() or "<none>"
