@@ -111,7 +111,6 @@ INLINE_COMPACT = _key(
     "hoodie.compact.inline",
     False,
     "Schedule (when triggered) and run compaction of MOR tables after each write.",
-    aliases=("compaction.async.enabled",),
     parse=parse_bool,
     scope="service",
 )
@@ -122,6 +121,20 @@ SCHEDULE_INLINE_COMPACT = _key(
     aliases=("compaction.schedule.enabled",),
     parse=parse_bool,
     scope="service",
+)
+ASYNC_COMPACT = _key(
+    "hoodie.datasource.compaction.async.enable",
+    True,
+    "Streaming writes (Table.write_stream) into MOR tables: schedule compaction after commits "
+    "(when triggered) and run it in a background thread of the driver, beside ingestion "
+    "(off when hoodie.compact.inline=true). A batch write has no stream to run beside: there "
+    "a value given stands for hoodie.compact.inline, as Flink's option does.",
+    aliases=("hoodie.compact.async", "compaction.async.enabled"),
+    parse=parse_bool,
+    scope="service",
+    # Why feed: a batch write cannot compact asynchronously; compacting after the write is
+    # the nearest meaning (and what compaction.async.enabled always meant here).
+    feeds=((INLINE_COMPACT, lambda v: "true" if parse_bool(v) else "false"),),
 )
 INLINE_COMPACT_DELTA_COMMITS = _key(
     "hoodie.compact.inline.max.delta.commits",

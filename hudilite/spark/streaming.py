@@ -25,6 +25,13 @@ A write that fails is rolled back and the batch retried, as Hudi's sink does
 invalid input -- config, schema or key errors -- fails at once). A driver that dies
 mid-write leaves a pending instant that the next write rolls back once its heartbeat has
 expired (readers never see it); Spark then re-runs the batch.
+
+Merge-on-read tables compact beside the stream (``hoodie.datasource.compaction.async.enable``
+/ Flink's ``compaction.async.enabled``, default on, as Hudi's sink and Flink do): the sink
+schedules a plan after each commit when the trigger fires and a driver thread executes the
+plans while later batches keep committing (:mod:`hudilite.spark.async_compaction`;
+:func:`compactor_of` gives a query's compactor). ``hoodie.compact.inline=true`` compacts
+inline instead. Clean and archive run after each commit, as for every write.
 """
 
 from __future__ import annotations
@@ -38,6 +45,11 @@ from pyspark.sql import DataFrame, SparkSession
 
 from hudilite import config as cfg
 from hudilite.errors import ConfigError, KeyGenerationError, SchemaError
+from hudilite.spark.async_compaction import (
+    AsyncCompactor,
+    async_compaction_enabled,
+    write_options,
+)
 from hudilite.table.state import TableState
 
 if TYPE_CHECKING:
@@ -112,9 +124,14 @@ def write_batch(
     batch_id: int,
     operation: str = "upsert",
     options: Mapping[str, Any] | None = None,
+    compactor: AsyncCompactor | None = None,
 ) -> WriteResult | None:
     """Commit micro-batch ``batch_id`` once: None when it was committed before or is
-    empty, else the write's result (see the module docstring)."""
+    empty, else the write's result (see the module docstring). With a ``compactor`` the
+    write does not compact inline; a compaction is scheduled after the commit for the
+    compactor's thread, and a failure of that thread is raised here first."""
+    if compactor is not None:
+        compactor.raise_if_failed()
     identifier = checkpoint_identifier(options)
     last = last_committed_batch(TableState.load(table.gw), identifier)
     if last is not None and batch_id <= last:
@@ -123,12 +140,15 @@ def write_batch(
         return None
     # The batch's own session (foreachBatch hands in a DataFrame of the query's session).
     target = type(table)(df.sparkSession, table.gw)
-    return target.write(
+    result = target.write(
         df,
         operation,
-        options=options,
+        options=write_options(options) if compactor is not None else options,
         extra_metadata={SINK_CHECKPOINT_KEY: checkpoint_value(identifier, batch_id)},
     )
+    if compactor is not None:
+        compactor.schedule()
+    return result
 
 
 def write_batch_retrying(
@@ -137,6 +157,7 @@ def write_batch_retrying(
     batch_id: int,
     operation: str = "upsert",
     options: Mapping[str, Any] | None = None,
+    compactor: AsyncCompactor | None = None,
 ) -> WriteResult | None:
     """:func:`write_batch`, retried after a failed write as Hudi's streaming sink does
     (see the module docstring); each attempt first checks whether the batch committed."""
@@ -145,7 +166,7 @@ def write_batch_retrying(
     wait_s = max(0, int(opts.get(cfg.STREAMING_RETRY_INTERVAL_MS))) / 1000
     for attempt in range(1, attempts + 1):
         try:
-            return write_batch(table, df, batch_id, operation, options)
+            return write_batch(table, df, batch_id, operation, options, compactor)
         except (ConfigError, SchemaError, KeyGenerationError):
             raise  # the same input fails the same way again
         except Exception:
@@ -156,17 +177,34 @@ def write_batch_retrying(
 
 
 def foreach_batch(
-    table: SinkTable, operation: str = "upsert", options: Mapping[str, Any] | None = None
+    table: SinkTable,
+    operation: str = "upsert",
+    options: Mapping[str, Any] | None = None,
+    compactor: AsyncCompactor | None = None,
 ) -> Callable[[DataFrame, int], None]:
     """A ``foreachBatch`` function writing each micro-batch into ``table`` exactly once
     (:func:`write_batch_retrying`); ``options`` are write options (the checkpoint
-    identifier and the retry settings among them)."""
+    identifier and the retry settings among them). With a started ``compactor`` the
+    batches schedule compactions for it instead of compacting inline."""
     opts = dict(options or {})
 
     def run(df: DataFrame, batch_id: int) -> None:
-        write_batch_retrying(table, df, int(batch_id), operation, opts)
+        write_batch_retrying(table, df, int(batch_id), operation, opts, compactor)
 
     return run
+
+
+#: query run id -> the compactor started beside that run (kept for the session, so a
+#: finished query can still finish its pending plans).
+_COMPACTORS: dict[str, AsyncCompactor] = {}
+
+
+def compactor_of(query: StreamingQuery) -> AsyncCompactor | None:
+    """The :class:`~hudilite.spark.async_compaction.AsyncCompactor` started beside
+    ``query`` by :func:`write_stream` (None on copy-on-write tables or with async
+    compaction off); ``compactor_of(q).stop(finish_pending=True)`` after the query ended
+    runs the plans still pending."""
+    return _COMPACTORS.get(str(query.runId))
 
 
 def write_stream(
@@ -182,8 +220,17 @@ def write_stream(
     """Start the exactly-once streaming write (:meth:`hudilite.Table.write_stream`)."""
     if not df.isStreaming:
         raise TypeError("write_stream needs a streaming DataFrame (spark.readStream...)")
+    compactor = None
+    started: list[StreamingQuery] = []
+    if async_compaction_enabled(TableState.load(table.gw), options):
+        compactor = AsyncCompactor(
+            df.sparkSession,
+            table.gw,
+            options,
+            is_active=lambda: bool(started) and started[0].isActive,
+        )
     writer = (
-        df.writeStream.foreachBatch(foreach_batch(table, operation, options))
+        df.writeStream.foreachBatch(foreach_batch(table, operation, options, compactor))
         .option("checkpointLocation", checkpoint_location)
         .outputMode("append")
     )
@@ -193,4 +240,8 @@ def write_stream(
         writer = writer.trigger(processingTime=trigger)
     elif trigger:
         writer = writer.trigger(**dict(trigger))
-    return writer.start()
+    query = writer.start()
+    if compactor is not None:
+        started.append(query)
+        _COMPACTORS[str(query.runId)] = compactor.start()
+    return query

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 from typing import Any
 
@@ -289,4 +290,159 @@ def test_stream_of_a_changelog_table_carries_every_change(spark: Any, tmp_path: 
         ("-U", "k000", 1),
         ("D", "k001", 1),
         ("U", "k000", 2),
+    ]
+
+
+def _land(folder: Path, name: str, records: list[dict]) -> None:
+    folder.mkdir(exist_ok=True)
+    (folder / name).write_text("\n".join(json.dumps(r) for r in records))
+
+
+def test_mor_stream_compacts_beside_ingestion(spark: Any, tmp_path: Path, monkeypatch: Any) -> None:
+    """A streamed MOR table (async compaction on by default, a plan every 2 delta
+    commits): the plan's execution is held until one more batch committed, so ingestion
+    demonstrably does not wait for it; the plan then completes beside the stream and the
+    rows equal the oracle for hudilite and hudi-rs."""
+    from hudilite.spark import async_compaction
+    from hudilite.spark.streaming import compactor_of
+    from tests.helpers import hudi_rs_read, rows
+
+    t = _table(spark, tmp_path / "t", "mor", 8)
+    landing = tmp_path / "landing"
+    oracle = DictOracle(["id"], "ts")
+    for n in range(3):  # inserts, then updates only (logs, the compaction's input)
+        batch = _recs(range(6) if n == 0 else range(n, n + 3), n + 1, f"b{n}")
+        _land(landing, f"f{n}.json", batch)
+        oracle.upsert(batch)
+
+    def deltas_done() -> int:
+        return sum(1 for i in t.state().timeline.completed() if i.action == "deltacommit")
+
+    real = async_compaction.execute_compaction_spark
+    held: list[int] = []
+
+    def held_back(*args: Any, **kwargs: Any) -> Any:
+        if not held:  # the first plan waits for one more batch (or 60 s)
+            held.append(deltas_done())
+            deadline = time.monotonic() + 60
+            while deltas_done() < held[0] + 1 and time.monotonic() < deadline:
+                time.sleep(0.1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(async_compaction, "execute_compaction_spark", held_back)
+    source = spark.readStream.schema(DDL).option("maxFilesPerTrigger", 1).json(str(landing))
+    q = t.write_stream(
+        source,
+        checkpoint_location=str(tmp_path / "chk"),
+        trigger={"availableNow": True},
+        options={"compaction.delta_commits": "2"},
+    )
+    q.awaitTermination()
+    assert q.exception() is None
+    compactor = compactor_of(q)
+    assert compactor is not None
+    compactor.stop(finish_pending=True)
+
+    timeline = t.state().timeline
+    compactions = [i for i in timeline.completed() if i.action == "commit"]
+    assert len(compactions) == 1 and held == [2]
+    first = compactions[0]
+    during = [
+        i
+        for i in timeline.completed()
+        if i.action == "deltacommit"
+        and first.requested_time < i.requested_time
+        and i.completion_time < first.completion_time
+    ]
+    assert len(during) == 1  # batch 3 committed while the plan was pending
+    assert [c.instant_time for c in compactor.completed] == [first.requested_time]
+    assert not timeline.pending()
+    assert _data_rows(t) == oracle.rows(COLS)
+    assert rows(hudi_rs_read(t.path), COLS) == oracle.rows(COLS)
+
+
+def test_two_streams_one_table_replay_only_their_own_batches(spark: Any, tmp_path: Path) -> None:
+    """Two queries with their own checkpoint identifiers write one table (``insert``: a
+    batch written twice would duplicate rows). Both progress; when Spark replays query
+    a's last batch (its checkpoint lost the batch's commit), only a's entry decides and
+    the replay is skipped, whatever b committed since."""
+    t = _table(spark, tmp_path / "t")
+    a_in, b_in = tmp_path / "a", tmp_path / "b"
+    a_rows = [_recs(range(0, 3), 1, "a0"), _recs(range(3, 5), 1, "a1")]
+    b_rows = [_recs(range(10, 12), 1, "b0"), _recs(range(12, 13), 1, "b1")]
+    _land(a_in, "0.json", a_rows[0])
+    _land(a_in, "1.json", a_rows[1])
+    _land(b_in, "0.json", b_rows[0])
+
+    def run(name: str, folder: Path) -> None:
+        source = spark.readStream.schema(DDL).option("maxFilesPerTrigger", 1).json(str(folder))
+        q = t.write_stream(
+            source,
+            checkpoint_location=str(tmp_path / f"chk-{name}"),
+            operation="insert",
+            trigger={"availableNow": True},
+            options={"hoodie.datasource.write.streaming.checkpoint.identifier": name},
+        )
+        q.awaitTermination()
+        assert q.exception() is None
+
+    run("a", a_in)
+    run("b", b_in)
+    for name in ("1", ".1.crc"):  # as if a crashed before Spark checkpointed batch 1
+        (tmp_path / "chk-a" / "commits" / name).unlink()
+    _land(b_in, "1.json", b_rows[1])
+    run("a", a_in)  # replays a's batch 1: skipped
+    run("b", b_in)  # b's new batch 1
+    assert _checkpoints(t) == [{"a": "0"}, {"a": "1"}, {"b": "0"}, {"b": "1"}]
+    assert (tmp_path / "chk-a" / "commits" / "1").exists()
+    expected = sorted((r["id"], r["ts"], r["v"]) for b in a_rows + b_rows for r in b)
+    assert _data_rows(t) == expected
+
+
+def test_union_of_sources_updates_each_column_group(spark: Any, tmp_path: Path) -> None:
+    """Several sources, one row: two streams carry the key, their own columns and their
+    own ordering column; their union is written with sequence groups, so each column
+    takes its source's latest value (late, older events ignored) with no join and no
+    state store."""
+    schema = pa.schema(
+        [
+            ("id", pa.string()),
+            ("name", pa.string()),
+            ("ts_a", pa.int64()),
+            ("age", pa.int64()),
+            ("ts_b", pa.int64()),
+        ]
+    )
+    t = hudilite.Table.create(
+        spark,
+        str(tmp_path / "t"),
+        schema,
+        record_key="id",
+        table_type="mor",
+        table_version=8,
+        options={"hoodie.hudilite.sequence.groups": "ts_a:name;ts_b:age"},
+    )
+    a_in, b_in = tmp_path / "a", tmp_path / "b"
+    _land(
+        a_in,
+        "0.json",
+        [{"id": "x", "name": "ann", "ts_a": 2}, {"id": "y", "name": "yo", "ts_a": 1}],
+    )
+    _land(a_in, "1.json", [{"id": "x", "name": "old", "ts_a": 1}])  # late and older: ignored
+    _land(b_in, "0.json", [{"id": "x", "age": 30, "ts_b": 5}, {"id": "x", "age": 31, "ts_b": 7}])
+    _land(b_in, "1.json", [{"id": "z", "age": 9, "ts_b": 1}])
+    a = spark.readStream.schema("id STRING, name STRING, ts_a BIGINT").json(str(a_in))
+    b = spark.readStream.schema("id STRING, age BIGINT, ts_b BIGINT").json(str(b_in))
+    q = t.write_stream(
+        a.unionByName(b, allowMissingColumns=True),
+        checkpoint_location=str(tmp_path / "chk"),
+        trigger={"availableNow": True},
+    )
+    q.awaitTermination()
+    assert q.exception() is None
+    cols = ["id", "name", "ts_a", "age", "ts_b"]
+    assert spark_rows(t.read(), cols) == [
+        ("x", "ann", 2, 31, 7),
+        ("y", "yo", 1, None, None),
+        ("z", None, None, 9, 1),
     ]

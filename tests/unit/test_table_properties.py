@@ -105,10 +105,11 @@ def test_same_value_and_aliases(shared_fixture):
     assert on_disk(state) == original
     # An alias is stored under the canonical name, replacing every other spelling.
     set_properties(state, {"compaction.async.enabled": "true"})
-    assert read_write_defaults(state.gw) == {"hoodie.compact.inline": "true"}
+    assert read_write_defaults(state.gw) == {"hoodie.datasource.compaction.async.enable": "true"}
     set_properties(state, {"hoodie.compact.inline": "false", "hoodie.parquet.small.file.limit": 1})
     set_properties(state, {"HOODIE.COMPACT.INLINE": "true"})
     assert read_write_defaults(state.gw) == {
+        "hoodie.datasource.compaction.async.enable": "true",
         "hoodie.parquet.small.file.limit": "1",
         "hoodie.compact.inline": "true",
     }
