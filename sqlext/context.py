@@ -104,6 +104,16 @@ class TableViews(Protocol):
         """Register ``df`` under a view name derived from ``label``."""
         ...
 
+    def view_sql(
+        self, sql: str, context_database: str, creating: tuple[str, str]
+    ) -> tuple[str, list[str]]:
+        """A persistent view's query, rewritten, and the user temp views it reads."""
+        ...
+
+    def persistent_view(self, db: str, name: str) -> str:
+        """Register the expansion of persistent view ``db.name`` and return its name."""
+        ...
+
 
 class SqlContext(Protocol):
     """The session state and name resolution statement handlers use."""

@@ -2,9 +2,10 @@
 DESCRIBE [EXTENDED], with the rows Spark SQL (with Hudi) returns.
 
 * ``SHOW DATABASES`` -- column ``namespace``: the warehouse's databases.
-* ``SHOW TABLES [IN db]`` -- ``namespace, tableName, isTemporary``: the hudilite tables of
-  the database, then the session's temporary views (namespace ``""``), as Spark lists them;
-  the views hudilite registers for queries are not listed.
+* ``SHOW TABLES [IN db] [LIKE 'p']`` -- ``namespace, tableName, isTemporary``: the
+  hudilite tables of the database with ``t_ro``/``t_rt`` for merge-on-read tables and the
+  persistent views, sorted, then the session's temporary views (namespace ``""``), as Spark
+  lists them; the views hudilite registers for queries are not listed.
 * ``DESCRIBE [EXTENDED] t`` -- ``col_name, data_type, comment``: Hudi's meta columns first
   (Hudi's catalog schema holds them), then the data columns with Spark's type names
   (``bigint``, ``decimal(10,5)``, ``array<struct<a:string>>``) as a query reads them, then
@@ -28,6 +29,7 @@ entry and the table.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -36,6 +38,7 @@ from pyspark.sql.types import StructField, StructType
 
 from hudilite import config as cfg
 from hudilite.catalog import DatabaseNotFoundError
+from hudilite.errors import HudiliteError
 from hudilite.procedures.commits import transition_time
 from hudilite.spark.convert import spark_schema
 from hudilite.storage.fs import FileSystemGateway
@@ -227,6 +230,13 @@ def spark_fallback(session: SqlContext, name: TableName, sql: str) -> Outcome | 
         return None
     if name.db is None and session.is_temp_view(name.table):
         return Outcome(session.spark.sql(sql))
+    db, table = session.qualify(name)
+    if session.catalog.database_exists(db) and session.catalog.view_exists(db, table):
+        verb = " ".join(sql.split()[:2]).upper()
+        raise SqlError(
+            f"[EXPECT_TABLE_NOT_VIEW.NO_ALTERNATIVE] '{verb}' expects a table but "
+            f"`{db}`.`{table}` is a view."
+        )
     qualified = f"{name.db}.{name.table}" if name.db else name.table
     try:
         exists = session.spark.catalog.tableExists(qualified)
@@ -269,17 +279,50 @@ def _show_databases(session: SqlContext, stmt: ShowDatabases) -> Outcome:
     return Outcome(session.spark.createDataFrame(rows, "namespace string"))
 
 
-def _show_tables(session: SqlContext, stmt: ShowTables) -> Outcome:
-    db = (stmt.db or session.current_database).lower()
-    if not session.catalog.database_exists(db):
-        raise DatabaseNotFoundError(f"database {db} does not exist")
-    rows: list[tuple[str, str, bool]] = [(db, t, False) for t in session.catalog.list_tables(db)]
-    views = sorted(
+def like_matcher(pattern: str | None) -> re.Pattern[str]:
+    """Spark's ``SHOW TABLES|VIEWS LIKE`` pattern: ``*`` any characters, ``|`` between
+    alternatives, case-insensitive; None matches everything."""
+    if pattern is None:
+        return re.compile(".*", re.S)
+    alternatives = [
+        ".*".join(re.escape(p) for p in alt.strip().split("*")) for alt in pattern.split("|")
+    ]
+    return re.compile("(?:" + "|".join(alternatives) + r")\Z", re.I | re.S)
+
+
+def user_temp_views(session: SqlContext) -> list[str]:
+    """The session's temporary views, sorted (not those hudilite registers for queries)."""
+    return sorted(
         t.name
         for t in session.spark.catalog.listTables()
         if t.isTemporary and not t.name.startswith(VIEW_PREFIX)
     )
-    rows += [("", v, True) for v in views]
+
+
+def catalog_relations(session: SqlContext, db: str) -> list[str]:
+    """What SHOW TABLES lists of a database, sorted: its tables, ``t_ro`` and ``t_rt`` for
+    each merge-on-read table ``t`` (as Hudi's Hive sync registers them), and its views."""
+    names = []
+    for t in session.catalog.list_tables(db):
+        names.append(t)
+        try:
+            mor = session.catalog.table_config(db, t).is_mor
+        except HudiliteError:  # a damaged or vanished table still lists under its name
+            mor = False
+        if mor:
+            names += [f"{t}_ro", f"{t}_rt"]
+    return sorted(names + session.catalog.list_views(db))
+
+
+def _show_tables(session: SqlContext, stmt: ShowTables) -> Outcome:
+    db = (stmt.db or session.current_database).lower()
+    if not session.catalog.database_exists(db):
+        raise DatabaseNotFoundError(f"database {db} does not exist")
+    match = like_matcher(stmt.like)
+    rows: list[tuple[str, str, bool]] = [
+        (db, t, False) for t in catalog_relations(session, db) if match.match(t)
+    ]
+    rows += [("", v, True) for v in user_temp_views(session) if match.match(v)]
     schema = "namespace string, tableName string, isTemporary boolean"
     return Outcome(session.spark.createDataFrame(rows, schema))
 

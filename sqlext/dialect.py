@@ -3,7 +3,8 @@
 Every sqlglot internal (tokenizer, parser and generator overrides) lives in this module.
 The dialect adds, on top of Spark:
 
-* ``SHOW DATABASES|SCHEMAS``, ``SHOW TABLES [IN|FROM db]``, ``SHOW CREATE TABLE t``,
+* ``SHOW DATABASES|SCHEMAS``, ``SHOW TABLES|VIEWS [IN|FROM db] [[LIKE] 'pattern']``
+  (``like`` the pattern), ``SHOW CREATE TABLE t``,
   ``SHOW PARTITIONS t`` and ``SHOW COMPACTION ON t [LIMIT n]`` as :class:`HudiShow` nodes
   (sqlglot's Spark dialect turns every ``SHOW`` into an opaque ``exp.Command``);
 * ``CALL [system.]proc(arg, name => value, ...)`` as a :class:`HudiCall` node (sqlglot's
@@ -26,6 +27,9 @@ The dialect adds, on top of Spark:
   action is a :class:`HudiUnsetProperties` node;
 * Spark's ``VOID`` type (``exp.DataType.Type.NULL``); :func:`parse_data_type` reads a
   whole type text with sqlglot's own type parser.
+
+:func:`view_query_text` cuts the query of ``CREATE VIEW ... AS <query>`` (or ``ALTER VIEW
+v AS <query>``) out of the statement as written, for the catalog to store it verbatim.
 """
 
 from __future__ import annotations
@@ -61,18 +65,21 @@ __all__ = [
     "parse_script",
     "rewrite_tables",
     "to_sql",
+    "view_query_text",
 ]
 
 
 class HudiShow(exp.Expression):
     """``SHOW <kind> ...``: ``this`` is the kind (``DATABASES``, ``TABLES``, ...); ``key``
-    the property of ``SHOW TBLPROPERTIES t (key)`` (a string literal)."""
+    the property of ``SHOW TBLPROPERTIES t (key)`` (a string literal); ``like`` the pattern
+    of ``SHOW TABLES|VIEWS LIKE 'p'``."""
 
     arg_types: t.ClassVar[dict[str, bool]] = {
         "this": True,
         "target": False,
         "limit": False,
         "key": False,
+        "like": False,
     }
 
 
@@ -154,6 +161,7 @@ class Hudilite(Spark):
             "DATABASES": _show("DATABASES"),
             "SCHEMAS": _show("DATABASES"),
             "TABLES": _show("TABLES", target="db"),
+            "VIEWS": _show("VIEWS", target="db"),
             "CREATE TABLE": _show("CREATE TABLE", target="table"),
             "PARTITIONS": _show("PARTITIONS", target="table"),
             "COMPACTION ON": _show("COMPACTION", target="table"),
@@ -338,6 +346,13 @@ class Hudilite(Spark):
                 node = self._require(
                     self._parse_table_parts(), f"Expected a table name after SHOW {kind}"
                 )
+            like = None
+            if target == "db" and self._curr:
+                # Spark's ``SHOW TABLES|VIEWS [IN db] [LIKE] 'pattern'``.
+                self._match(TokenType.LIKE)
+                like = self._require(
+                    self._parse_string(), f"Expected a pattern string after SHOW {kind}"
+                )
             limit = None
             if kind == "COMPACTION" and self._match(TokenType.LIMIT):
                 limit = self._require(self._parse_number(), "Expected a number after LIMIT")
@@ -345,7 +360,9 @@ class Hudilite(Spark):
             if kind == "TBLPROPERTIES" and self._match(TokenType.L_PAREN):
                 key = self._parse_property_key("SHOW TBLPROPERTIES")
                 self._match_r_paren()
-            return self.expression(HudiShow(this=kind, target=node, limit=limit, key=key))
+            return self.expression(
+                HudiShow(this=kind, target=node, limit=limit, key=key, like=like)
+            )
 
         def _parse_plain_table(self, what: str) -> exp.Table:
             """``[db.]table`` as plain names (``t (key)`` must not read as a function call)."""
@@ -549,6 +566,21 @@ def parse_data_type(text: str) -> exp.DataType:
     if not isinstance(node, exp.DataType):
         raise ParseError(f"not a data type: {text!r}")
     return node
+
+
+def view_query_text(sql: str) -> str | None:
+    """The query of ``CREATE ... VIEW v [(cols)] [COMMENT ..] AS <query>`` or ``ALTER VIEW v
+    AS <query>`` exactly as written: the text after the first ``AS`` outside parentheses
+    (column lists and ``TBLPROPERTIES (...)`` hold none at that depth). None without one."""
+    depth = 0
+    for token in _DIALECT.tokenize(sql):
+        if token.token_type == TokenType.L_PAREN:
+            depth += 1
+        elif token.token_type == TokenType.R_PAREN:
+            depth -= 1
+        elif token.token_type == TokenType.ALIAS and depth == 0:
+            return sql[token.end + 1 :].strip()
+    return None
 
 
 def to_sql(node: exp.Expr) -> str:

@@ -6,6 +6,12 @@ Names resolve as in Spark: a user's temporary view shadows a table; ``t_ro`` and
 name the read-optimized and snapshot views of a merge-on-read table ``t`` (as Hudi's
 Hive sync registers them); ``hudi_table_changes('t', 'latest_state', 'start'[, 'end'])``
 reads the records committed after ``start`` (up to ``end``).
+
+A persistent view of the warehouse catalog (``CREATE VIEW``) is expanded at each query: its
+SQL is rewritten the same way (its unqualified names resolved in the database it was created
+in), so it reads the current snapshot of its tables, and registered as a temp view that
+selects the view's columns by name. Views over views expand recursively; a cycle is
+refused (Spark's ``RECURSIVE_VIEW``).
 """
 
 from __future__ import annotations
@@ -13,7 +19,7 @@ from __future__ import annotations
 import hashlib
 from typing import TYPE_CHECKING, Any
 
-from hudilite.errors import TableNotFoundError
+from hudilite.errors import HudiliteError, TableNotFoundError
 from hudilite.table.api import Table
 
 from .context import Handler, Outcome, SqlContext
@@ -37,7 +43,7 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
 
-__all__ = ["HANDLERS", "VIEW_PREFIX", "ViewRegistry"]
+__all__ = ["HANDLERS", "VIEW_PREFIX", "ViewRegistry", "backquoted"]
 
 VIEW_PREFIX = "__hudilite_"
 # Hudi's incremental queries accept 'earliest' for "from the first commit".
@@ -52,9 +58,38 @@ class ViewRegistry:
         self._warehouse = _digest(str(session.catalog.warehouse))[:8]
         # Views of current snapshots, by view name: refreshed when a user view may read them.
         self._snapshots: dict[str, tuple[TableName, str]] = {}
+        # Registered expansions of persistent views: temp view name -> (db, view).
+        self._persistent: dict[str, tuple[str, str]] = {}
+        # The persistent views being expanded (outermost first), to catch cycles.
+        self._expanding: list[tuple[str, str]] = []
+        self._refreshing = False
 
     def rewrite(self, sql: str) -> str:
         """``sql`` reading fresh views of the hudilite tables it names."""
+        out, user_views = self._rewrite(sql)
+        if not self._refreshing and any(self.session.is_temp_view(v) for v in user_views):
+            # A user's view may read hudilite views registered by earlier statements
+            # (Spark re-resolves temp views by name): bring them up to date.
+            self.refresh()
+        return out
+
+    def view_sql(
+        self, sql: str, context_database: str, creating: tuple[str, str]
+    ) -> tuple[str, list[str]]:
+        """A persistent view's query rewritten as :meth:`rewrite` does, its unqualified names
+        in ``context_database``, and the user temp views it reads (a persistent view may
+        not). A reference to ``creating`` (the view being created) is a recursive view."""
+        saved = self.session.current_database
+        self.session.current_database = context_database
+        self._expanding.append(creating)
+        try:
+            out, user_views = self._rewrite(sql)
+        finally:
+            self._expanding.pop()
+            self.session.current_database = saved
+        return out, [v for v in user_views if self.session.is_temp_view(v)]
+
+    def _rewrite(self, sql: str) -> tuple[str, list[str]]:
         user_views: list[str] = []
 
         def resolve(ref: TableReference) -> str | None:
@@ -69,19 +104,54 @@ class ViewRegistry:
             raise UnsupportedStatementError(str(e)) from None
         except ParseError as e:
             raise SqlParseError(str(e).split("\n")[0]) from None
-        if any(self.session.is_temp_view(v) for v in user_views):
-            # A user's view may read hudilite views registered by earlier statements
-            # (Spark re-resolves temp views by name): bring them up to date.
-            self.refresh()
-        return out
+        return out, user_views
 
     def refresh(self) -> None:
-        """Re-register every snapshot view this session made with the tables' current state."""
-        for view, (name, query_type) in list(self._snapshots.items()):
-            if self.session.is_hudilite(name):
-                self._register(view, self.session.table(name).read(query_type=query_type))  # type: ignore[arg-type]
-            else:
-                self._snapshots.pop(view, None)
+        """Re-register every snapshot view this session made with the tables' current state,
+        and every persistent view it expanded."""
+        self._refreshing = True
+        try:
+            for view, (name, query_type) in list(self._snapshots.items()):
+                if self.session.is_hudilite(name):
+                    self._register(view, self.session.table(name).read(query_type=query_type))  # type: ignore[arg-type]
+                else:
+                    self._snapshots.pop(view, None)
+            for view, (db, name) in list(self._persistent.items()):
+                if self.session.catalog.view_exists(db, name):
+                    self.persistent_view(db, name)
+                else:
+                    self._persistent.pop(view, None)
+        finally:
+            self._refreshing = False
+
+    def persistent_view(self, db: str, name: str) -> str:
+        """Register the expansion of persistent view ``db.name`` (its query over the current
+        snapshots of its tables, with the view's column names) and return its name."""
+        if (db, name) in self._expanding:
+            start = self._expanding.index((db, name))
+            cycle = " -> ".join(backquoted(*v) for v in [*self._expanding[start:], (db, name)])
+            raise UnsupportedStatementError(
+                f"[RECURSIVE_VIEW] Recursive view {backquoted(db, name)} detected (cycle: {cycle})."
+            )
+        entry = self.session.catalog.get_view(db, name)
+        saved = self.session.current_database
+        self.session.current_database = entry.context_database
+        self._expanding.append((db, name))
+        try:
+            inner, _ = self._rewrite(entry.sql)
+        finally:
+            self._expanding.pop()
+            self.session.current_database = saved
+        # The view's columns, picked by name from what its query returns now (the query of
+        # ``SELECT *`` over a table that gained a column returns more).
+        picks = ", ".join(
+            f"{quote_identifier(q)} AS {quote_identifier(c.name)}"
+            for q, c in zip(entry.query_columns, entry.columns, strict=True)
+        )
+        view = f"{VIEW_PREFIX}{db}__{name}__view__{self._warehouse}"
+        self._register(view, self.session.spark.sql(f"SELECT {picks} FROM ({inner}) AS __v"))
+        self._persistent[view] = (db, name)
+        return view
 
     def table_view(
         self, name: TableName, *, query_type: str = "snapshot", as_of: str | None = None
@@ -122,6 +192,13 @@ class ViewRegistry:
             if self.session.is_hudilite(base_name) and self.session.table(base_name).config.is_mor:
                 query_type = "read_optimized" if suffix.lower() == "ro" else "snapshot"
                 return self.table_view(base_name, query_type=query_type, as_of=ref.as_of)
+        view = self._persistent_view_of(name)
+        if view is not None:
+            if ref.as_of is not None:
+                raise UnsupportedStatementError(
+                    f"TIMESTAMP AS OF needs a hudilite table; {view[0]}.{view[1]} is a view"
+                )
+            return self.persistent_view(*view)
         if ref.db is None and self.session.is_temp_view(ref.name):
             if ref.as_of is not None:
                 raise UnsupportedStatementError(
@@ -134,6 +211,17 @@ class ViewRegistry:
             db, table = self.session.qualify(name)
             raise TableNotFoundError(f"table or view {db}.{table} not found")
         return None
+
+    def _persistent_view_of(self, name: TableName) -> tuple[str, str] | None:
+        """``(db, view)`` when ``name`` is a persistent view not shadowed by a temp view."""
+        if name.db is None and self.session.is_temp_view(name.table):
+            return None
+        db, table = self.session.qualify(name)
+        try:
+            found = self.session.catalog.view_exists(db, table)
+        except HudiliteError:  # not a catalog name (a path, an invalid name)
+            return None
+        return (db, table) if found else None
 
     def _changes_view(self, args: tuple[Any, ...]) -> str:
         if len(args) not in (3, 4):
@@ -170,6 +258,11 @@ def _is_file_reference(ref: TableReference) -> bool:
     if ref.db is None:
         return False
     return ref.db.lower() in _FILE_SOURCES or any(c in ref.name for c in "/:\\")
+
+
+def backquoted(*parts: str) -> str:
+    """```db`.`v``` as Spark's error messages name objects."""
+    return ".".join(f"`{p}`" for p in parts)
 
 
 def sql_name(name: TableName) -> str:

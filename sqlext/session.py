@@ -26,7 +26,7 @@ from hudilite.spark.task_errors import read_error_from
 from hudilite.storage.fs import is_storage_option, set_storage_options, storage_options_of
 from hudilite.table.api import Table
 
-from . import ddl, dml, queries
+from . import ddl, ddl_views, dml, queries
 from .context import Outcome, StatementResult
 from .statements import (
     Call,
@@ -363,4 +363,5 @@ _HANDLERS: dict[type, Callable[[Session, Any], Outcome]] = {
     **queries.HANDLERS,
     **dml.HANDLERS,
     **ddl.HANDLERS,
+    **ddl_views.HANDLERS,
 }

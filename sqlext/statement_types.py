@@ -21,15 +21,18 @@ __all__ = [
     "AlterTableRename",
     "AlterTableSetProperties",
     "AlterTableUnsetProperties",
+    "AlterViewAs",
     "Call",
     "Column",
     "CreateDatabase",
     "CreateTable",
+    "CreateView",
     "Delete",
     "Describe",
     "DescribeHistory",
     "DropDatabase",
     "DropTable",
+    "DropView",
     "Explain",
     "IndexStatement",
     "InsertInto",
@@ -43,6 +46,7 @@ __all__ = [
     "ShowPartitions",
     "ShowTables",
     "ShowTblProperties",
+    "ShowViews",
     "SparkStatement",
     "SqlError",
     "SqlParseError",
@@ -53,6 +57,7 @@ __all__ = [
     "UnsupportedStatementError",
     "Update",
     "UseDatabase",
+    "ViewColumnSpec",
     "WhenMatched",
     "WhenNotMatched",
     "WhenNotMatchedBySource",
@@ -147,6 +152,52 @@ class ShowDatabases:
 @dataclass(frozen=True)
 class ShowTables:
     db: str | None
+    like: str | None = None
+
+
+@dataclass(frozen=True)
+class ShowViews:
+    """``SHOW VIEWS [IN db] [LIKE 'pattern']``."""
+
+    db: str | None
+    like: str | None = None
+
+
+@dataclass(frozen=True)
+class ViewColumnSpec:
+    """A column of ``CREATE VIEW v (name [COMMENT '...'], ...)``."""
+
+    name: str
+    comment: str | None = None
+
+
+@dataclass(frozen=True)
+class CreateView:
+    """``CREATE [OR REPLACE] VIEW [IF NOT EXISTS] v [(cols)] [COMMENT c] [TBLPROPERTIES
+    (...)] AS <query>`` (a persistent view; temporary views go to Spark). ``query`` is the
+    query as written."""
+
+    name: TableName
+    query: str
+    columns: list[ViewColumnSpec] | None = None
+    comment: str | None = None
+    properties: dict[str, str] = field(default_factory=dict)
+    replace: bool = False
+    if_not_exists: bool = False
+
+
+@dataclass(frozen=True)
+class AlterViewAs:
+    """``ALTER VIEW v AS <query>``: a new query for an existing view."""
+
+    name: TableName
+    query: str
+
+
+@dataclass(frozen=True)
+class DropView:
+    name: TableName
+    if_exists: bool
 
 
 @dataclass(frozen=True)
@@ -376,6 +427,10 @@ Statement = (
     | UseDatabase
     | ShowDatabases
     | ShowTables
+    | ShowViews
+    | CreateView
+    | AlterViewAs
+    | DropView
     | Describe
     | ShowCreateTable
     | ShowPartitions

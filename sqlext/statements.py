@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 import re
 
-from .dialect import ParseError, TokenError, parse_script
+from .dialect import ParseError, TokenError, parse_script, view_query_text
 from .statement_types import (
     AlterTableAddColumns,
     AlterTableChangeColumns,
@@ -17,15 +17,18 @@ from .statement_types import (
     AlterTableRename,
     AlterTableSetProperties,
     AlterTableUnsetProperties,
+    AlterViewAs,
     Call,
     Column,
     CreateDatabase,
     CreateTable,
+    CreateView,
     Delete,
     Describe,
     DescribeHistory,
     DropDatabase,
     DropTable,
+    DropView,
     Explain,
     IndexStatement,
     InsertInto,
@@ -39,6 +42,7 @@ from .statement_types import (
     ShowPartitions,
     ShowTables,
     ShowTblProperties,
+    ShowViews,
     SparkStatement,
     SqlError,
     SqlParseError,
@@ -49,6 +53,7 @@ from .statement_types import (
     UnsupportedStatementError,
     Update,
     UseDatabase,
+    ViewColumnSpec,
     WhenMatched,
     WhenNotMatched,
     WhenNotMatchedBySource,
@@ -63,15 +68,18 @@ __all__ = [
     "AlterTableRename",
     "AlterTableSetProperties",
     "AlterTableUnsetProperties",
+    "AlterViewAs",
     "Call",
     "Column",
     "CreateDatabase",
     "CreateTable",
+    "CreateView",
     "Delete",
     "Describe",
     "DescribeHistory",
     "DropDatabase",
     "DropTable",
+    "DropView",
     "Explain",
     "IndexStatement",
     "InsertInto",
@@ -85,6 +93,7 @@ __all__ = [
     "ShowPartitions",
     "ShowTables",
     "ShowTblProperties",
+    "ShowViews",
     "SparkStatement",
     "SqlError",
     "SqlParseError",
@@ -95,6 +104,7 @@ __all__ = [
     "UnsupportedStatementError",
     "Update",
     "UseDatabase",
+    "ViewColumnSpec",
     "WhenMatched",
     "WhenNotMatched",
     "WhenNotMatchedBySource",
@@ -195,6 +205,9 @@ def parse_statement(sql: str) -> Statement:
     stmt = translate(node)
     if isinstance(stmt, Query):
         return dataclasses.replace(stmt, text=sql)
+    if isinstance(stmt, CreateView | AlterViewAs):
+        # The catalog keeps a view's query as written (SHOW CREATE TABLE shows it).
+        return dataclasses.replace(stmt, query=view_query_text(sql) or stmt.query)
     return spark_statement(sql, node) if stmt is None else stmt
 
 

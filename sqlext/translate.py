@@ -31,15 +31,18 @@ from .statement_types import (
     AlterTableRename,
     AlterTableSetProperties,
     AlterTableUnsetProperties,
+    AlterViewAs,
     Call,
     Column,
     CreateDatabase,
     CreateTable,
+    CreateView,
     Delete,
     Describe,
     DescribeHistory,
     DropDatabase,
     DropTable,
+    DropView,
     Explain,
     IndexStatement,
     InsertInto,
@@ -53,6 +56,7 @@ from .statement_types import (
     ShowPartitions,
     ShowTables,
     ShowTblProperties,
+    ShowViews,
     SparkStatement,
     SqlParseError,
     Statement,
@@ -61,6 +65,7 @@ from .statement_types import (
     UnsupportedStatementError,
     Update,
     UseDatabase,
+    ViewColumnSpec,
     WhenMatched,
     WhenNotMatched,
     WhenNotMatchedBySource,
@@ -158,6 +163,8 @@ def _create(node: exp.Create) -> Statement | None:
             else:
                 return None
         return CreateDatabase(_ident(node.this), bool(node.args.get("exists")), location)
+    if kind == "VIEW":
+        return _create_view(node, props)
     if kind != "TABLE" or node.args.get("replace"):
         return None
     target = node.this
@@ -194,13 +201,54 @@ def _create(node: exp.Create) -> Statement | None:
     )
 
 
+def _create_view(node: exp.Create, props: list[exp.Expr]) -> Statement | None:
+    """A persistent ``CREATE VIEW``; temporary and global temporary views stay Spark's."""
+    target = node.this
+    query = node.expression
+    if query is None:
+        return None
+    columns = None
+    if isinstance(target, exp.Schema):
+        columns = []
+        for c in target.expressions:
+            if isinstance(c, exp.Identifier):
+                columns.append(ViewColumnSpec(c.name))
+            elif isinstance(c, exp.ColumnDef) and c.args.get("kind") is None:
+                col = _column(c)
+                if not col.nullable:
+                    return None
+                columns.append(ViewColumnSpec(col.name, col.comment))
+            else:
+                return None
+    options: dict[str, str] = {}
+    comment = None
+    for p in _properties(props, options):
+        if isinstance(p, exp.SchemaCommentProperty):
+            comment = _text(p.this)
+        else:
+            return None  # TEMPORARY, GLOBAL, ...: Spark's
+    return CreateView(
+        name=_table(target),
+        query=to_sql(query),
+        columns=columns,
+        comment=comment,
+        properties=options,
+        replace=bool(node.args.get("replace")),
+        if_not_exists=bool(node.args.get("exists")),
+    )
+
+
 def _show(node: HudiShow) -> Statement | None:
     kind = node.name
     target = node.args.get("target")
     if kind == "DATABASES":
         return ShowDatabases()
+    like = node.args.get("like")
+    pattern = like.this if like is not None else None
     if kind == "TABLES":
-        return ShowTables(_ident(target) if target is not None else None)
+        return ShowTables(_ident(target) if target is not None else None, pattern)
+    if kind == "VIEWS":
+        return ShowViews(_ident(target) if target is not None else None, pattern)
     if kind == "CREATE TABLE":
         return ShowCreateTable(_table(target))
     if kind == "PARTITIONS":
@@ -241,9 +289,12 @@ def _call(node: HudiCall) -> Call:
 
 
 def _alter(node: exp.Alter) -> Statement | None:
-    if str(node.args.get("kind") or "").upper() != "TABLE":
-        return None
+    kind = str(node.args.get("kind") or "").upper()
     actions = node.args.get("actions") or []
+    if kind == "VIEW" and len(actions) == 1 and isinstance(actions[0], exp.Query):
+        return AlterViewAs(_table(node.this), to_sql(actions[0]))
+    if kind != "TABLE":
+        return None
     if len(actions) != 1:
         return None
     name = _table(node.this)
@@ -473,6 +524,8 @@ def _drop(node: exp.Drop) -> Statement | None:
     if kind in ("DATABASE", "SCHEMA"):
         db = tables[0].name or tables[0].db
         return DropDatabase(db, bool(node.args.get("exists")), bool(node.args.get("cascade")))
+    if kind == "VIEW" and not node.args.get("materialized"):
+        return DropView(_table(tables[0]), bool(node.args.get("exists")))
     if kind != "TABLE":
         return None
     return DropTable(_table(tables[0]), bool(node.args.get("exists")), bool(node.args.get("purge")))
