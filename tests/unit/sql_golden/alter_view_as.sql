@@ -1,0 +1,1 @@
+ALTER VIEW fares AS SELECT uuid FROM trips_rt

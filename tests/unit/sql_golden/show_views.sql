@@ -1,0 +1,1 @@
+SHOW VIEWS IN reports LIKE 'fa*|b*'
