@@ -354,7 +354,12 @@ def test_tables_persist_across_sessions(spark: Any, session: Any, tmp_path: Path
     fill(session, "sales.trips", TRIPS)
     other = hudilite.connect(str(tmp_path / "wh"), spark=spark)
     assert collect(other, "SHOW DATABASES") == [("default",), ("sales",)]
-    assert collect(other, "SHOW TABLES IN sales") == [("sales", "trips", False)]
+    # A MOR table lists with its read-optimized and real-time names, as Hive sync makes them.
+    assert collect(other, "SHOW TABLES IN sales") == [
+        ("sales", "trips", False),
+        ("sales", "trips_ro", False),
+        ("sales", "trips_rt", False),
+    ]
     assert collect(other, "DESCRIBE sales.trips") == collect(session, "DESCRIBE sales.trips")
     assert data(other, "sales.trips", "uuid, city") == [("a", "sf"), ("b", "nyc"), ("c", "sf")]
 
@@ -490,6 +495,8 @@ def test_databases_and_show_tables(session: Any, spark: Any, tmp_path: Path) -> 
     assert session.sql("SHOW TABLES").columns == ["namespace", "tableName", "isTemporary"]
     assert collect(session, "SHOW TABLES") == [
         ("default", "a_trips", False),
+        ("default", "a_trips_ro", False),
+        ("default", "a_trips_rt", False),
         ("default", "b_trips", False),
         ("", "my_view", True),
     ]
