@@ -196,7 +196,22 @@ def _size(dt: T.DataType) -> tuple[int | None, int | None, int | None]:
 def table_schema(session: Session, db: str, name: str) -> T.StructType:
     """The columns a query of ``db.name`` returns (tables, ``_ro``/``_rt``, views)."""
     qualified = f"{quote_identifier(db)}.{quote_identifier(name)}"
-    return session.sql(f"SELECT * FROM {qualified}").schema
+    schema = session.sql(f"SELECT * FROM {qualified}").schema
+    # Column comments live in the catalog; DESCRIBE's rows carry them (a few rows of
+    # metadata, not table data).
+    try:
+        described = session.sql(f"DESCRIBE {qualified}").collect()
+    except Exception:  # _ro/_rt names and Spark-only tables: no hudilite DESCRIBE
+        return schema
+    comments = {r[0]: r[2] for r in described if r[0] and not r[0].startswith("#") and r[2]}
+    return T.StructType(
+        [
+            T.StructField(f.name, f.dataType, f.nullable, {"comment": comments[f.name]})
+            if f.name in comments
+            else f
+            for f in schema.fields
+        ]
+    )
 
 
 def columns(
@@ -277,7 +292,9 @@ def functions(session: Session, function_pattern: str | None) -> RowSource:
         ("FUNCTION_TYPE", _I),
         ("SPECIFIC_NAME", _S),
     )
-    names = sorted({f.name for f in session.spark.catalog.listFunctions() if pat.match(f.name)})
+    # SHOW FUNCTIONS lists names only (catalog.listFunctions looks each one up: slow).
+    listed = session.spark.sql("SHOW FUNCTIONS").collect()
+    names = sorted({r[0] for r in listed if pat.match(r[0])})
     # FUNCTION_TYPE 1: functionNoTable (java.sql.DatabaseMetaData.functionNoTable).
     rows = [("", None, n, "", 1, n) for n in names]
     return static_rows(cols, rows)

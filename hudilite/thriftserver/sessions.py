@@ -29,6 +29,7 @@ import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from pyspark.errors import AnalysisException
 from pyspark.sql import SparkSession
 from TCLIService import ttypes as tt
 
@@ -143,7 +144,12 @@ class SessionRegistry:
         ``set:hiveconf:k=v`` applied (Hive's own ``hive.*`` settings are ignored)."""
         spark = self.spark.newSession()
         spark.conf.set("spark.sql.session.timeZone", "UTC")  # Hudi instants are UTC
-        register(spark)
+        try:
+            register(spark)
+        except AnalysisException as exc:
+            # Already visible to this session (Spark shares it once a query used it).
+            if not (exc.getCondition() or "").startswith("DATA_SOURCE_ALREADY_EXISTS"):
+                raise
         sql = connect(self.warehouse, spark=spark, options=self.options)
         session = HiveSession(
             handle=tt.TSessionHandle(sessionId=new_handle_id()),
