@@ -85,15 +85,25 @@ def spark_session(**kwargs: Any) -> SparkSession:
     return _make(**kwargs)
 
 
-def register(spark: SparkSession) -> None:
+def register(spark: SparkSession, warehouse: str | None = None) -> list[str]:
     """Register the ``hudilite`` data source with a session made elsewhere, so that
-    ``spark.read.format("hudilite")``, ``spark.readStream.format("hudilite")`` and
-    ``CREATE TEMPORARY VIEW t USING hudilite OPTIONS (path '...')`` work in it
-    (``spark_session()`` does this itself). See :mod:`hudilite.spark.datasource`."""
+    ``spark.read.format("hudilite")`` and ``spark.readStream.format("hudilite")`` work in it
+    (``spark_session()`` does this itself). See :mod:`hudilite.spark.datasource`.
+
+    With ``warehouse`` (a hudilite warehouse folder), also make every table of it the view
+    ``<db>.<table>`` of the session catalog, reading the table's current snapshot at every
+    query (so ``spark.sql("SELECT * FROM trips")`` reads ``default.trips``); return the
+    names registered (see :mod:`hudilite.catalog.spark_views`)."""
     # why lazy: keeps pyspark out of engine imports (this module runs before each of them)
     from hudilite.spark.datasource import register as _register
 
     _register(spark)
+    if warehouse is None:
+        return []
+    # why lazy: the catalog layer sits above the engine modules this root module fronts
+    from hudilite.catalog.spark_views import register_warehouse
+
+    return register_warehouse(spark, warehouse)
 
 
 def __getattr__(name: str) -> Any:

@@ -10,8 +10,10 @@ Batch reads take Hudi's read options::
     .option("hoodie.datasource.read.begin.instanttime", t0)                # (begin, end]
     .option("hoodie.datasource.read.end.instanttime", t1)
 
-and plain Spark SQL: ``CREATE TEMPORARY VIEW trips USING hudilite OPTIONS (path '...')``
-(the scan is planned again at every query, so each query reads the current snapshot).
+A relation plans its read once: a DataFrame of ``load(path)`` (and a view made with
+``CREATE TEMPORARY VIEW ... USING hudilite``) keeps the snapshot of its first query. Views
+that read the current snapshot at every query: :mod:`hudilite.spark.views` and
+``hudilite.register(spark, warehouse=...)``.
 
 Planning runs on the driver (in the Python worker Spark starts for data source planning)
 with the same planner as :meth:`hudilite.Table.read`: one Spark input partition per file
@@ -22,12 +24,12 @@ merge rules, visibility, row filter), as the stream reader that runs ``read`` in
 executors is not the one that planned.
 
 The API gives a reader the full schema (it offers no column pruning hook), so every
-column is read; Spark drops the unused ones after the scan. Partition filters are pushed
-down when the session allows Python data sources to take filters
-(``spark.sql.python.filterPushdown.enabled``, which :func:`register` turns on unless it was
-set to false): ``=`` and ``IN`` on a partition column (string or integer values; simple
-and complex key generators) leave the other partitions unread. Spark still applies every
-filter after the scan.
+column is read; Spark drops the unused ones after the scan. Filters are not pushed down:
+Spark 4.3 keeps the partitions a reader planned for one filtered query on the provider
+instance and reuses them for the next query of the same relation (``df.filter("p = 'a'")
+.count()`` then ``df.count()`` would read partition ``a`` only; apache/spark#57752 keeps
+them per scan), so pruning partitions by pushed filters would hide rows. Spark applies
+the filters after the scan.
 
 Streaming reads (:class:`HudiliteStreamReader`): offsets are commit *completion* times
 (table version 8; version 6 records none, there the requested time and a stream never
@@ -46,7 +48,7 @@ Options:
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -57,9 +59,6 @@ from pyspark.sql.datasource import (
     DataSource,
     DataSourceReader,
     DataSourceStreamReader,
-    EqualTo,
-    Filter,
-    In,
     InputPartition,
 )
 from pyspark.sql.streaming.datasource import (
@@ -70,7 +69,6 @@ from pyspark.sql.streaming.datasource import (
 from pyspark.sql.types import StructType
 
 from hudilite.errors import ConfigError, InstantNotFoundError
-from hudilite.keygen import partition_values
 from hudilite.merge.spec import MergeSpec
 from hudilite.read.file_group_reader import conform, read_file_slice, read_slice_changes
 from hudilite.read.planner import (
@@ -99,9 +97,6 @@ IGNORE_MISSING = "hoodie.hudilite.read.ignore.missing.files"
 START_OFFSET = "hoodie.datasource.streaming.startOffset"
 MAX_INSTANTS = "hoodie.datasource.read.streaming.max.instants.per.batch"
 FALLBACK_FULL_SCAN = "hoodie.datasource.read.incr.fallback.fulltablescan.enable"
-
-#: Spark's switch for filters pushed into Python data sources.
-PUSHDOWN_CONF = "spark.sql.python.filterPushdown.enabled"
 
 #: The offset before every commit (``startOffset=earliest``).
 EARLIEST = "0"
@@ -270,29 +265,11 @@ class HudiliteBatchReader(DataSourceReader):
         # Spark hands options in lower case: look them up case-insensitively.
         self.options = CaseInsensitiveDict(options)
         self.schema = schema
-        # Partition filters pushed by Spark: column -> the values it may have (as text).
-        self.wanted: dict[str, set[str]] = {}
-
-    def _partitions(self, state: TableState) -> list[str] | None:
-        """The partition paths the pushed filters leave, or None (all)."""
-        config = state.config
-        if not self.wanted or config.keygen_type not in ("SIMPLE", "COMPLEX"):
-            return None
-        spec = state.keygen(state.options())
-        fields = set(config.partition_fields)
-        wanted = {c: v for c, v in self.wanted.items() if c in fields}
-        if not wanted:
-            return None
-        return [
-            p
-            for p in state.view.partitions()
-            if all(partition_values(spec, p).get(c) in v for c, v in wanted.items())
-        ]
 
     def partitions(self) -> Sequence[InputPartition]:
         state = TableState.load(_gateway(self.options))
         try:
-            plan = batch_plan(state, self.options, self._partitions(state))
+            plan = batch_plan(state, self.options)
         except InstantNotFoundError:
             begin = self.options.get(BEGIN)
             if not (begin and _true(self.options.get(FALLBACK_FULL_SCAN, "false"))):
@@ -307,31 +284,6 @@ class HudiliteBatchReader(DataSourceReader):
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         return _read_partition(partition)
-
-
-def _as_text(value: Any) -> str | None:
-    """A filter value as partition path text, for the types whose text is unambiguous."""
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, str | int):
-        return str(value)
-    return None
-
-
-class HudilitePushdownReader(HudiliteBatchReader):
-    """The batch reader taking partition filters (sessions with Python filter pushdown)."""
-
-    def pushFilters(self, filters: list[Filter]) -> Iterable[Filter]:
-        for f in filters:
-            if isinstance(f, EqualTo | In) and len(f.attribute) == 1:
-                values = [f.value] if isinstance(f, EqualTo) else list(f.value)
-                texts = [_as_text(v) for v in values]
-                if all(t is not None for t in texts):
-                    column = f.attribute[0]
-                    allowed = {t for t in texts if t is not None}
-                    self.wanted[column] = self.wanted.get(column, allowed) & allowed
-        # Only files are skipped: Spark evaluates every filter on the rows read.
-        return filters
 
 
 # ------------------------------------------------------------------------ stream reads
@@ -485,27 +437,11 @@ class HudiliteDataSource(DataSource):
         return HudiliteStreamReader(self.options, schema)
 
 
-class HudilitePushdownDataSource(HudiliteDataSource):
-    """``format("hudilite")`` in sessions where Python data sources take filters."""
-
-    def reader(self, schema: StructType) -> DataSourceReader:
-        return HudilitePushdownReader(self.options, schema)
-
-
 def register(spark: Any) -> None:
     """Register the ``hudilite`` data source with ``spark`` (``hudilite.register``).
 
     Python data sources plan in a Python worker the JVM starts from ``$PYSPARK_PYTHON``
     (not ``spark.pyspark.python``): that interpreter must import hudilite.
     ``hudilite.spark_session()`` sets both and registers the source itself.
-
-    Partition filters are pushed down when ``spark.sql.python.filterPushdown.enabled`` is
-    true; it is turned on here unless the session set it (to false: then no pushdown, and
-    it must stay false, as Spark refuses a reader taking filters with pushdown off).
     """
-    if spark.conf.get(PUSHDOWN_CONF, None) is None:
-        spark.conf.set(PUSHDOWN_CONF, "true")
-    if str(spark.conf.get(PUSHDOWN_CONF, "false")).lower() == "true":
-        spark.dataSource.register(HudilitePushdownDataSource)
-    else:
-        spark.dataSource.register(HudiliteDataSource)
+    spark.dataSource.register(HudiliteDataSource)

@@ -1,6 +1,7 @@
 """The ``hudilite`` Python data source: ``spark.read.format("hudilite")`` returns exactly
 what ``Table.read()`` returns (COW and MOR; snapshot, read-optimized, incremental, time
-travel), and ``CREATE TEMPORARY VIEW ... USING hudilite`` reads the current snapshot."""
+travel); views of :mod:`hudilite.spark.views` and ``hudilite.register(spark, warehouse=)``
+read the current snapshot at every query."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import pyarrow as pa
 import pytest
 
 import hudilite
+from hudilite.spark.views import create_view
 from tests.helpers import spark_rows
 
 SCHEMA = pa.schema(
@@ -85,31 +87,61 @@ def test_batch_reads_equal_table_read(spark: Any, tables: dict, kind: str) -> No
     assert spark.read.format("hudilite").load(t.path).rdd.getNumPartitions() == slices
 
 
-def test_temporary_view_reads_the_snapshot(spark: Any, tmp_path: Path) -> None:
-    """Spark plans a Python data source's scan once per relation: a view shows the
-    snapshot of its first query until it is created again."""
+def _ids(spark: Any, sql: str) -> list[tuple[str, int]]:
+    return [(r.id, r.ts) for r in spark.sql(sql).collect()]
+
+
+def test_views_read_the_current_snapshot_at_every_query(spark: Any, tmp_path: Path) -> None:
+    """``create_view`` views plan again at every query; a ``USING`` view keeps the
+    snapshot of its first query (Spark 4.3 plans a provider instance's read once)."""
     t = hudilite.Table.create(
         spark, str(tmp_path / "trips"), SCHEMA, record_key="id", ordering_field="ts"
     )
-    t.write(_batch(range(4), 1), "insert")
-    create = f"CREATE OR REPLACE TEMPORARY VIEW ds_trips USING hudilite OPTIONS (path '{t.path}')"
-    spark.sql(create)
+    t.write(_batch(range(3), 1), "insert")
+    assert create_view(spark, "ds_trips", t.path) == "ds_trips"
+    spark.sql(f"CREATE TEMPORARY VIEW ds_using USING hudilite OPTIONS (path '{t.path}')")
     try:
-        assert spark.sql("SELECT count(*) FROM ds_trips").first()[0] == 4
-        t.write(_batch(range(2, 7), 2))
-        spark.sql(create)
-        got = spark.sql("SELECT id, ts FROM ds_trips ORDER BY id").collect()
-        assert [(r.id, r.ts) for r in got] == [
-            ("k00", 1),
-            ("k01", 1),
-            ("k02", 2),
-            ("k03", 2),
-            ("k04", 2),
-            ("k05", 2),
-            ("k06", 2),
-        ]
+        first = [("k00", 1), ("k01", 1), ("k02", 1)]
+        assert _ids(spark, "SELECT id, ts FROM ds_trips ORDER BY id") == first
+        assert _ids(spark, "SELECT id, ts FROM ds_using ORDER BY id") == first
+        t.write(_batch(range(2, 4), 2))
+        second = [("k00", 1), ("k01", 1), ("k02", 2), ("k03", 2)]
+        assert _ids(spark, "SELECT id, ts FROM ds_trips ORDER BY id") == second
+        assert _ids(spark, "SELECT id, ts FROM ds_using ORDER BY id") == first
+        t.write(_batch(range(4, 5), 3), "insert")
+        assert spark.sql("SELECT count(*) FROM ds_trips").first()[0] == 5
+        # One query, one snapshot: both sides of a self-join read the same instant.
+        joined = spark.sql("SELECT count(*) FROM ds_trips a JOIN ds_trips b USING (id)")
+        assert joined.first()[0] == 5
     finally:
         spark.catalog.dropTempView("ds_trips")
+        spark.catalog.dropTempView("ds_using")
+
+
+def test_register_warehouse_makes_db_table_views(spark: Any, tmp_path: Path) -> None:
+    wh = str(tmp_path / "wh")
+    s = hudilite.connect(wh, spark=spark)
+    s.sql("CREATE TABLE rw_trips (id STRING, ts BIGINT) USING hudilite WITH ('primaryKey'='id')")
+    s.sql("CREATE DATABASE rw_sales")
+    s.sql(
+        "CREATE TABLE rw_sales.orders (id STRING, ts BIGINT) USING hudilite "
+        "WITH ('primaryKey'='id', 'type'='mor')"
+    )
+    s.sql("INSERT INTO rw_trips VALUES ('a', 1)")
+    s.sql("INSERT INTO rw_sales.orders VALUES ('o', 1)")
+    try:
+        names = hudilite.register(spark, warehouse=wh)
+        assert names == ["default.rw_trips", "rw_sales.orders"]
+        assert _ids(spark, "SELECT id, ts FROM rw_trips") == [("a", 1)]
+        assert _ids(spark, "SELECT id, ts FROM default.rw_trips") == [("a", 1)]
+        assert _ids(spark, "SELECT id, ts FROM rw_sales.orders") == [("o", 1)]
+        s.sql("INSERT INTO rw_trips VALUES ('b', 2)")
+        s.sql("UPDATE rw_sales.orders SET ts = 5 WHERE id = 'o'")
+        assert _ids(spark, "SELECT id, ts FROM rw_trips ORDER BY id") == [("a", 1), ("b", 2)]
+        assert _ids(spark, "SELECT id, ts FROM rw_sales.orders") == [("o", 5)]
+    finally:
+        spark.sql("DROP VIEW IF EXISTS spark_catalog.default.rw_trips")
+        spark.sql("DROP DATABASE IF EXISTS spark_catalog.rw_sales CASCADE")
 
 
 def test_bad_options_fail_clearly(spark: Any, tables: dict) -> None:
@@ -120,12 +152,11 @@ def test_bad_options_fail_clearly(spark: Any, tables: dict) -> None:
         ).collect()
 
 
-def test_partition_filters_skip_other_partitions(spark: Any, tables: dict) -> None:
+def test_a_filtered_query_hides_no_rows_from_the_next(spark: Any, tables: dict) -> None:
+    """Spark 4.3 reuses a relation's planned partitions across queries: a filtered query
+    must not leave a pruned plan behind (no partition pruning by pushed filters)."""
     t, _ = tables["mor"]
-    assert spark.conf.get("spark.sql.python.filterPushdown.enabled") == "true"
-    df = spark.read.format("hudilite").load(t.path).filter("p = 'p1' AND ts > 1")
-    _same(t.read(where="p = 'p1' AND ts > 1"), df)
-    wanted = [s for s in t.state().view.latest_slices() if s.partition == "p=p1"]
-    assert 0 < len(wanted) == df.rdd.getNumPartitions()
-    both = spark.read.format("hudilite").load(t.path).filter("p IN ('p0', 'p1')")
-    assert both.rdd.getNumPartitions() == len(t.state().view.latest_slices())
+    df = spark.read.format("hudilite").load(t.path)
+    _same(t.read(where="p = 'p1' AND ts > 1"), df.filter("p = 'p1' AND ts > 1"))
+    _same(t.read(), df)
+    assert df.rdd.getNumPartitions() == len(t.state().view.latest_slices())
