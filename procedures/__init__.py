@@ -38,6 +38,7 @@ __all__ = [
     "ProcedureSpec",
     "UnknownProcedureError",
     "procedure",
+    "procedure_names",
     "run_procedure",
 ]
 
@@ -53,6 +54,12 @@ def _load_all() -> None:
         if info.name != "registry" and not info.name.startswith("_"):
             importlib.import_module(f"{__name__}.{info.name}")
     _loaded = True
+
+
+def procedure_names() -> list[str]:
+    """The names ``CALL`` accepts, sorted (every procedure module loaded first)."""
+    _load_all()
+    return sorted(REGISTRY)
 
 
 def run_procedure(

@@ -64,6 +64,7 @@ __all__ = [
     "parse_data_type",
     "parse_script",
     "rewrite_tables",
+    "sql_keywords",
     "to_sql",
     "view_query_text",
 ]
@@ -581,6 +582,15 @@ def view_query_text(sql: str) -> str | None:
         elif token.token_type == TokenType.ALIAS and depth == 0:
             return sql[token.end + 1 :].strip()
     return None
+
+
+def sql_keywords() -> list[str]:
+    """The dialect's keywords (single words and phrases such as ``GROUP BY``) plus the
+    words of hudilite's own statements, sorted: what a shell offers to complete."""
+    words = {k for k in Hudilite.Tokenizer.KEYWORDS if re.fullmatch(r"[A-Z_]+( [A-Z_]+)*", k)}
+    words |= {*Hudilite.Parser.WORD_STATEMENTS, "COMPACTION", "TBLPROPERTIES", "VIEWS", "TABLES"}
+    words |= {"DATABASES", "PARTITIONS", "HISTORY", "EXTENDED", "OVERWRITE", "MATCHED"}
+    return sorted(words)
 
 
 def to_sql(node: exp.Expr) -> str:

@@ -25,6 +25,14 @@ from pyspark.sql import SparkSession
 
 from hudilite.cli.demo import run_demo
 from hudilite.cli.server_commands import thriftserver, users
+from hudilite.cli.shell import (
+    CONTINUE_PROMPT,
+    PROMPT,
+    SessionSource,
+    StageProgress,
+    make_reader,
+    split_complete,
+)
 from hudilite.cli.sql_output import FORMATS, ResultPrinter, statement_label
 from hudilite.errors import HudiliteError, HudiliteWarning
 from hudilite.spark.session import (
@@ -79,8 +87,6 @@ def demo(directory: str, table_version: str, debug: bool) -> None:
 # --------------------------------------------------------------------------------------------
 # hudilite sql
 
-PROMPT = "hudilite> "
-CONTINUE_PROMPT = "      -> "
 # Exit status after Ctrl-C, as shells report a process ended by SIGINT (128 + 2).
 EXIT_INTERRUPTED = 130
 LOG_LEVELS = ("OFF", "FATAL", "ERROR", "WARN", "INFO", "DEBUG", "TRACE", "ALL")
@@ -195,12 +201,15 @@ def sql(
         or ("ERROR" if debug else "OFF")
     ).upper()
     start = SparkStart(master, driver_memory, spark_conf, level)
-    printer = ResultPrinter(
-        fmt,
-        max_rows,
-        out=lambda s: click.echo(s, nl=False),
-        note=lambda s: click.echo(s, err=True),
-    )
+    # Called before each piece of output (the prompt's progress line clears itself).
+    before_output: list[Callable[[], None]] = []
+
+    def out(text: str) -> None:
+        for hook in before_output:
+            hook()
+        click.echo(text, nl=False)
+
+    printer = ResultPrinter(fmt, max_rows, out=out, note=lambda s: click.echo(s, err=True))
     session: Session | None = None
     with _quiet_logs(level):
         try:
@@ -225,7 +234,13 @@ def sql(
             guard = CtrlC(session)
             with guard.installed():
                 if text is None:
-                    _interactive(session, printer, debug, timing=timing, guard=guard)
+                    progress = None
+                    if sys.stderr.isatty():  # Spark's stage progress, at the prompt only
+                        progress = StageProgress(session.spark, sys.stderr)
+                        before_output.append(progress.clear)
+                    _interactive(
+                        session, printer, debug, timing=timing, guard=guard, progress=progress
+                    )
                 else:
                     run_script_text(
                         session,
@@ -513,41 +528,28 @@ INTERRUPTED_AFTER = (
 )
 
 
-def split_complete(text: str) -> tuple[str, str]:
-    """``(complete, rest)``: the statements of ``text`` ended by ``;`` and the unfinished
-    statement after them (text in an open quote or comment counts as unfinished)."""
-    sentinel = "\x00end"
-    pieces = split_script_positions(text + "\n" + sentinel)
-    last, line, column = pieces[-1]
-    if last == sentinel:
-        return text, ""
-    if not last.endswith(sentinel):  # an open block comment swallowed the sentinel
-        return "", text
-    start = 0
-    for _ in range(line - 1):
-        start = text.index("\n", start) + 1
-    start += column - 1
-    return text[:start], text[start:]
-
-
-def _read_line(prompt: str) -> str:
-    return input(prompt)
-
-
 def _interactive(
     session: Session,
     printer: ResultPrinter,
     debug: bool,
-    read_line: Callable[[str], str] = _read_line,
+    read_line: Callable[[str], str] | None = None,
     *,
     timing: bool = False,
     guard: CtrlC | None = None,
+    progress: StageProgress | None = None,
 ) -> None:
     """The prompt: run statements as their ``;`` arrives; errors (and Ctrl-C while a
-    statement runs) are shown in one line, not fatal."""
-    # why lazy: optional module (not on every platform) that changes input() only for the prompt
-    with contextlib.suppress(ImportError):
-        import readline  # noqa: F401  (line editing and history for input())
+    statement runs) are shown in one line, not fatal. ``read_line`` defaults to the
+    shell's reader (prompt-toolkit with history and completion on a terminal, see
+    :mod:`hudilite.cli.shell`); ``progress`` draws Spark's stage progress while a
+    statement runs."""
+    if read_line is None:
+        read_line = make_reader(SessionSource(session))
+    if read_line is input:
+        # why lazy: optional module (not on every platform) that changes input() only here
+        with contextlib.suppress(ImportError):
+            import readline  # noqa: F401  (line editing for input())
+    running = progress.running if progress is not None else contextlib.nullcontext
     buffer = ""
     while True:
         try:
@@ -566,7 +568,8 @@ def _interactive(
             continue
         printer.reset()
         try:
-            run_script_text(session, complete, printer, timing=timing, guard=guard)
+            with running():
+                run_script_text(session, complete, printer, timing=timing, guard=guard)
         except _Failure as failure:
             _report(failure.error, debug, failure.where)
         except KeyboardInterrupt as exc:
