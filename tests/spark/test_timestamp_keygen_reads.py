@@ -80,3 +80,9 @@ def test_timestamp_keygen_table_reads_as_hudi_rs(spark, tmp_path, table_type, hi
     assert spark_rows(t.read(where=f"event_ms > {DAY1 + 1}"), COLS) == expected[1:]
     ro = spark_rows(t.read(query_type="read_optimized"), COLS)
     assert ro == rows(hudi_rs_read(t.path, read_optimized="true"), COLS)
+    # Spark's own reader API and SQL see the stored numbers too, never the formatted path.
+    assert spark_rows(spark.read.format("hudilite").load(t.path), COLS) == expected
+    session = hudilite.connect(str(tmp_path / "wh"), spark=spark)
+    session.sql(f"CREATE TABLE ts_keyed USING hudi LOCATION '{t.path}'")
+    got = session.sql("SELECT id, event_ms FROM ts_keyed WHERE event_ms > 0 ORDER BY id")
+    assert [tuple(r) for r in got.collect()] == [("a", DAY1 + 1), ("b", DAY2)]
