@@ -1,0 +1,145 @@
+"""The Thrift server under stress: cancel, disconnects, garbage bytes, a large result fetched
+in batches, NOSASL and idle timeouts."""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+import struct
+import time
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from pyhive import exc as hive_exc
+from pyhive import hive
+from TCLIService import ttypes as tt
+
+from hudilite.thriftserver import Server, serve
+from tests.server.clients import connect
+
+pytestmark = pytest.mark.spark
+
+RUNNING = (tt.TOperationState.PENDING_STATE, tt.TOperationState.RUNNING_STATE)
+
+
+def _eventually(check: Callable[[], bool], timeout: float = 20.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not check():
+        assert time.monotonic() < deadline, "condition not reached in time"
+        time.sleep(0.05)
+
+
+def test_cancel_stops_a_long_query(server: Server, spark: Any) -> None:
+    with connect(server) as conn:
+        cur = conn.cursor()
+        cur.execute(
+            "SELECT max(sha2(CAST(id AS STRING), 256)) FROM range(0, 20000000000, 1, 4)",
+            async_=True,
+        )
+        tracker = spark.sparkContext.statusTracker()
+        _eventually(lambda: cur.poll().operationState == tt.TOperationState.RUNNING_STATE)
+        _eventually(lambda: len(tracker.getActiveJobsIds()) > 0)
+        cur.cancel()
+        assert cur.poll().operationState == tt.TOperationState.CANCELED_STATE
+        _eventually(lambda: not tracker.getActiveJobsIds())
+        # The session still works.
+        cur.execute("SELECT 42")
+        assert cur.fetchall() == [(42,)]
+
+
+def test_disconnect_mid_fetch_frees_session_and_operation(server: Server) -> None:
+    before_ops, before_sessions = server.registry.operation_count(), len(server.registry.sessions())
+    conn = connect(server)
+    cur = conn.cursor()
+    cur.arraysize = 100
+    cur.execute("SELECT id FROM range(100000)")
+    assert cur.fetchmany(5) == [(0,), (1,), (2,), (3,), (4,)]
+    assert server.registry.operation_count() == before_ops + 1
+    # Gone without CloseOperation or CloseSession.
+    conn._transport.close()
+    _eventually(
+        lambda: (
+            server.registry.operation_count() == before_ops
+            and len(server.registry.sessions()) == before_sessions
+        )
+    )
+
+
+def test_garbage_bytes_do_not_hurt_the_server(server: Server) -> None:
+    for junk in (
+        b"GET / HTTP/1.1\r\nHost: x\r\n\r\n",
+        struct.pack(">BI", 1, 5) + b"PLAIN" + struct.pack(">BI", 2, 3) + b"a\0b",
+        struct.pack(">BI", 1, 2**31),  # a SASL message claiming 2 GiB
+        bytes(range(256)) * 8,
+    ):
+        with socket.create_connection(("127.0.0.1", server.port), timeout=10) as s:
+            reply = b""
+            # The server may close (even reset) the connection before all of it is read.
+            with contextlib.suppress(OSError):
+                s.sendall(junk)
+                s.shutdown(socket.SHUT_WR)
+            with contextlib.suppress(OSError):
+                while chunk := s.recv(4096):
+                    reply += chunk
+        # At most a SASL refusal (BAD or ERROR), then the connection is closed.
+        assert reply == b"" or reply[0] in (3, 4)
+    with connect(server) as conn:
+        cur = conn.cursor()
+        cur.execute("SELECT 'still up'")
+        assert cur.fetchall() == [("still up",)]
+
+
+def test_large_result_streams_in_batches(server: Server) -> None:
+    with connect(server) as conn:
+        client = conn.client
+        run = client.ExecuteStatement(
+            tt.TExecuteStatementReq(
+                sessionHandle=conn.sessionHandle,
+                statement="SELECT id, CAST(id % 7 AS STRING) AS s FROM range(0, 200000, 1, 4)",
+            )
+        )
+        assert run.status.statusCode == tt.TStatusCode.SUCCESS_STATUS
+        total, id_sum, batches, offsets = 0, 0, 0, []
+        while True:
+            resp = client.FetchResults(
+                tt.TFetchResultsReq(
+                    operationHandle=run.operationHandle, orientation=0, maxRows=20000
+                )
+            )
+            ids = resp.results.columns[0].i64Val.values
+            strs = resp.results.columns[1].stringVal.values
+            if not ids:
+                break
+            assert len(ids) <= 20000 and len(strs) == len(ids)
+            assert strs[0] == str(ids[0] % 7)
+            offsets.append(resp.results.startRowOffset)
+            batches += 1
+            total += len(ids)
+            id_sum += sum(ids)
+        assert (total, id_sum, batches) == (200000, sum(range(200000)), 10)
+        assert offsets == list(range(0, 200000, 20000))
+        # FETCH_FIRST starts over.
+        first = client.FetchResults(
+            tt.TFetchResultsReq(operationHandle=run.operationHandle, orientation=4, maxRows=3)
+        )
+        assert first.results.columns[0].i64Val.values == [0, 1, 2]
+
+
+def test_nosasl_and_idle_timeouts(spark: Any, tmp_path: Any) -> None:
+    conf = {
+        "hudilite.thriftserver.idle.session.timeout": "1",
+        "hudilite.thriftserver.idle.operation.timeout": "0.5",
+    }
+    with serve(tmp_path / "wh", port=0, auth="nosasl", conf=conf, spark=spark) as srv:
+        conn = hive.connect("127.0.0.1", srv.port, username="bob", auth="NOSASL")
+        cur = conn.cursor()
+        cur.execute("SELECT 1 AS one")
+        assert cur.fetchall() == [(1,)]
+        cur.execute("SELECT 2")  # finished, never fetched: the operation times out first
+        _eventually(lambda: srv.registry.operation_count() == 0, timeout=10)
+        _eventually(lambda: not srv.registry.sessions(), timeout=10)
+        with pytest.raises(hive_exc.OperationalError) as err:
+            conn.cursor().execute("SELECT 3")
+        assert err.value.args[0].status.errorMessage.startswith("invalid session handle")
+        conn._transport.close()  # CloseSession would fail too: the session is gone
