@@ -153,7 +153,9 @@ FLINK_INDEX_STATE_TTL = _unsupported(
 FLINK_INDEX_PARTITION_REGEX = _unsupported(
     "index.partition.regex", ".*", "Flink: partitions loaded into the state index.", _STATE_INDEX
 )
-FLINK_READ_TASKS = _unsupported("read.tasks", None, "Flink: read parallelism.", _PARALLELISM)
+FLINK_READ_TASKS = _unsupported(
+    "read.tasks", None, "Flink: read parallelism.", _PARALLELISM, scope="read"
+)
 FLINK_SOURCE_AVRO_SCHEMA_PATH = _unsupported(
     "source.avro-schema.path",
     None,
@@ -182,51 +184,70 @@ FLINK_READ_UTC_TIMEZONE = _unsupported(
     scope="read",
     ignore=("true",),
 )
-FLINK_READ_STREAMING = _unsupported(
+# Flink read keys the hudilite data source maps (hudilite/spark/read_options.py).
+FLINK_READ_STREAMING = _key(
     "read.streaming.enabled",
     False,
-    "Flink: read as a streaming source.",
-    _STREAMING,
+    "Flink: read as a streaming source. format('hudilite'): true with spark.readStream, "
+    "false with spark.read (the other value is refused).",
+    parse=parse_bool,
     scope="read",
-    ignore=("false",),
 )
-FLINK_READ_STREAMING_CHECK_INTERVAL = _unsupported(
+FLINK_READ_STREAMING_CHECK_INTERVAL = _key(
     "read.streaming.check-interval",
     60,
-    "Flink: streaming read poll seconds.",
-    _STREAMING,
+    "Flink: streaming read poll seconds. format('hudilite'): checked (whole number >= 1), no "
+    "effect: the Spark query's trigger sets the poll interval (trigger(processingTime=...)).",
+    parse=parse_int,
     scope="read",
 )
-FLINK_READ_STREAMING_SKIP_COMPACTION = _unsupported(
-    "read.streaming.skip_compaction", True, "Flink streaming read option.", _STREAMING, scope="read"
+FLINK_READ_STREAMING_SKIP_COMPACTION = _key(
+    "read.streaming.skip_compaction",
+    True,
+    "Flink: a streaming read skips compaction commits. format('hudilite') always does (rows "
+    "a compaction rewrote keep their commit time and are not delivered again); false is "
+    "refused.",
+    parse=parse_bool,
+    scope="read",
 )
-FLINK_READ_STREAMING_SKIP_CLUSTERING = _unsupported(
-    "read.streaming.skip_clustering", True, "Flink streaming read option.", _STREAMING, scope="read"
+FLINK_READ_STREAMING_SKIP_CLUSTERING = _key(
+    "read.streaming.skip_clustering",
+    True,
+    "Flink: a streaming read skips clustering commits. format('hudilite') always does; false "
+    "is refused.",
+    parse=parse_bool,
+    scope="read",
 )
 FLINK_READ_STREAMING_SKIP_INSERT_OVERWRITE = _unsupported(
     "read.streaming.skip_insertoverwrite",
     False,
-    "Flink streaming read option.",
-    _STREAMING,
+    "Flink: a streaming read skips insert overwrite commits.",
+    "format('hudilite') streams deliver the rows insert overwrite commits write (as false)",
     scope="read",
+    ignore=("false",),
 )
-FLINK_READ_START_COMMIT = _unsupported(
+FLINK_READ_START_COMMIT = _key(
     "read.start-commit",
     None,
-    "Flink: first commit to read (inclusive).",
-    "Flink's start commit is inclusive; use t.read(query_type='incremental', start=...) or "
-    "hoodie.datasource.read.begin.instanttime (exclusive, Spark's meaning)",
+    "Flink: first commit to read, inclusive ('earliest' or an instant T). format('hudilite'): "
+    "batch: an incremental read from T - 1 ms (hoodie.datasource.read.begin.instanttime is "
+    "exclusive); stream: hoodie.datasource.streaming.startOffset = T - 1 ms.",
     scope="read",
 )
-FLINK_READ_END_COMMIT = _unsupported(
+FLINK_READ_END_COMMIT = _key(
     "read.end-commit",
     None,
-    "Flink: last commit to read.",
-    "use t.read(query_type='incremental', end=...) or hoodie.datasource.read.end.instanttime",
+    "Flink: last commit to read (inclusive). format('hudilite') batch reads: "
+    "hoodie.datasource.read.end.instanttime; refused on a stream.",
     scope="read",
 )
-FLINK_READ_COMMITS_LIMIT = _unsupported(
-    "read.commits.limit", None, "Flink: commits per streaming poll.", _STREAMING, scope="read"
+FLINK_READ_COMMITS_LIMIT = _key(
+    "read.commits.limit",
+    None,
+    "Flink: commits per streaming poll. format('hudilite') streams: "
+    "hoodie.datasource.read.streaming.max.instants.per.batch; refused on a batch read.",
+    parse=parse_int,
+    scope="read",
 )
 FLINK_READ_CDC_FROM_CHANGELOG = _unsupported(
     "read.cdc.from.changelog", True, "Flink: CDC reads from changelog files.", _CDC, scope="read"

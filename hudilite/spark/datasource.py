@@ -8,7 +8,11 @@ Batch reads take Hudi's read options::
     .option("as.of.instant", "20260101000000000")                          # time travel
     .option("hoodie.datasource.query.type", "incremental")
     .option("hoodie.datasource.read.begin.instanttime", t0)                # (begin, end]
-    .option("hoodie.datasource.read.end.instanttime", t1)
+    .option("hoodie.datasource.read.end.instanttime", t1)                  # begin: or earliest
+
+Hudi's Flink read names (``read.start-commit``, ``read.commits.limit``, ...) are mapped
+to these by :mod:`hudilite.spark.read_options`; read options hudilite does not implement
+are refused by name.
 
 A relation plans its read once: a DataFrame of ``load(path)`` (and a view made with
 ``CREATE TEMPORARY VIEW ... USING hudilite``) keeps the snapshot of its first query. Views
@@ -81,6 +85,8 @@ from hudilite.read.planner import (
 )
 from hudilite.schema import COMMIT_TIME_COL, cast_to_schema
 from hudilite.spark.convert import arrow_schema, spark_schema
+from hudilite.spark.read_options import EARLIEST as EARLIEST_BEGIN
+from hudilite.spark.read_options import resolve_read_options
 from hudilite.storage.fs import FileSystemGateway, storage_options_of
 from hudilite.storage.parquet_io import read_base_file
 from hudilite.table.state import TableState
@@ -238,7 +244,7 @@ def batch_plan(
         return plan_incremental(
             state.timeline,
             state.view,
-            begin,
+            None if begin.strip().lower() == EARLIEST_BEGIN else begin,
             end,
             partitions=partitions,
             ignore_missing_files=ignore,
@@ -263,7 +269,7 @@ class HudiliteBatchReader(DataSourceReader):
 
     def __init__(self, options: Mapping[str, str], schema: StructType) -> None:
         # Spark hands options in lower case: look them up case-insensitively.
-        self.options = CaseInsensitiveDict(options)
+        self.options = CaseInsensitiveDict(resolve_read_options(options, streaming=False))
         self.schema = schema
 
     def partitions(self) -> Sequence[InputPartition]:
@@ -324,7 +330,7 @@ class HudiliteStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 
     def __init__(self, options: Mapping[str, str], schema: StructType) -> None:
         # Spark hands options in lower case: look them up case-insensitively.
-        self.options = CaseInsensitiveDict(options)
+        self.options = CaseInsensitiveDict(resolve_read_options(options, streaming=True))
         self.schema = schema
         self._target: str | None = None  # Trigger.AvailableNow: the last offset to reach
         start = str(self.options.get(START_OFFSET) or "earliest").strip()

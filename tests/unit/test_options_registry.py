@@ -287,7 +287,7 @@ def test_unknown_key_warns_naming_the_closest_keys() -> None:
 @pytest.mark.parametrize(
     "name",
     ["write.rate.limit", "hive_sync.db", "hive_sync.enabled", "index.bootstrap.enabled",
-     "index.state.ttl", "read.streaming.enabled", "metadata.enabled", "write.tasks"],
+     "index.state.ttl", "read.tasks", "metadata.enabled", "write.tasks"],
 )  # fmt: skip
 def test_unsupported_key_warns_by_name_with_the_reason(name: str) -> None:
     (msg,) = _warned({name: "7"})
