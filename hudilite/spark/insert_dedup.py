@@ -68,28 +68,37 @@ def prepare_inserts(
     if operation not in ("insert", "bulk_insert"):
         return keyed
     policy = dup_policy(opts, operation)
+    global_index = index_settings(opts).is_global
     if bool(opts.get(cfg.COMBINE_BEFORE_INSERT)):
-        keyed = combine_batch(keyed, state.merge_spec(opts))
+        keyed = combine_batch(keyed, state.merge_spec(opts), global_index=global_index)
     if policy != "none":
-        keyed = _resolve_duplicates(state, keyed, policy, index_settings(opts).is_global)
+        keyed = _resolve_duplicates(state, keyed, policy, global_index)
     return keyed
 
 
-def combine_batch(keyed: DataFrame, spec: MergeSpec) -> DataFrame:
-    """One record per (partition path, key): the batch folded with the merge rule."""
+def combine_batch(keyed: DataFrame, spec: MergeSpec, *, global_index: bool = False) -> DataFrame:
+    """One record per (partition path, key) -- per key alone with a global index, as
+    Hudi's ``HoodieWriteHelper.deduplicateRecords`` keys on the record key when the index
+    is global -- the batch folded with the merge rule. The winner keeps its own
+    partition path."""
     schema = arrow_schema(keyed.schema)
 
     def combinefn(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         table = pa.Table.from_batches(list(batches), schema=schema)
         if table.num_rows == 0:
             return
+        if global_index:
+            yield from precombine(spec, table).select(schema.names).to_batches()
+            return
         paths = table[PARTITION_PATH_COL]
         for path in pc.unique(paths).to_pylist():
             part = table.filter(pc.equal(paths, path)) if path is not None else table
             yield from precombine(spec, part).select(schema.names).to_batches()
 
-    # A key's records meet in one task; each task combines its keys per partition path.
-    return keyed.repartition(PARTITION_PATH_COL, RECORD_KEY_COL).mapInArrow(combinefn, keyed.schema)
+    # A key's records meet in one task; each task combines its keys (per partition path
+    # unless the index is global).
+    by = [RECORD_KEY_COL] if global_index else [PARTITION_PATH_COL, RECORD_KEY_COL]
+    return keyed.repartition(*by).mapInArrow(combinefn, keyed.schema)
 
 
 def _resolve_duplicates(

@@ -40,7 +40,7 @@ from hudilite.schema import (
 from hudilite.services.compaction import log_base_instants
 from hudilite.spark.convert import arrow_schema, conform_columns, spark_schema
 from hudilite.spark.index_job import locate, route_global
-from hudilite.spark.insert_dedup import prepare_inserts
+from hudilite.spark.insert_dedup import combine_batch, prepare_inserts
 from hudilite.spark.keying import native_key_columns
 from hudilite.spark.task_errors import first_line, hudilite_error_from
 from hudilite.storage.layout import new_file_id, write_partition_metadata
@@ -394,6 +394,10 @@ def run_write(
             keyed = keyed.persist()
         # Inserts: combine the batch, apply the duplicate policy (before any instant exists).
         prepared = prepare_inserts(state, keyed, operation, opts)
+        if operation in ("upsert", "delete") and index_settings(opts).is_global:
+            # One record per key across partitions: otherwise a key sent to two partitions
+            # in one batch would be written to both (a duplicate under a global index).
+            prepared = combine_batch(prepared, state.merge_spec(opts), global_index=True)
         if prepared is not keyed:
             keyed = prepared.persist() if operation != "bulk_insert" else prepared
             cached.append(keyed)
