@@ -22,11 +22,12 @@ USERS = {
 SESSION_OPTIONS = {"hoodie.clean.automatic": "false", "hoodie.archive.automatic": "false"}
 
 
-def connect(server: Server, user: str = "alice", **kwargs: Any) -> hive.Connection:
-    """A PyHive DB-API connection as ``user`` (SASL PLAIN with the user's password)."""
+def connect(server: Server | int, user: str = "alice", **kwargs: Any) -> hive.Connection:
+    """A PyHive DB-API connection as ``user`` (SASL PLAIN with the user's password) to
+    ``server`` (or a port)."""
     return hive.connect(
         "127.0.0.1",
-        server.port,
+        server if isinstance(server, int) else server.port,
         username=user,
         password=USERS[user][0],
         auth="CUSTOM",
