@@ -22,6 +22,7 @@ import contextlib
 import struct
 from collections.abc import Callable
 from io import BytesIO
+from typing import NoReturn
 
 from thrift.transport.TTransport import TTransportBase, TTransportException
 
@@ -80,7 +81,7 @@ class SaslServerTransport(TTransportBase):
         self.user = accepted
         return accepted
 
-    def _refuse(self, status: int, message: str) -> None:
+    def _refuse(self, status: int, message: str) -> NoReturn:
         # The client may be gone already; the refusal stands either way.
         with contextlib.suppress(OSError, TTransportException):
             self._send(status, message.encode())
