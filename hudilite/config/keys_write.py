@@ -6,6 +6,7 @@ from hudilite.config.parsers import (
     choice,
     parse_bool,
     parse_fields,
+    parse_float,
     parse_int,
     parse_size,
 )
@@ -24,6 +25,26 @@ RECORD_SIZE_ESTIMATE = _key(
     "hoodie.copyonwrite.record.size.estimate",
     1024,
     "Bytes per record assumed before any commit exists.",
+    parse=parse_size,
+)
+
+RECORD_SIZE_ESTIMATION_THRESHOLD = _key(
+    "hoodie.record.size.estimation.threshold",
+    1.0,
+    "A commit informs the record size estimate only when it wrote more than this times "
+    "hoodie.parquet.small.file.limit bytes.",
+    parse=parse_float,
+)
+RECORD_SIZE_ESTIMATOR_MAX_COMMITS = _key(
+    "hoodie.record.size.estimator.max.commits",
+    5,
+    "How many recent commits the record size estimate looks at.",
+    parse=parse_int,
+)
+RECORD_SIZE_ESTIMATOR_METADATA_SIZE = _key(
+    "hoodie.record.size.estimator.average.metadata.size",
+    0,
+    "Bytes of file metadata (footer, bloom filter) subtracted per file before estimating.",
     parse=parse_size,
 )
 

@@ -96,6 +96,16 @@ def parse_seconds(value: str | float) -> float:
 _parse_seconds = parse_seconds
 
 
+def parse_float(value: str | float) -> float:
+    """A decimal number (a ratio such as ``hoodie.record.size.estimation.threshold``)."""
+    if isinstance(value, float | int) and not isinstance(value, bool):
+        return float(value)
+    try:
+        return float(str(value).strip())
+    except ValueError:
+        raise ConfigError(f"not a number: {value!r}") from None
+
+
 def to_text(value: Any) -> str:
     """Hudi's text spelling of a Python option value (``true``/``false`` for bools)."""
     # Python callers pass bools/ints; store Hudi's spelling so raw stays properties-ready.

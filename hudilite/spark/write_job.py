@@ -43,7 +43,12 @@ from hudilite.spark.index_job import locate, route_global
 from hudilite.spark.insert_dedup import combine_batch, prepare_inserts
 from hudilite.spark.keying import native_key_columns
 from hudilite.spark.task_errors import first_line, hudilite_error_from
-from hudilite.storage.layout import new_file_id, write_partition_metadata
+from hudilite.storage.layout import (
+    BaseFileName,
+    new_file_id,
+    parse_data_file_name,
+    write_partition_metadata,
+)
 from hudilite.table.schema_evolution import required_columns
 from hudilite.table.state import TableState
 from hudilite.timeline.instant import COMMIT, DELTA_COMMIT, REPLACE_COMMIT
@@ -303,13 +308,31 @@ def _small_files(
     return out
 
 
-def _avg_record_size(state: TableState, default: int) -> int:
+def _avg_record_size(state: TableState, opts: cfg.Options) -> int:
+    """Hudi's record size estimate: recent commits, deltacommits (base files only) and
+    compactions, newest first; clustering's replacecommits are left out (their files are
+    denser than what writers produce)."""
+    metadata_size = int(opts.get(cfg.RECORD_SIZE_ESTIMATOR_METADATA_SIZE))
+    recent = [i for i in state.timeline.commits() if i.action in (COMMIT, DELTA_COMMIT)]
     samples = []
-    for instant in reversed(state.timeline.commits()[-5:]):
+    for instant in reversed(recent[-int(opts.get(cfg.RECORD_SIZE_ESTIMATOR_MAX_COMMITS)) :]):
         meta = state.timeline.commit_metadata(instant)
         stats = [s for ss in meta.partition_to_write_stats.values() for s in ss]
-        samples.append((sum(s.total_write_bytes for s in stats), sum(s.num_writes for s in stats)))
-    return average_record_size(samples, default)
+        if instant.action == DELTA_COMMIT:
+            stats = [
+                s
+                for s in stats
+                if s.path
+                and isinstance(parse_data_file_name(s.path.rsplit("/", 1)[-1]), BaseFileName)
+            ]
+        written = sum(s.total_write_bytes - metadata_size for s in stats)
+        samples.append((written, sum(s.num_writes for s in stats)))
+    threshold = float(opts.get(cfg.RECORD_SIZE_ESTIMATION_THRESHOLD)) * int(
+        opts.get(cfg.SMALL_FILE_LIMIT)
+    )
+    return average_record_size(
+        samples, int(opts.get(cfg.RECORD_SIZE_ESTIMATE)), threshold=int(threshold)
+    )
 
 
 def _write_groups(ctx: WriteContext, tagged: DataFrame, num_groups: int) -> list[dict[str, Any]]:
@@ -584,7 +607,7 @@ def _index_and_write(
         settings = PackingSettings(
             small_file_limit=0 if overwrite else int(opts.get(cfg.SMALL_FILE_LIMIT)),
             max_file_size=ctx.max_file_size,
-            avg_record_size=_avg_record_size(state, int(opts.get(cfg.RECORD_SIZE_ESTIMATE))),
+            avg_record_size=_avg_record_size(state, opts),
         )
         smalls = _small_files(state, sorted(insert_counts), settings.small_file_limit)
         buckets = assign_inserts(insert_counts, smalls, settings, new_file_id)

@@ -99,13 +99,18 @@ def assign_inserts(
     return buckets
 
 
-def average_record_size(commit_stats: Sequence[tuple[int, int]], default: int) -> int:
-    """Estimate bytes per record from recent commits' (bytes written, records written).
+def average_record_size(
+    commit_stats: Sequence[tuple[int, int]], default: int, *, threshold: int = 1024
+) -> int:
+    """Estimate bytes per record from recent commits' (bytes written, records written),
+    newest first, as Hudi's ``AverageRecordSizeEstimator`` does: the first commit that wrote
+    more than ``threshold`` bytes (Hudi: ``hoodie.record.size.estimation.threshold`` times
+    the small-file limit) gives ``ceil(bytes / records)``; with none, ``default``.
 
-    Uses the newest commits first and needs enough data to be meaningful, like
-    Hudi's estimate: commits writing under a kilobyte are ignored.
+    A small commit is skipped because its files are mostly fixed cost (footer, bloom
+    filter): estimating from it would make every later file group far too small.
     """
     for total_bytes, records in commit_stats:
-        if records > 0 and total_bytes > 1024:
-            return max(1, total_bytes // records)
+        if records > 0 and total_bytes > threshold:
+            return max(1, math.ceil(total_bytes / records))
     return default

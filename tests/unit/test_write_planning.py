@@ -57,6 +57,14 @@ def test_packing_disabled_by_zero_limit_and_record_size_estimate():
     assert [(b.file_id, b.is_new) for b in buckets] == [("new0", True)]
     assert average_record_size([(500, 10), (100_000, 1000)], 1024) == 100  # tiny commit skipped
     assert average_record_size([], 1024) == 1024
+    # Hudi's threshold: only a commit larger than threshold bytes informs the estimate
+    # (a few records under a bloom-filter footer would otherwise read as ~40 KB each).
+    assert (
+        average_record_size([(431_000, 10), (10_000_000, 1000)], 1024, threshold=5_000_000)
+        == 10_000
+    )
+    assert average_record_size([(431_000, 10)], 1024, threshold=104_857_600) == 1024
+    assert average_record_size([(1001, 10)], 1024, threshold=0) == 101  # rounds up, as Hudi
 
 
 def test_simple_index_prunes_files_by_footer_key_range():
