@@ -430,9 +430,10 @@ class StageProgress:
             with self._lock:
                 if stop.is_set():
                     return
-                self.out.write("\r" + line.ljust(self._drawn))
-                self.out.flush()
-                self._drawn = len(line)
+                if line or self._drawn:  # nothing to draw before the first Spark job
+                    self.out.write("\r" + line.ljust(self._drawn))
+                    self.out.flush()
+                    self._drawn = len(line)
             stop.wait(self.interval)
 
     def clear(self) -> None:

@@ -399,3 +399,62 @@ def test_read_only_warehouse_in_a_process_of_its_own(warehouse, tmp_path):
     assert r.returncode == 1, r.stderr
     assert r.stderr.startswith("error: line 1, column 1: [Errno 13] "), r.stderr
     assert "Permission denied" in r.stderr and r.stderr.count("\n") == 1, r.stderr
+
+
+def _read_until(fd: int, wanted: str, seen: list[str], deadline: float) -> str:
+    """Read the pseudo-terminal until ``wanted`` appears in what arrived since the last call
+    (ANSI escapes removed); the text, or an AssertionError with it at the deadline."""
+    import select
+
+    start = len("".join(seen))
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([fd], [], [], 0.5)
+        if ready:
+            try:
+                data = os.read(fd, 65536)
+            except OSError:  # the child closed the terminal
+                break
+            seen.append(_ANSI.sub("", data.decode(errors="replace")))
+        text = "".join(seen)[start:]
+        if wanted in text:
+            return text
+    raise AssertionError(f"{wanted!r} did not arrive; got {''.join(seen)[start:]!r}")
+
+
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b[=>]|\r")
+
+
+def test_prompt_through_a_pseudo_terminal(tmp_path):
+    """The interactive prompt on a real terminal: a statement over two lines, the result
+    and its timing line, history written to $HUDILITE_HISTORY, and quit."""
+    import pty
+
+    history = tmp_path / "history"
+    env = {**_cli_env(), "HUDILITE_HISTORY": str(history), "TERM": "xterm"}
+    env["PROMPT_TOOLKIT_NO_CPR"] = "1"  # no cursor-position queries to answer
+    master, slave = pty.openpty()
+    proc = subprocess.Popen(
+        [HUDILITE, "sql", "--warehouse", str(tmp_path / "wh")],
+        stdin=slave, stdout=slave, stderr=slave, cwd=tmp_path, env=env, close_fds=True,
+    )  # fmt: skip
+    os.close(slave)
+    seen: list[str] = []
+    deadline = time.monotonic() + 300
+    try:
+        _read_until(master, "hudilite>", seen, deadline)
+        os.write(master, b"SELECT 40 + 2\r")
+        os.write(master, b"AS answer;\r")
+        out = _read_until(master, "Fetched 1 row(s)", seen, deadline)
+        assert "      -> AS answer;" in out
+        assert "| answer |\n+--------+\n|     42 |" in out.replace("\r", "")
+        assert re.search(r"Time taken: \d+\.\d\d seconds, Fetched 1 row\(s\)", out)
+        _read_until(master, "hudilite>", seen, deadline)
+        os.write(master, b"quit\r")
+        assert proc.wait(timeout=60) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        os.close(master)
+    # prompt-toolkit's history file: one entry per statement, its lines prefixed with '+'.
+    entries = [ln for ln in history.read_text().splitlines() if ln.startswith("+")]
+    assert entries == ["+SELECT 40 + 2", "+AS answer;", "+quit"]
