@@ -54,7 +54,10 @@ _MEMORY = "hudilite has no Flink task memory buffers to size"
 _HIVE_SYNC = "hudilite keeps its own catalog and does not sync to a Hive metastore"
 _STATE_INDEX = "hudilite has no Flink state index (hoodie.index.type decides)"
 _METADATA = "hudilite maintains no metadata table"
-_CDC = "hudilite writes no CDC log files (changelog.enabled keeps every change in MOR logs)"
+_CDC = (
+    "hudilite writes no CDC log files (changelog.enabled keeps every change in MOR logs; "
+    "hoodie.datasource.query.incremental.format=cdc reads changes of any table without them)"
+)
 
 # ---- Flink keys hudilite implements in another unit -------------------------------------
 

@@ -59,3 +59,12 @@ INCR_FALLBACK_FULL_SCAN = _key(
     parse=parse_bool,
     scope="read",
 )
+INCREMENTAL_FORMAT = _key(
+    "hoodie.datasource.query.incremental.format",
+    "latest_state",
+    "Incremental reads (format('hudilite')): latest_state (the changed records as they are "
+    "now) or cdc (one row per change: op, ts_ms, before, after; batch and streaming reads, "
+    "any table, no CDC log files needed).",
+    parse=choice("latest_state", "cdc", upper=False),
+    scope="read",
+)

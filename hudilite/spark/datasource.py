@@ -84,6 +84,13 @@ from hudilite.read.planner import (
     plan_snapshot,
 )
 from hudilite.schema import COMMIT_TIME_COL, cast_to_schema
+from hudilite.spark.cdc import (
+    CDC_SPARK_SCHEMA,
+    INCREMENTAL_FORMAT,
+    CdcPartition,
+    cdc_partitions,
+    is_cdc,
+)
 from hudilite.spark.convert import arrow_schema, spark_schema
 from hudilite.spark.read_options import EARLIEST as EARLIEST_BEGIN
 from hudilite.spark.read_options import resolve_read_options
@@ -221,9 +228,22 @@ def partitions_of(
 
 
 def _read_partition(partition: InputPartition) -> Iterator[pa.RecordBatch]:
+    if isinstance(partition, CdcPartition):
+        return partition.read()
     if not isinstance(partition, SlicePartition):  # the default single empty partition
         return iter(())
     return partition.context.read(partition.kind, partition.item)
+
+
+def _check_not_archived(state: TableState, start: str | None) -> None:
+    """A CDC read from ``start`` must see every commit after it on the active timeline."""
+    first = state.timeline.first_active()
+    archived = start is not None and first is not None and start < first.requested_time
+    if archived and first is not None and _archived(state):
+        raise InstantNotFoundError(
+            f"commits before {first.requested_time} were archived: a cdc read from "
+            f"{start} cannot list them"
+        )
 
 
 # ----------------------------------------------------------------------- batch reads
@@ -271,9 +291,26 @@ class HudiliteBatchReader(DataSourceReader):
         # Spark hands options in lower case: look them up case-insensitively.
         self.options = CaseInsensitiveDict(resolve_read_options(options, streaming=False))
         self.schema = schema
+        self.cdc = is_cdc(self.options)
+
+    def _cdc_partitions(self, state: TableState) -> Sequence[InputPartition]:
+        """The ``cdc`` incremental format: change rows of the commits in (begin, end]."""
+        query = str(self.options.get(QUERY_TYPE) or "snapshot").strip().lower()
+        if query != "incremental":
+            raise ConfigError(f"{INCREMENTAL_FORMAT}=cdc needs {QUERY_TYPE}=incremental")
+        begin, end = self.options.get(BEGIN), self.options.get(END)
+        if not begin:
+            raise ConfigError(f"an incremental read needs {BEGIN}")
+        lo = None if begin.strip().lower() == EARLIEST_BEGIN else normalize_instant(begin)
+        hi = normalize_instant(end) if end else None
+        _check_not_archived(state, lo)
+        commits = [(_completion(state, i), i) for i in state.timeline.commits_in_range(lo, hi)]
+        return cdc_partitions(state, commits) or [InputPartition(None)]
 
     def partitions(self) -> Sequence[InputPartition]:
         state = TableState.load(_gateway(self.options))
+        if self.cdc:
+            return self._cdc_partitions(state)
         try:
             plan = batch_plan(state, self.options)
         except InstantNotFoundError:
@@ -332,6 +369,7 @@ class HudiliteStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         # Spark hands options in lower case: look them up case-insensitively.
         self.options = CaseInsensitiveDict(resolve_read_options(options, streaming=True))
         self.schema = schema
+        self.cdc = is_cdc(self.options)
         self._target: str | None = None  # Trigger.AvailableNow: the last offset to reach
         start = str(self.options.get(START_OFFSET) or "earliest").strip()
         if start.lower() not in ("earliest", "latest"):
@@ -380,6 +418,12 @@ class HudiliteStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         if lo >= hi:
             return []
         state = self._state()
+        if self.cdc:
+            commits = [(t, i) for t, i in _write_commits(state) if lo < t <= hi]
+            missing = None if lo == EARLIEST else self._missing(state, lo, [i for _, i in commits])
+            if missing is not None:
+                raise InstantNotFoundError(f"the cdc stream cannot continue after {lo}: {missing}")
+            return cdc_partitions(state, commits)
         wanted = [i for t, i in _write_commits(state) if lo < t <= hi]
         if lo == EARLIEST:
             # The whole table as of ``hi`` (Hudi's earliest): every live slice, no filter.
@@ -434,6 +478,8 @@ class HudiliteDataSource(DataSource):
         return FORMAT
 
     def schema(self) -> StructType:
+        if is_cdc(CaseInsensitiveDict(self.options)):
+            return CDC_SPARK_SCHEMA
         return spark_schema(TableState.load(_gateway(self.options)).storage_schema)
 
     def reader(self, schema: StructType) -> DataSourceReader:
