@@ -231,7 +231,11 @@ def spark_fallback(session: SqlContext, name: TableName, sql: str) -> Outcome | 
     if name.db is None and session.is_temp_view(name.table):
         return Outcome(session.spark.sql(sql))
     db, table = session.qualify(name)
-    if session.catalog.database_exists(db) and session.catalog.view_exists(db, table):
+    try:
+        is_view = session.catalog.database_exists(db) and session.catalog.view_exists(db, table)
+    except HudiliteError:  # not a catalog name
+        is_view = False
+    if is_view:
         verb = " ".join(sql.split()[:2]).upper()
         raise SqlError(
             f"[EXPECT_TABLE_NOT_VIEW.NO_ALTERNATIVE] '{verb}' expects a table but "

@@ -116,9 +116,9 @@ class ViewRegistry:
                     self._register(view, self.session.table(name).read(query_type=query_type))  # type: ignore[arg-type]
                 else:
                     self._snapshots.pop(view, None)
-            for view, (db, name) in list(self._persistent.items()):
-                if self.session.catalog.view_exists(db, name):
-                    self.persistent_view(db, name)
+            for view, (db, view_name) in list(self._persistent.items()):
+                if self.session.catalog.view_exists(db, view_name):
+                    self.persistent_view(db, view_name)
                 else:
                     self._persistent.pop(view, None)
         finally:

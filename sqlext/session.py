@@ -33,6 +33,7 @@ from .statements import (
     ResetOption,
     SetOption,
     SparkStatement,
+    SqlError,
     SqlParseError,
     Statement,
     TableName,
@@ -205,6 +206,13 @@ class Session:
                 f"table {db}.{table} not found: database {db} does not exist"
             ) from None
         except TableNotFoundError:
+            if self.catalog.view_exists(db, table):
+                # INSERT/UPDATE/DELETE/MERGE name a view: Spark's message.
+                verb = (self.current_sql or "this statement").split()[0].upper()
+                raise SqlError(
+                    f"[EXPECT_TABLE_NOT_VIEW.NO_ALTERNATIVE] '{verb}' expects a table but "
+                    f"`{db}`.`{table}` is a view."
+                ) from None
             raise TableNotFoundError(f"table {db}.{table} not found") from None
 
     def table(self, name: TableName) -> Table:
@@ -330,6 +338,13 @@ _REFUSALS = {
 
 
 def _spark(session: Session, stmt: SparkStatement) -> Outcome:
+    view = ddl_views.persistent_view(session, stmt.target) if stmt.target is not None else None
+    # CREATE TEMPORARY VIEW v may shadow a persistent view v, as in Spark.
+    if view is not None and not stmt.words.upper().startswith("CREATE"):
+        raise UnsupportedStatementError(
+            f"unsupported statement on view {view.qualified_name}: {stmt.words} (a view "
+            "takes CREATE OR REPLACE VIEW, ALTER VIEW ... AS, DROP VIEW, DESCRIBE and queries)"
+        )
     if stmt.target is not None and session.is_hudilite(stmt.target):
         first = stmt.words.split()[0].upper() if stmt.words else ""
         reason = _REFUSALS.get(first)

@@ -167,6 +167,14 @@ def test_refusals_name_the_object(session: Any) -> None:
         "`default`.`w`, the reason is not enough data columns: View columns: `a`, `b`. "
         "Data columns: `uuid`."
     )
+    with pytest.raises(SqlError) as e:
+        session.sql("INSERT INTO v VALUES ('z')")
+    assert str(e.value) == (
+        "[EXPECT_TABLE_NOT_VIEW.NO_ALTERNATIVE] 'INSERT' expects a table but `default`.`v` "
+        "is a view."
+    )
+    with pytest.raises(SqlError, match=r"^\[EXPECT_TABLE_NOT_VIEW.NO_ALTERNATIVE\] 'SHOW PART"):
+        session.sql("SHOW PARTITIONS v")
     with pytest.raises(TableNotFoundError, match=r"^view default\.nope not found$"):
         session.sql("DROP VIEW nope")
     session.sql("DROP VIEW IF EXISTS nope")
@@ -177,11 +185,17 @@ def test_refusals_name_the_object(session: Any) -> None:
 def test_temporary_view_shadows_persistent_one(session: Any) -> None:
     make_trips(session)
     session.sql("CREATE VIEW v AS SELECT uuid FROM trips")
+    # A temporary view over the persistent one sees later writes too.
+    session.sql("CREATE TEMPORARY VIEW over_v AS SELECT * FROM v")
+    assert collect(session, "SELECT * FROM over_v ORDER BY uuid") == [("a",), ("b",)]
+    session.sql("INSERT INTO trips VALUES ('e', 1, 5.0, 'sf')")
+    assert collect(session, "SELECT * FROM over_v ORDER BY uuid") == [("a",), ("b",), ("e",)]
+    session.sql("DROP VIEW over_v")
     session.sql("CREATE TEMPORARY VIEW v AS SELECT 'temp' AS uuid")
     assert collect(session, "SELECT * FROM v") == [("temp",)]
-    assert collect(session, "SELECT * FROM default.v ORDER BY uuid") == [("a",), ("b",)]
+    assert collect(session, "SELECT * FROM default.v ORDER BY uuid") == [("a",), ("b",), ("e",)]
     session.sql("DROP VIEW v")  # the temporary one, as in Spark
-    assert collect(session, "SELECT * FROM v ORDER BY uuid") == [("a",), ("b",)]
+    assert collect(session, "SELECT * FROM v ORDER BY uuid") == [("a",), ("b",), ("e",)]
     session.sql("DROP VIEW v")
     assert collect(session, "SHOW VIEWS") == []
     with pytest.raises(TableNotFoundError, match=r"^table or view default\.v not found$"):
