@@ -128,6 +128,10 @@ def _assert_exactly_once(
 
 
 def test_stream_driver_killed_ten_times_keeps_every_event_once(spark: Any, tmp_path: Path) -> None:
+    """Guarantee: a streaming driver (four writes, async compaction, a streaming read)
+    SIGKILLed 10 times, inside commits, between commit and checkpoint, inside a compaction
+    and at random, leaves every table equal to its input taken exactly once (hudi-rs too)
+    and the streaming read's output holding every committed row once."""
     paths = {name: tmp_path / name for name in TABLES}
     for name, (kind, version, _) in TABLES.items():
         hudilite.Table.create(
