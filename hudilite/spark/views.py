@@ -78,8 +78,8 @@ def create_view(spark: Any, name: str, path: str, *, database: str | None = None
     anchor_name = f"{database or ''}__{name}"
     anchor = f"spark_catalog.{quote(ANCHOR_DATABASE)}.{quote(anchor_name)}"
     location = _location(path)
-    # An anchor of the same name may point at another table: make it again. Dropping it
-    # never touches the table's files (Spark did not create them).
+    # An anchor of the same name may point at another table: make it again. With a
+    # LOCATION the catalog entry is EXTERNAL, so dropping it never deletes the table's files.
     spark.sql(f"DROP TABLE IF EXISTS {anchor}")
     spark.sql(f"CREATE TABLE {anchor} USING hudilite LOCATION {literal(location)}")
     body = f"SELECT * FROM {anchor} WITH ('path' = {literal(location)})"

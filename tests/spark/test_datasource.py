@@ -100,6 +100,8 @@ def test_views_read_the_current_snapshot_at_every_query(spark: Any, tmp_path: Pa
     )
     t.write(_batch(range(3), 1), "insert")
     assert create_view(spark, "ds_trips", t.path) == "ds_trips"
+    # Made again (its anchor table dropped and created): the table's files stay.
+    assert create_view(spark, "ds_trips", t.path) == "ds_trips"
     spark.sql(f"CREATE TEMPORARY VIEW ds_using USING hudilite OPTIONS (path '{t.path}')")
     try:
         first = [("k00", 1), ("k01", 1), ("k02", 1)]
