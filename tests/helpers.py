@@ -9,6 +9,13 @@ from typing import Any
 
 import pyarrow as pa
 
+#: JVM options for the short-lived Spark JVMs the tests start (writer subprocesses, cluster
+#: drivers, executors and daemons): the C1 compiler only and the serial collector. A JVM that
+#: lives for a few jobs spends much of its CPU in the C2 compiler and G1's threads; with
+#: these it starts and runs its first jobs about twice as fast on two cores. Performance
+#: flags only: nothing a test checks depends on them.
+FAST_JVM_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
+
 META = [
     "_hoodie_commit_time",
     "_hoodie_commit_seqno",
@@ -16,6 +23,41 @@ META = [
     "_hoodie_partition_path",
     "_hoodie_file_name",
 ]
+
+
+#: The (key, ordering, value) schema of the Table API tests' small tables.
+KV_SCHEMA = pa.schema([("id", pa.string()), ("ts", pa.int64()), ("v", pa.int64())])
+KV_COLS = ["id", "ts", "v"]
+
+
+def kv_batch(*recs: tuple) -> pa.Table:
+    """``(id, ts, v)`` tuples as an Arrow table of :data:`KV_SCHEMA`."""
+    return pa.Table.from_pylist([dict(zip(KV_COLS, r, strict=True)) for r in recs], KV_SCHEMA)
+
+
+def kv_table(
+    spark: Any,
+    path: str,
+    *,
+    table_type: str = "cow",
+    table_version: int = 6,
+    ordering_field: str | None = "ts",
+    options: dict[str, str] | None = None,
+) -> Any:
+    """A new unpartitioned table of :data:`KV_SCHEMA` keyed by ``id`` at ``path``
+    (``Table.create``'s defaults otherwise; ordering by ``ts`` unless told)."""
+    import hudilite
+
+    return hudilite.Table.create(
+        spark,
+        path,
+        KV_SCHEMA,
+        record_key="id",
+        ordering_field=ordering_field,
+        table_type=table_type,  # type: ignore[arg-type]
+        table_version=table_version,  # type: ignore[arg-type]
+        options=options,
+    )
 
 
 def hudi_rs_read(path: str, **opts: str) -> pa.Table:

@@ -1,7 +1,8 @@
 """The driver of the standalone-cluster test, run in its own process (one SparkContext each).
 
-``python scenario.py MASTER_URL EXECUTOR_PYTHON WORKDIR`` connects to the cluster with
-``hudilite.spark_session(master=..., ship_package=True, python=EXECUTOR_PYTHON)`` and runs
+``python scenario.py MASTER_URL EXECUTOR_PYTHON WORKDIR [JAVA_OPTIONS]`` connects to the
+cluster with ``hudilite.spark_session(master=..., ship_package=True, python=EXECUTOR_PYTHON)``
+(``JAVA_OPTIONS``: performance flags of the driver's and executors' JVMs) and runs
 writes (COW and MOR upserts, deletes), reads, compaction, clustering and SQL, asserting
 the exact rows after each step; it prints ``STEP <name> ok`` per step. The expected rows
 come from the ``expected_*`` functions, which the pytest side also uses to check the
@@ -207,7 +208,7 @@ def sql(spark: Any, base: Path) -> None:
     step("sql")
 
 
-def main(master: str, python: str, work: str) -> None:
+def main(master: str, python: str, work: str, java_options: str = "") -> None:
     base = Path(work)
     spark = hudilite.spark_session(
         master=master,
@@ -222,6 +223,9 @@ def main(master: str, python: str, work: str) -> None:
             "spark.cores.max": "2",
             "spark.driver.host": "127.0.0.1",
             "spark.driver.bindAddress": "127.0.0.1",
+            # Performance flags of the driver's and executors' JVMs (tests/helpers.py).
+            "spark.driver.extraJavaOptions": java_options,
+            "spark.executor.extraJavaOptions": java_options,
         },
     )
     try:
@@ -236,4 +240,4 @@ def main(master: str, python: str, work: str) -> None:
 
 
 if __name__ == "__main__":
-    main(*sys.argv[1:4])
+    main(*sys.argv[1:5])

@@ -28,6 +28,8 @@ from typing import Any
 
 import pyspark
 
+from tests.helpers import FAST_JVM_OPTIONS
+
 SPARK_HOME = Path(pyspark.__file__).resolve().parent
 SPARK_CLASS = SPARK_HOME / "bin" / "spark-class"
 HOST = "127.0.0.1"
@@ -69,6 +71,8 @@ def cluster_env(work: Path) -> dict[str, str]:
         SPARK_LOCAL_IP=HOST,
         SPARK_LOCAL_HOSTNAME="localhost",
         SPARK_DAEMON_MEMORY="512m",
+        # The master and the worker: performance flags only (tests/helpers.py).
+        SPARK_DAEMON_JAVA_OPTS=FAST_JVM_OPTIONS,
         SPARK_LOG_DIR=str(work / "logs"),
         SPARK_PID_DIR=str(work / "pids"),
         # The master's REST submission server would take the fixed port 6066.

@@ -33,7 +33,7 @@ from tests.cluster.standalone import (
     standalone_cluster,
     stop_group,
 )
-from tests.helpers import hudi_rs_read
+from tests.helpers import FAST_JVM_OPTIONS, hudi_rs_read
 
 pytestmark = pytest.mark.spark
 
@@ -112,7 +112,8 @@ def test_writes_reads_services_and_sql_with_a_shipped_package(cluster, tmp_path)
     url, cluster_dir, python = cluster
     script = str(Path(scenario.__file__).resolve())
     env = cluster_env(cluster_dir)
-    out = _run([sys.executable, script, url, python, str(tmp_path)], cluster_dir, tmp_path, env)
+    args = [sys.executable, script, url, python, str(tmp_path), FAST_JVM_OPTIONS]
+    out = _run(args, cluster_dir, tmp_path, env)
     assert re.findall(r"^STEP (\w+) ok", out, re.MULTILINE) == STEPS, out
 
     # The independent reader sees the rows the cluster wrote.
@@ -148,6 +149,9 @@ def test_spark_submit_with_py_files_and_no_hudilite_on_the_driver(cluster, tmp_p
             "--conf", "spark.driver.host=127.0.0.1",
             "--conf", "spark.ui.enabled=false",
             "--conf", f"spark.pyspark.python={python}",
+            # Performance flags only (tests/helpers.py), not part of the recipe.
+            "--conf", f"spark.driver.extraJavaOptions={FAST_JVM_OPTIONS}",
+            "--conf", f"spark.executor.extraJavaOptions={FAST_JVM_OPTIONS}",
             str(Path(submit_app.__file__).resolve()), url, str(table),
         ],
         cluster_dir,
