@@ -129,3 +129,26 @@ def test_cdc_options_fail_clearly(spark: Any, table: tuple) -> None:
         spark.read.format("hudilite").option(
             "hoodie.datasource.query.incremental.format", "x"
         ).load(t.path).collect()
+
+
+def test_cdc_of_a_truncate_deletes_every_row(spark: Any, tmp_path: Path) -> None:
+    """A replace commit (truncate, insert overwrite, delete partition): its replaced file
+    groups' records are deletes."""
+    t = hudilite.Table.create(
+        spark, str(tmp_path / "tr"), SCHEMA, record_key="id", ordering_field="ts", table_version=8
+    )
+    c1 = t.write(_rows(("a", 1, 1.0), ("b", 1, 2.0)), "insert").instant_time
+    t.truncate()
+    c2 = t.timeline()[-1].requested_time
+    df = (
+        spark.read.format("hudilite")
+        .options(**CDC)
+        .option("hoodie.datasource.read.begin.instanttime", "earliest")
+        .load(t.path)
+    )
+    assert _changes(df.collect()) == [
+        (c1, "i", None, (c1, "a", 1, 1.0)),
+        (c1, "i", None, (c1, "b", 1, 2.0)),
+        (c2, "d", (c1, "a", 1, 1.0), None),
+        (c2, "d", (c1, "b", 1, 2.0), None),
+    ]
