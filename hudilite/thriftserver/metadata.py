@@ -95,7 +95,6 @@ def _objects(session: Session, schema_pattern: str | None) -> Iterable[tuple[str
     merge-on-read tables also as ``t_ro`` and ``t_rt`` (Hudi's Hive sync names them so)."""
     pat = like(schema_pattern)
     cat = session.catalog
-    list_views = getattr(cat, "list_views", None)  # persistent views, when the catalog has them
     for db in cat.list_databases():
         if not pat.match(db):
             continue
@@ -108,9 +107,8 @@ def _objects(session: Session, schema_pattern: str | None) -> Iterable[tuple[str
             if is_mor:
                 yield db, f"{name}_ro", "TABLE"
                 yield db, f"{name}_rt", "TABLE"
-        if list_views is not None:
-            for name in list_views(db):
-                yield db, name, "VIEW"
+        for name in cat.list_views(db):
+            yield db, name, "VIEW"
 
 
 def tables(

@@ -52,6 +52,7 @@ _QUERIES = (
     st.ShowPartitions,
     st.ShowTblProperties,
     st.DescribeHistory,
+    st.ShowViews,
 )
 _SETTINGS = (st.UseDatabase, st.SetOption, st.ResetOption)
 _WRITES = (st.InsertInto, st.Update, st.Delete, st.MergeInto)

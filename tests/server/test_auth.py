@@ -69,6 +69,9 @@ def test_users_file_keeps_salted_hashes_only(tmp_path: Path) -> None:
         ("TRUNCATE TABLE t", "DDL"),
         ("CACHE TABLE x AS SELECT 1", "DDL"),
         ("CALL show_commits(table => 't')", "CALL"),
+        ("CREATE OR REPLACE VIEW v AS SELECT 1 AS a", "DDL"),
+        ("DROP VIEW IF EXISTS v", "DDL"),
+        ("SHOW VIEWS", "query"),
     ],
 )
 def test_statement_kinds(sql: str, kind: str) -> None:

@@ -33,6 +33,10 @@ def conn(server: Server) -> Iterator[hive.Connection]:
             "CREATE TABLE meta.order_lines (id INT NOT NULL, sku STRING) USING hudi "
             "TBLPROPERTIES (primaryKey = 'id', type = 'mor')"
         )
+        cur.execute(
+            "CREATE VIEW meta.order_totals (region COMMENT 'where', total) AS "
+            "SELECT region, sum(amount) FROM meta.orders GROUP BY region"
+        )
         yield c
 
 
@@ -49,6 +53,7 @@ def test_schemas_tables_and_types(conn: hive.Connection) -> None:
         ("meta", "order_lines", "TABLE"),
         ("meta", "order_lines_ro", "TABLE"),
         ("meta", "order_lines_rt", "TABLE"),
+        ("meta", "order_totals", "VIEW"),
         ("meta", "orders", "TABLE"),
     ]
     resp = client.GetTables(
@@ -58,7 +63,7 @@ def test_schemas_tables_and_types(conn: hive.Connection) -> None:
     resp = client.GetTables(
         tt.TGetTablesReq(sessionHandle=session, schemaName="meta", tableTypes=["VIEW"])
     )
-    assert rows_of(conn, resp.operationHandle) == []
+    assert [(r[2], r[3]) for r in rows_of(conn, resp.operationHandle)] == [("order_totals", "VIEW")]
     resp = client.GetTableTypes(tt.TGetTableTypesReq(sessionHandle=session))
     assert rows_of(conn, resp.operationHandle) == [("TABLE",), ("VIEW",)]
     resp = client.GetCatalogs(tt.TGetCatalogsReq(sessionHandle=session))
@@ -99,6 +104,13 @@ def test_columns_and_primary_keys(conn: hive.Connection) -> None:
     # Hudi tables store every column nullable; NULLABLE follows what a query returns.
     assert [(r[2], r[3], r[10], r[17]) for r in rows_of(conn, resp.operationHandle)] == [
         ("order_lines", "id", 1, "YES")
+    ]
+    resp = client.GetColumns(
+        tt.TGetColumnsReq(sessionHandle=session, schemaName="meta", tableName="order_totals")
+    )
+    assert [(r[3], r[5], r[11], r[16]) for r in rows_of(conn, resp.operationHandle)] == [
+        ("region", "STRING", "where", 1),
+        ("total", "DECIMAL(20,2)", "", 2),
     ]
     resp = client.GetPrimaryKeys(
         tt.TGetPrimaryKeysReq(sessionHandle=session, schemaName="meta", tableName="orders")
@@ -162,6 +174,7 @@ def test_sqlalchemy_inspector(server: Server, conn: hive.Connection) -> None:
             "order_lines",
             "order_lines_ro",
             "order_lines_rt",
+            "order_totals",
             "orders",
         ]
         columns = inspector.get_columns("orders", schema="meta")
