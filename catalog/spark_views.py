@@ -3,9 +3,11 @@
 Every table of every database of the warehouse becomes a view of the Spark session
 catalog named ``<db>.<table>`` (see :mod:`hudilite.spark.views`: each query reads the
 table's current snapshot), so plain ``spark.sql``, notebooks and Spark's own tools query
-hudilite tables without hudilite's SQL front end. The Spark databases are created where
-the warehouse keeps them (``<warehouse>/<db>.db``, or the database's ``LOCATION``), so
-Spark makes no folder of its own; ``default`` exists in every Spark session. Unqualified
+hudilite tables without hudilite's SQL front end. The Spark databases are created in
+empty folders of their own (:data:`hudilite.spark.views.DATABASES_LOCATION`), never at the
+warehouse's database folders: Spark's ``DROP DATABASE ... CASCADE`` deletes a database's
+folder, which must not take the hudilite tables with it. ``default`` exists in every
+Spark session. Unqualified
 names resolve in Spark's current database (``default`` unless the session ran ``USE``),
 so ``SELECT * FROM trips`` reads ``default.trips``.
 
@@ -48,7 +50,7 @@ def register_warehouse(
         if not tables:
             continue
         if db != DEFAULT_DATABASE:
-            ensure_database(spark, db, catalog.database_location(db))
+            ensure_database(spark, db)
         for table in tables:
             location = catalog.get_table(db, table).location
             try:

@@ -36,8 +36,10 @@ from hudilite.errors import ConfigError
 
 #: The session-catalog database holding the anchors.
 ANCHOR_DATABASE = "_hudilite"
-#: Where the anchor database says it lives (Spark makes the folder; nothing is written in it).
-ANCHOR_LOCATION = os.path.join(tempfile.gettempdir(), "hudilite-spark-anchors")
+#: Where the databases this module creates say they live. Spark makes the folders and
+#: writes nothing in them; ``DROP DATABASE ... CASCADE`` deletes a database's folder, so
+#: it must never be a folder holding table data (such as a hudilite warehouse's).
+DATABASES_LOCATION = os.path.join(tempfile.gettempdir(), "hudilite-spark-databases")
 
 
 def quote(name: str) -> str:
@@ -58,13 +60,15 @@ def _location(path: str) -> str:
     return os.path.abspath(path)
 
 
-def ensure_database(spark: Any, database: str, location: str | None = None) -> None:
-    """``CREATE DATABASE IF NOT EXISTS`` in the session catalog (at ``location`` when
-    given, so Spark creates no folder under its own warehouse directory)."""
-    sql = f"CREATE DATABASE IF NOT EXISTS spark_catalog.{quote(database)}"
-    if location is not None:
-        sql += f" LOCATION {literal(_location(location))}"
-    spark.sql(sql)
+def ensure_database(spark: Any, database: str) -> None:
+    """``CREATE DATABASE IF NOT EXISTS`` in the session catalog, located in an empty folder
+    of its own under :data:`DATABASES_LOCATION` (not under Spark's warehouse directory,
+    and never where table data lives: dropping the database deletes its folder)."""
+    location = os.path.join(DATABASES_LOCATION, f"{database}.db")
+    spark.sql(
+        f"CREATE DATABASE IF NOT EXISTS spark_catalog.{quote(database)} "
+        f"LOCATION {literal(_location(location))}"
+    )
 
 
 def create_view(spark: Any, name: str, path: str, *, database: str | None = None) -> str:
@@ -74,7 +78,7 @@ def create_view(spark: Any, name: str, path: str, *, database: str | None = None
     :func:`ensure_database`). The ``hudilite`` data source must be registered."""
     if not name or not path:
         raise ConfigError(f"a view needs a name and a table path, got {name!r} and {path!r}")
-    ensure_database(spark, ANCHOR_DATABASE, ANCHOR_LOCATION)
+    ensure_database(spark, ANCHOR_DATABASE)
     anchor_name = f"{database or ''}__{name}"
     anchor = f"spark_catalog.{quote(ANCHOR_DATABASE)}.{quote(anchor_name)}"
     location = _location(path)

@@ -145,6 +145,8 @@ def test_register_warehouse_makes_db_table_views(spark: Any, tmp_path: Path) -> 
     finally:
         spark.sql("DROP VIEW IF EXISTS spark_catalog.default.rw_trips")
         spark.sql("DROP DATABASE IF EXISTS spark_catalog.rw_sales CASCADE")
+    # Dropping the Spark database dropped views only: the hudilite table is whole.
+    assert [tuple(r) for r in s.sql("SELECT id, ts FROM rw_sales.orders").collect()] == [("o", 5)]
 
 
 def test_bad_options_fail_clearly(spark: Any, tables: dict) -> None:
