@@ -33,6 +33,7 @@ import pyarrow as pa
 from hudilite import failpoints
 from hudilite.storage.fs import FileSystemGateway
 from hudilite.table.state import TableState
+from tests.helpers import FAST_JVM_OPTIONS
 
 SPARK_OPS = ("upsert", "insert", "bulk_insert", "delete")
 
@@ -55,7 +56,10 @@ def _spark(spec: dict[str, Any]) -> Any:
         master=spec.get("master", "local[1]"),
         shuffle_partitions=2,
         driver_memory="1g",
-        conf={"spark.task.maxFailures": spec.get("max_failures", 1)},
+        conf={
+            "spark.task.maxFailures": spec.get("max_failures", 1),
+            "spark.driver.extraJavaOptions": FAST_JVM_OPTIONS,
+        },
     )
 
 

@@ -4,30 +4,24 @@ the SQL layer reports unknown or unsupported keys as warnings (errors in strict 
 
 from __future__ import annotations
 
-import pyarrow as pa
 import pytest
 
-import hudilite
 from hudilite.errors import ConfigError, OptionWarning
 from hudilite.sqlext.statements import TableName
-from tests.helpers import spark_rows
+from tests.helpers import KV_COLS, kv_batch, kv_table, spark_rows
 
-SCHEMA = pa.schema([("id", pa.string()), ("ts", pa.int64()), ("v", pa.int64())])
-COLS = ["id", "ts", "v"]
-
-
-def batch(*recs: tuple) -> pa.Table:
-    return pa.Table.from_pylist([dict(zip(COLS, r, strict=True)) for r in recs], SCHEMA)
+COLS = KV_COLS
+batch = kv_batch
 
 
-@pytest.mark.parametrize("table_type", ["cow", "mor"])
-def test_write_precombine_field_keeps_the_newer_event(spark, tmp_path, table_type):
-    t = hudilite.Table.create(
+def test_write_precombine_field_keeps_the_newer_event(spark, tmp_path):
+    # Merge-on-read (its reader merges log files over base files by the ordering field too);
+    # one table type: the subject is the option's name, not the table type.
+    t = kv_table(
         spark,
         str(tmp_path / "t"),
-        SCHEMA,
-        record_key="id",
-        table_type=table_type,
+        table_type="mor",
+        ordering_field=None,
         options={"write.precombine.field": "ts"},  # Flink's name of the ordering field
     )
     t.write(batch(("a", 2, 20), ("b", 1, 10)))
@@ -47,12 +41,9 @@ def test_write_precombine_field_in_sql_tblproperties(session):
 
 
 def test_compaction_delta_commits_compacts_after_two_delta_commits(spark, tmp_path):
-    t = hudilite.Table.create(
+    t = kv_table(
         spark,
         str(tmp_path / "t"),
-        SCHEMA,
-        record_key="id",
-        ordering_field="ts",
         table_type="mor",
         table_version=8,
         options={
@@ -71,12 +62,9 @@ def test_compaction_delta_commits_compacts_after_two_delta_commits(spark, tmp_pa
 
 
 def test_compaction_delta_seconds_with_time_elapsed_trigger(spark, tmp_path):
-    t = hudilite.Table.create(
+    t = kv_table(
         spark,
         str(tmp_path / "t"),
-        SCHEMA,
-        record_key="id",
-        ordering_field="ts",
         table_type="mor",
         table_version=8,
         options={

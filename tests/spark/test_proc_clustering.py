@@ -20,7 +20,7 @@ from hudilite.timeline.instant import REPLACE_COMMIT
 from tests.helpers import hudi_rs_read
 
 COLS = ["id", "ts", "v", "p"]
-KINDS = [("cow", 6), ("mor", 6), ("cow", 8), ("mor", 8)]
+RUN_KINDS = [("mor", 6), ("cow", 8)]
 
 
 def create(s: Any, kind: tuple[str, int], name: str = "t") -> hudilite.Table:
@@ -79,7 +79,9 @@ EXPECTED = [
 ]
 
 
-@pytest.mark.parametrize("kind", KINDS, ids=[f"{t}-v{v}" for t, v in KINDS])
+# One table per type and per version; with the other tests here every pair runs: cow-v6
+# and mor-v8 (schedule/execute), mor-v8 (predicate), mor-v6 and cow-v8 (failed clustering).
+@pytest.mark.parametrize("kind", RUN_KINDS, ids=[f"{t}-v{v}" for t, v in RUN_KINDS])
 def test_run_clustering_rewrites_small_files_keeping_every_row(
     s: Any, kind: tuple[str, int]
 ) -> None:

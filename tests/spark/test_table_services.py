@@ -2,29 +2,20 @@
 
 from __future__ import annotations
 
-import pyarrow as pa
 import pytest
 
-import hudilite
 from hudilite.errors import InstantNotFoundError
-from tests.helpers import hudi_rs_read, rows, spark_rows
+from tests.helpers import KV_COLS, hudi_rs_read, kv_batch, kv_table, rows, spark_rows
 
-SCHEMA = pa.schema([("id", pa.string()), ("ts", pa.int64()), ("v", pa.int64())])
-COLS = ["id", "ts", "v"]
-
-
-def batch(*recs: tuple) -> pa.Table:
-    return pa.Table.from_pylist([dict(zip(COLS, r, strict=True)) for r in recs], SCHEMA)
+COLS = KV_COLS
+batch = kv_batch
 
 
 @pytest.mark.parametrize("version", [6, 8])
 def test_inline_compaction_after_num_commits(spark, tmp_path, version):
-    t = hudilite.Table.create(
+    t = kv_table(
         spark,
         str(tmp_path / "t"),
-        SCHEMA,
-        record_key="id",
-        ordering_field="ts",
         table_type="mor",
         table_version=version,
         options={"hoodie.compact.inline": "true", "hoodie.compact.inline.max.delta.commits": "3"},
@@ -43,12 +34,9 @@ def test_inline_compaction_after_num_commits(spark, tmp_path, version):
 
 
 def test_scheduled_compaction_runs_later_in_lifo_or_fifo_order(spark, tmp_path):
-    t = hudilite.Table.create(
+    t = kv_table(
         spark,
         str(tmp_path / "t"),
-        SCHEMA,
-        record_key="id",
-        ordering_field="ts",
         table_type="mor",
         table_version=8,
         options={
@@ -71,14 +59,7 @@ def test_scheduled_compaction_runs_later_in_lifo_or_fifo_order(spark, tmp_path):
 
 @pytest.mark.services
 def test_automatic_cleaning_and_time_travel_to_a_cleaned_instant(spark, tmp_path):
-    t = hudilite.Table.create(
-        spark,
-        str(tmp_path / "t"),
-        SCHEMA,
-        record_key="id",
-        ordering_field="ts",
-        options={"hoodie.cleaner.commits.retained": "1"},
-    )
+    t = kv_table(spark, str(tmp_path / "t"), options={"hoodie.cleaner.commits.retained": "1"})
     first = t.write(batch(("a", 1, 0)))
     t.write(batch(("a", 2, 1)))
     third = t.write(batch(("a", 3, 2)))
@@ -92,14 +73,7 @@ def test_automatic_cleaning_and_time_travel_to_a_cleaned_instant(spark, tmp_path
 
 @pytest.mark.services
 def test_savepoint_keeps_files_and_restore_returns_to_it(spark, tmp_path):
-    t = hudilite.Table.create(
-        spark,
-        str(tmp_path / "t"),
-        SCHEMA,
-        record_key="id",
-        ordering_field="ts",
-        options={"hoodie.cleaner.commits.retained": "1"},
-    )
+    t = kv_table(spark, str(tmp_path / "t"), options={"hoodie.cleaner.commits.retained": "1"})
     first = t.write(batch(("a", 1, 0), ("b", 1, 0)))
     sp = t.savepoint()
     assert sp.instant_time == first.instant_time
