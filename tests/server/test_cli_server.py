@@ -1,6 +1,6 @@
 """``hudilite thriftserver`` as a real process: beeline (the Hive JDBC driver shipped in the
-pyspark wheel) runs DDL, DML, a query and CALL; a wrong password is refused; SIGTERM lets an
-in-flight write finish and stops the server cleanly."""
+pyspark wheel) runs DDL, DML, a query and CALL; SIGTERM lets an in-flight write finish and
+stops the server cleanly. (Wrong passwords: test_statements.py and test_auth.py.)"""
 
 from __future__ import annotations
 
@@ -116,9 +116,6 @@ def test_beeline(server_process: tuple[Any, Path, int]) -> None:
     assert lines[start : start + 3] == ["id,v", "1,a", "2,b"]
     assert lines[start + 3].startswith("commit_time,state_transition_time,action,")
     assert lines[start + 4].split(",")[2] == "commit"
-    refused = _beeline(port, "wrong", "SELECT 1")
-    assert refused.returncode != 0
-    assert "authentication failed for user 'alice'" in refused.stderr
 
 
 def test_sigterm_finishes_the_running_write(
