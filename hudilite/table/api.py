@@ -261,8 +261,11 @@ class Table:
         ``hoodie.datasource.write.streaming.checkpoint.identifier``): a batch Spark
         replays after a crash is skipped when it was committed. ``trigger``: keyword
         arguments of ``DataStreamWriter.trigger`` (``{"processingTime": "10 seconds"}``,
-        ``{"availableNow": True}``) or a processing-time string. See
-        :mod:`hudilite.spark.streaming`.
+        ``{"availableNow": True}``) or a processing-time string. A merge-on-read table
+        compacts beside the stream: plans scheduled after commits by the trigger strategy,
+        run by a driver thread while later batches commit
+        (``hoodie.datasource.compaction.async.enable``, default on;
+        :func:`hudilite.spark.streaming.compactor_of`). See :mod:`hudilite.spark.streaming`.
         """
         return streaming.write_stream(
             self,
