@@ -192,6 +192,12 @@ class ViewRegistry:
             if self.session.is_hudilite(base_name) and self.session.table(base_name).config.is_mor:
                 query_type = "read_optimized" if suffix.lower() == "ro" else "snapshot"
                 return self.table_view(base_name, query_type=query_type, as_of=ref.as_of)
+        if ref.db is None and self.session.is_temp_view(ref.name):
+            if ref.as_of is not None:
+                raise UnsupportedStatementError(
+                    f"TIMESTAMP AS OF needs a hudilite table; {ref.name} is a temporary view"
+                )
+            return None  # a temporary view shadows a persistent view, as in Spark
         view = self._persistent_view_of(name)
         if view is not None:
             if ref.as_of is not None:
@@ -199,12 +205,6 @@ class ViewRegistry:
                     f"TIMESTAMP AS OF needs a hudilite table; {view[0]}.{view[1]} is a view"
                 )
             return self.persistent_view(*view)
-        if ref.db is None and self.session.is_temp_view(ref.name):
-            if ref.as_of is not None:
-                raise UnsupportedStatementError(
-                    f"TIMESTAMP AS OF needs a hudilite table; {ref.name} is a temporary view"
-                )
-            return None
         if _is_file_reference(ref):
             return None  # Spark's SQL on files: parquet.`/path`
         if not self.session.spark.catalog.tableExists(sql_name(name)):
@@ -213,9 +213,7 @@ class ViewRegistry:
         return None
 
     def _persistent_view_of(self, name: TableName) -> tuple[str, str] | None:
-        """``(db, view)`` when ``name`` is a persistent view not shadowed by a temp view."""
-        if name.db is None and self.session.is_temp_view(name.table):
-            return None
+        """``(db, view)`` when ``name`` is a persistent view (temp views checked before)."""
         db, table = self.session.qualify(name)
         try:
             found = self.session.catalog.view_exists(db, table)
