@@ -215,7 +215,7 @@ def main(master: str, python: str, work: str, java_options: str = "") -> None:
         app_name="hudilite-cluster-test",
         ship_package=True,
         python=python,
-        shuffle_partitions=4,
+        shuffle_partitions=2,  # one per executor core: tiny tables, fewer tasks
         driver_memory="1g",
         conf={
             "spark.executor.memory": "512m",

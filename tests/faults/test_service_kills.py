@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from hudilite.timeline.instant import ROLLBACK
+from tests.faults.conftest import DRIVER_KILLS
 from tests.faults.harness import (
     assert_readers_match,
     completed_times,
@@ -95,25 +96,14 @@ def test_clustering_killed(spark, seeded, point: str) -> None:
 
 
 @pytest.fixture(scope="module")
-def dead_write(seeds: dict[str, Path], tmp_path_factory: pytest.TempPathFactory) -> Path:
+def dead_write(killed_writes: dict, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A copy of ``cow6`` with a write whose driver was SIGKILLed before its commit
-    (data files written, instant inflight, heartbeat left behind)."""
-    path = copy_table(seeds["cow6"], tmp_path_factory.mktemp("dead") / "t")
-    rows = recs([*range(0, 10), *range(70, 75)], 9, "dead")
-    out = run_writer(
-        {
-            "spark": True,
-            "steps": [
-                {
-                    "op": "upsert",
-                    "path": str(path),
-                    "rows": rows,
-                    "fail_point": "kill:before_commit",
-                }
-            ],
-        }
-    )
-    assert out.killed, out.describe()
+    (data files written, instant inflight, heartbeat left behind): the first of the
+    session's killed writes (``killed_writes`` in conftest.py)."""
+    killed = killed_writes[DRIVER_KILLS[0]]
+    assert DRIVER_KILLS[0] == ("cow6", "upsert", "kill:before_commit")
+    assert killed.outcome.killed, killed.outcome.describe()
+    path = copy_table(killed.path, tmp_path_factory.mktemp("dead") / "t")
     assert pending(path), "the dead write left no pending instant"
     wait_dead()
     return path

@@ -3,9 +3,10 @@
 Kill points (``hudilite.failpoints``) through the write: in the executors before and
 after a data file is written, on the driver before the commit, inside the commit lock
 before the completed instant is written, and just after it (heartbeat and markers not
-yet removed). The test then writes again (lazy rollback of the dead write) and every
-reader must equal the oracle: the dead write's rows are visible if and only if its
-instant completed.
+yet removed). The killed driver processes all run at once, first (``killed_writes`` in
+conftest.py); each test then recovers its own copy of the table left behind: it writes
+again (lazy rollback of the dead write) and every reader must equal the oracle: the dead
+write's rows are visible if and only if its instant completed.
 """
 
 from __future__ import annotations
@@ -18,10 +19,13 @@ from typing import Any
 
 import pytest
 
+from tests.faults.conftest import DRIVER_KILLS, SEED_BATCHES
 from tests.faults.harness import (
     assert_readers_match,
     completed_times,
+    copy_table,
     finish,
+    oracle_of,
     pending,
     recs,
     run_writer,
@@ -32,25 +36,6 @@ from tests.faults.harness import (
 
 pytestmark = [pytest.mark.faults, pytest.mark.spark]
 
-# (seed table, operation, fail point): each a separate driver process killed at the point.
-DRIVER_KILLS = [
-    ("cow6", "upsert", "kill:before_commit"),
-    ("mor8", "delete", "kill:before_commit"),
-    ("mor8", "upsert", "kill:before_complete"),
-    ("cow6", "insert", "kill:after_complete"),
-    ("mor8", "upsert", "kill:after_complete"),
-]
-
-
-def _payload(op: str) -> list[dict]:
-    """The dead write's records: updates of seed keys and new keys (delete: seed keys;
-    insert: new keys only, as an insert does not look existing keys up)."""
-    if op == "delete":
-        return recs(range(0, 40, 3), 9, "dead")
-    if op == "insert":
-        return recs(range(60, 76), 9, "dead")
-    return recs([*range(10, 20), *range(60, 66)], 9, "dead")
-
 
 def _apply(oracle: Any, op: str, records: list[dict]) -> None:
     if op == "delete":
@@ -60,19 +45,16 @@ def _apply(oracle: Any, op: str, records: list[dict]) -> None:
 
 
 @pytest.mark.parametrize(("seed", "op", "point"), DRIVER_KILLS, ids=lambda x: str(x))
-def test_driver_killed_during_write(spark, seeded, seed: str, op: str, point: str) -> None:
+def test_driver_killed_during_write(
+    spark, killed_writes, tmp_path: Path, seed: str, op: str, point: str
+) -> None:
     """Guarantee: a write whose driver dies is all-or-nothing; the next write recovers."""
-    path, oracle = seeded(seed)
-    before = completed_times(path)
-    records = _payload(op)
-    out = run_writer(
-        {
-            "spark": True,
-            "steps": [{"op": op, "path": str(path), "rows": records, "fail_point": point}],
-        }
-    )
-    assert out.killed, out.describe()
-    new = completed_times(path) - before
+    killed = killed_writes[(seed, op, point)]  # the writer ran in the session fixture
+    assert killed.outcome.killed, killed.outcome.describe()
+    path = copy_table(killed.path, tmp_path / seed)
+    oracle = oracle_of(*(batch for _, batch in SEED_BATCHES))
+    records = killed.records
+    new = completed_times(path) - killed.before
     # The kill point decides whether the write committed.
     assert bool(new) == (point == "kill:after_complete"), (new, pending(path))
     if new:
