@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TextIO
 from prompt_toolkit import PromptSession
 from prompt_toolkit.completion import CompleteEvent, Completer, Completion
 from prompt_toolkit.document import Document
-from prompt_toolkit.history import FileHistory
+from prompt_toolkit.history import FileHistory, History, InMemoryHistory
 from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 
 from hudilite.procedures import procedure_names
@@ -330,8 +330,13 @@ class LineReader:
         **terminal: Any,
     ) -> None:
         path = history or history_path()
-        with contextlib.suppress(OSError):
+        store: History
+        try:
             path.parent.mkdir(parents=True, exist_ok=True)
+            path.touch()
+            store = FileHistory(str(path))
+        except OSError:  # a read-only home: history for this run only, never a crash
+            store = InMemoryHistory()
         keys = KeyBindings()
 
         @keys.add("enter")
@@ -343,7 +348,7 @@ class LineReader:
                 buffer.insert_text("\n")
 
         self._session: PromptSession[str] = PromptSession(
-            history=FileHistory(str(path)),
+            history=store,
             completer=completer,
             complete_while_typing=False,
             complete_in_thread=True,

@@ -195,3 +195,11 @@ def test_progress_draws_then_clears(tmp_path: Path) -> None:
             __import__("time").sleep(0.01)
     assert written[0].startswith("\r[Stage 7:") and written[0].endswith("(1 + 1) / 2]")
     assert written[-1] == "\r" + " " * (len(written[0]) - 1) + "\r"
+
+
+def test_unwritable_history_keeps_the_prompt_working(tmp_path: Path, pipe: Any) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    reader = shell.LineReader(history=blocker / "history", input=pipe, output=DummyOutput())
+    pipe.send_text("SELECT 1;\n")
+    assert reader(shell.PROMPT) == "SELECT 1;"
