@@ -169,6 +169,8 @@ class Server:
                 conn.settimeout(None)
                 trans = sasl
             handler = Handler(self.registry, user, self._role(user), peer=peer)
+            # Not TBinaryProtocolAccelerated: PyHive's generated TCLIService code hands the
+            # C encoder of current Thrift a tuple where it wants a list (TypeError).
             protocol = TBinaryProtocol(
                 trans, string_length_limit=MAX_FRAME, container_length_limit=MAX_FRAME
             )
