@@ -65,7 +65,13 @@ def test_warehouse_and_location_on_s3(spark, s3_server: S3Server, s3_uri: str) -
     # Another session on the same warehouse sees the tables (nothing cached locally).
     fs.set_storage_options({}, replace=True)
     other = hudilite.connect(warehouse, spark=spark, options=s3_server.storage_options)
-    assert collect(other, "SHOW TABLES") == [("default", "ext", False), ("default", "m", False)]
+    # The MOR table lists with its read-optimized and real-time names too (as Hive sync).
+    assert collect(other, "SHOW TABLES") == [
+        ("default", "ext", False),
+        ("default", "m", False),
+        ("default", "m_ro", False),
+        ("default", "m_rt", False),
+    ]
     assert collect(other, "SELECT id, v FROM ext ORDER BY id") == [(1, "z"), (2, "b")]
     other.sql("DROP TABLE m")
     other.sql("DROP TABLE ext")
