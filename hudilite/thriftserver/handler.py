@@ -9,6 +9,9 @@ disconnects frees them and their operations (:meth:`Handler.disconnect`).
 from __future__ import annotations
 
 import functools
+import select
+import socket
+import threading
 from collections.abc import Callable
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
@@ -63,12 +66,19 @@ class Handler(TCLIService.Iface):
     (``None``: the user OpenSession names, with ``default_role``)."""
 
     def __init__(
-        self, registry: SessionRegistry, user: str | None, role: str, *, peer: str = ""
+        self,
+        registry: SessionRegistry,
+        user: str | None,
+        role: str,
+        *,
+        peer: str = "",
+        sock: socket.socket | None = None,
     ) -> None:
         self.registry = registry
         self.user = user
         self.role = role
         self.peer = peer
+        self.sock = sock
         self.session_keys: set[bytes] = set()
 
     def disconnect(self) -> None:
@@ -169,7 +179,10 @@ class Handler(TCLIService.Iface):
             text,
         )
         self.registry.add(session, op)
-        op.run(bool(req.runAsync))
+        if req.runAsync:
+            op.run(True)
+        else:
+            self._run_watched(op)
         if not req.runAsync and op.state in (
             tt.TOperationState.ERROR_STATE,
             tt.TOperationState.CANCELED_STATE,
@@ -177,6 +190,22 @@ class Handler(TCLIService.Iface):
             self.registry.close_operation(op.handle)
             raise ClientError(op.error or "the statement failed", op.sqlstate or "HY000")
         return tt.TExecuteStatementResp(status=ok_status(), operationHandle=op.handle)
+
+    def _run_watched(self, op: Operation) -> None:
+        """Run ``op`` inline; if the client hangs up meanwhile, cancel it (a synchronous
+        statement would otherwise run on for nobody)."""
+        if self.sock is None:
+            op.run(False)
+            return
+        done = threading.Event()
+        watcher = threading.Thread(
+            target=_cancel_on_hangup, args=(self.sock, op, done), name="hangup-watch", daemon=True
+        )
+        watcher.start()
+        try:
+            op.run(False)
+        finally:
+            done.set()
 
     def _metadata(self, req: Any, op_type: int, work: Callable[[HiveSession], RowSource]) -> Any:
         session = self.registry.get(req.sessionHandle)
@@ -342,3 +371,16 @@ class Handler(TCLIService.Iface):
     def GetLog(self, req: Any) -> Any:
         """Not supported (operation logs come through FetchResults, always empty)."""
         raise NotSupported("GetLog")
+
+
+def _cancel_on_hangup(sock: socket.socket, op: Operation, done: threading.Event) -> None:
+    """Cancel ``op`` when ``sock`` reaches end of file before ``done`` is set."""
+    while not done.wait(0.5):
+        try:
+            readable, _, _ = select.select([sock], [], [], 0)
+            gone = bool(readable) and sock.recv(1, socket.MSG_PEEK) == b""
+        except (OSError, ValueError):
+            gone = True
+        if gone:
+            op.cancel()
+            return

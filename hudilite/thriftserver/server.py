@@ -168,7 +168,7 @@ class Server:
                 user = sasl.negotiate(self._authenticate)
                 conn.settimeout(None)
                 trans = sasl
-            handler = Handler(self.registry, user, self._role(user), peer=peer)
+            handler = Handler(self.registry, user, self._role(user), peer=peer, sock=conn)
             # Not TBinaryProtocolAccelerated: PyHive's generated TCLIService code hands the
             # C encoder of current Thrift a tuple where it wants a list (TypeError).
             protocol = TBinaryProtocol(

@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import socket
 import struct
+import threading
 import time
 from collections.abc import Callable
 from typing import Any
@@ -64,6 +65,36 @@ def test_disconnect_mid_fetch_frees_session_and_operation(server: Server) -> Non
             and len(server.registry.sessions()) == before_sessions
         )
     )
+
+
+def test_disconnect_mid_statement_cancels_it(server: Server, spark: Any) -> None:
+    before_ops, before_sessions = server.registry.operation_count(), len(server.registry.sessions())
+    conn = connect(server)
+    cur = conn.cursor()
+    errors: list[BaseException] = []
+
+    def run() -> None:  # a synchronous statement: the client blocks until it ends
+        try:
+            cur.execute(
+                "SELECT max(sha2(CAST(id AS STRING), 256)) FROM range(0, 20000000000, 1, 4)"
+            )
+        except Exception as exc:
+            errors.append(exc)
+
+    t = threading.Thread(target=run)
+    t.start()
+    tracker = spark.sparkContext.statusTracker()
+    _eventually(lambda: len(tracker.getActiveJobsIds()) > 0)
+    conn._transport._trans.handle.shutdown(socket.SHUT_RDWR)  # the client hangs up
+    _eventually(lambda: not tracker.getActiveJobsIds())
+    _eventually(
+        lambda: (
+            server.registry.operation_count() == before_ops
+            and len(server.registry.sessions()) == before_sessions
+        )
+    )
+    t.join(30)
+    assert errors  # the blocked client saw its connection end
 
 
 def test_garbage_bytes_do_not_hurt_the_server(server: Server) -> None:
