@@ -315,19 +315,24 @@ def test_mor_stream_compacts_beside_ingestion(spark: Any, tmp_path: Path, monkey
         _land(landing, f"f{n}.json", batch)
         oracle.upsert(batch)
 
-    def deltas_done() -> int:
-        return sum(1 for i in t.state().timeline.completed() if i.action == "deltacommit")
+    def deltas_after(instant_time: str) -> int:
+        timeline = t.state().timeline
+        return sum(
+            1
+            for i in timeline.completed()
+            if i.action == "deltacommit" and i.requested_time > instant_time
+        )
 
     real = async_compaction.execute_compaction_spark
-    held: list[int] = []
+    held: list[str] = []
 
-    def held_back(*args: Any, **kwargs: Any) -> Any:
-        if not held:  # the first plan waits for one more batch (or 60 s)
-            held.append(deltas_done())
+    def held_back(spark_: Any, state: Any, instant_time: str, options: Any = None) -> Any:
+        if not held:  # the first plan waits until a later batch committed (or 60 s)
+            held.append(instant_time)
             deadline = time.monotonic() + 60
-            while deltas_done() < held[0] + 1 and time.monotonic() < deadline:
+            while deltas_after(instant_time) < 1 and time.monotonic() < deadline:
                 time.sleep(0.1)
-        return real(*args, **kwargs)
+        return real(spark_, state, instant_time, options)
 
     monkeypatch.setattr(async_compaction, "execute_compaction_spark", held_back)
     source = spark.readStream.schema(DDL).option("maxFilesPerTrigger", 1).json(str(landing))
@@ -345,7 +350,7 @@ def test_mor_stream_compacts_beside_ingestion(spark: Any, tmp_path: Path, monkey
 
     timeline = t.state().timeline
     compactions = [i for i in timeline.completed() if i.action == "commit"]
-    assert len(compactions) == 1 and held == [2]
+    assert len(compactions) == 1 and held == [compactions[0].requested_time]
     first = compactions[0]
     during = [
         i
