@@ -22,6 +22,12 @@ from tests.server.clients import connect
 pytestmark = pytest.mark.spark
 
 RUNNING = (tt.TOperationState.PENDING_STATE, tt.TOperationState.RUNNING_STATE)
+#: Two tasks (one per core of the test session) that sleep two minutes each unless their job
+#: is cancelled: Thread.sleep ends at once on the task kill's interrupt.
+SLOW_QUERY = (
+    "SELECT count(*) FROM range(0, 2, 1, 2) "
+    "WHERE java_method('java.lang.Thread', 'sleep', 120000L) IS NULL"
+)
 
 
 def _eventually(check: Callable[[], bool], timeout: float = 20.0) -> None:
@@ -34,19 +40,19 @@ def _eventually(check: Callable[[], bool], timeout: float = 20.0) -> None:
 def test_cancel_stops_a_long_query(server: Server, spark: Any) -> None:
     with connect(server) as conn:
         cur = conn.cursor()
-        cur.execute(
-            "SELECT max(sha2(CAST(id AS STRING), 256)) FROM range(0, 20000000000, 1, 4)",
-            async_=True,
-        )
+        cur.execute(SLOW_QUERY, async_=True)
         tracker = spark.sparkContext.statusTracker()
         _eventually(lambda: cur.poll().operationState == tt.TOperationState.RUNNING_STATE)
         _eventually(lambda: len(tracker.getActiveJobsIds()) > 0)
         cur.cancel()
         assert cur.poll().operationState == tt.TOperationState.CANCELED_STATE
         _eventually(lambda: not tracker.getActiveJobsIds())
-        # The session still works.
+        # The session still works, and the cancelled tasks freed the cores at once (they
+        # would sleep two minutes otherwise).
+        started = time.monotonic()
         cur.execute("SELECT 42")
         assert cur.fetchall() == [(42,)]
+        assert time.monotonic() - started < 60
 
 
 def test_disconnect_mid_fetch_frees_session_and_operation(server: Server) -> None:
@@ -75,9 +81,7 @@ def test_disconnect_mid_statement_cancels_it(server: Server, spark: Any) -> None
 
     def run() -> None:  # a synchronous statement: the client blocks until it ends
         try:
-            cur.execute(
-                "SELECT max(sha2(CAST(id AS STRING), 256)) FROM range(0, 20000000000, 1, 4)"
-            )
+            cur.execute(SLOW_QUERY)
         except Exception as exc:
             errors.append(exc)
 
