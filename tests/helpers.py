@@ -156,3 +156,119 @@ class DictOracle:
 
     def rows(self, columns: Sequence[str]) -> list[tuple]:
         return sorted((tuple(_norm(r[c]) for c in columns) for r in self.state.values()), key=repr)
+
+
+class SparkJobs:
+    """Count the Spark jobs, stages and tasks run by the code inside ``with SparkJobs(spark)``.
+
+    The block runs under a job group of its own (``setJobGroup``; hudilite sets none
+    except in the Thrift server), and on exit the listener bus is drained so the status
+    tracker has seen every job before it is asked. Counts do not depend on machine load,
+    which makes them a stable measure of a write's fixed cost. ``jobs`` / ``stages`` /
+    ``tasks`` are filled on exit; stages Spark skipped (shuffle output reused) are not
+    counted, as they run no task.
+    """
+
+    _seq = 0
+
+    def __init__(self, spark: Any) -> None:
+        self.sc = spark.sparkContext
+        SparkJobs._seq += 1
+        self.group = f"hudilite-job-count-{SparkJobs._seq}"
+        self.jobs = self.stages = self.tasks = 0
+        self.job_ids: list[int] = []
+
+    def __enter__(self) -> SparkJobs:
+        self.sc.setJobGroup(self.group, self.group)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.sc.setLocalProperty("spark.jobGroup.id", None)
+        self.sc.setLocalProperty("spark.job.description", None)
+        # Job-end events reach the status store through the listener bus, asynchronously.
+        self.sc._jsc.sc().listenerBus().waitUntilEmpty()
+        tracker = self.sc.statusTracker()
+        self.job_ids = sorted(tracker.getJobIdsForGroup(self.group))
+        self.jobs = len(self.job_ids)
+        for job_id in self.job_ids:
+            info = tracker.getJobInfo(job_id)
+            for stage_id in info.stageIds if info else ():
+                stage = tracker.getStageInfo(stage_id)
+                if stage is not None and stage.numCompletedTasks + stage.numFailedTasks > 0:
+                    self.stages += 1
+                    self.tasks += stage.numTasks
+
+
+#: The FileSystemGateway methods that reach the storage (each one a driver round trip).
+_GATEWAY_IO = (
+    "exists",
+    "is_dir",
+    "size",
+    "mtime_ms",
+    "read_bytes",
+    "open_input_file",
+    "list_dir",
+    "list_recursive",
+    "mkdirs",
+    "open_output_stream",
+    "write_bytes",
+    "create_exclusive",
+    "create_versioned",
+    "read_versioned",
+    "replace_if_version",
+    "delete_if_version",
+    "touch",
+    "delete_file",
+    "delete_dir",
+)
+
+
+class GatewayCalls:
+    """Count the driver's storage calls (``FileSystemGateway`` methods) inside the block.
+
+    Only calls made by the thread that entered the block and not from inside another
+    counted call (a ``read_versioned`` that reads bytes is one call) are counted, so the
+    heartbeat thread's touches do not make the count depend on timing. Executors run in
+    other processes and are not counted. ``calls`` maps method name to count; ``total``.
+    """
+
+    def __init__(self) -> None:
+        self.calls: dict[str, int] = {}
+        self._saved: dict[str, Any] = {}
+
+    @property
+    def total(self) -> int:
+        return sum(self.calls.values())
+
+    def __enter__(self) -> GatewayCalls:
+        import threading
+
+        from hudilite.storage.fs import FileSystemGateway
+
+        owner = threading.get_ident()
+        depth = threading.local()
+
+        def wrap(name: str, fn: Any) -> Any:
+            def counted(*args: Any, **kwargs: Any) -> Any:
+                level = getattr(depth, "n", 0)
+                if level == 0 and threading.get_ident() == owner:
+                    self.calls[name] = self.calls.get(name, 0) + 1
+                depth.n = level + 1
+                try:
+                    return fn(*args, **kwargs)
+                finally:
+                    depth.n = level
+
+            return counted
+
+        for name in _GATEWAY_IO:
+            fn = FileSystemGateway.__dict__[name]
+            self._saved[name] = fn
+            setattr(FileSystemGateway, name, wrap(name, fn))
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        from hudilite.storage.fs import FileSystemGateway
+
+        for name, fn in self._saved.items():
+            setattr(FileSystemGateway, name, fn)
