@@ -15,28 +15,6 @@ SHARED = Path(os.environ.get("HUDILITE_SHARED", REPO_ROOT.parent / "shared"))
 FIXTURES = SHARED / "fixtures" / "hudi-tables"
 
 
-#: Folders whose test files share session-scoped work (tests/faults: the seed tables and
-#: the killed writes), so that under pytest-xdist they run on one worker.
-_ONE_WORKER_FOLDERS = ("faults",)
-
-
-def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line("markers", "xdist_group(name): tests pytest-xdist runs on one worker")
-
-
-@pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the groups
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Group tests for pytest-xdist's ``--dist loadgroup``: one group per test file (a file's
-    module fixtures are set up once), one per folder of :data:`_ONE_WORKER_FOLDERS`.
-    Without xdist the marker means nothing."""
-    tests_dir = Path(__file__).resolve().parent
-    for item in items:
-        path = Path(str(item.fspath)).resolve()
-        rel = path.relative_to(tests_dir) if path.is_relative_to(tests_dir) else path
-        group = rel.parts[0] if rel.parts[0] in _ONE_WORKER_FOLDERS else str(rel)
-        item.add_marker(pytest.mark.xdist_group(group))
-
-
 def fixture_zips() -> list[Path]:
     """Every zipped real Hudi table under ../shared (empty when ../shared is absent)."""
     if not FIXTURES.is_dir():
