@@ -372,6 +372,24 @@ def _mtime_or_none(state: TableState, inst: Instant, utc: bool) -> str | None:
         return None
 
 
+def may_archive(state: TableState, options: OptionsLike = None) -> bool:
+    """Whether :func:`archive` could archive anything on ``state``'s timeline, decided from
+    the timeline alone (no lock, no listing): not while the completed commits are at
+    most ``hoodie.keep.max.commits`` (raised for the cleaner, never lowered) and, on
+    version 6, each of the clean and rollback actions too; version 8 archives cleans and
+    rollbacks only beside a commit. The inline archival after a write asks this first,
+    so most writes skip the archiver's lock and re-load. ``ConfigError`` as
+    :func:`archive` for invalid bounds."""
+    _, hi = _keep_bounds(state, resolve_options(state, options))
+    timeline = state.timeline
+    if len(timeline.commits()) > hi:
+        return True
+    if state.config.layout_version >= 2:
+        return False
+    side = [i.action for i in timeline.completed() if i.action in (CLEAN, ROLLBACK)]
+    return any(side.count(action) > hi for action in (CLEAN, ROLLBACK))
+
+
 def archive(state: TableState, options: OptionsLike = None) -> ArchiveResult:
     """Archive what Hudi's archiver would (see the module doc) under the table lock.
 

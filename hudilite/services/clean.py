@@ -274,14 +274,11 @@ def _clean_by_versions(group: FileGroup, keep: int, rules: _Rules) -> list[str]:
     return out
 
 
-def plan_clean(
-    state: TableState, options: OptionsLike = None, *, now: datetime | None = None
-) -> CleanPlan | None:
-    """What a clean run now would delete (no timeline change); None when nothing.
-
-    ``now`` replaces the wall clock of ``KEEP_LATEST_BY_HOURS``.
-    """
-    opts = resolve_options(state, options)
+def _trigger(
+    state: TableState, opts: cfg.Options, now: datetime | None
+) -> tuple[str, int, Instant | None]:
+    """The policy, the file versions retained and the earliest commit to retain (from the
+    timeline alone); ``ConfigError`` for retention settings Hudi rejects."""
     policy = str(opts.get(CLEANER_POLICY))
     commits_retained = int(opts.get(CLEANER_COMMITS_RETAINED))
     versions = int(opts.get(CLEANER_FILE_VERSIONS_RETAINED))
@@ -291,10 +288,38 @@ def plan_clean(
             "hoodie.cleaner.commits.retained and hoodie.cleaner.fileversions.retained must be "
             "at least 1, hoodie.cleaner.hours.retained at least 0"
         )
-    timeline = state.timeline
-    earliest = earliest_commit_to_retain(timeline, policy, commits_retained, hours, now)
+    earliest = earliest_commit_to_retain(state.timeline, policy, commits_retained, hours, now)
+    return policy, versions, earliest
+
+
+def may_clean(
+    state: TableState, options: OptionsLike = None, *, now: datetime | None = None
+) -> bool:
+    """Whether :func:`clean` on ``state`` could do anything, decided from the timeline alone
+    (no file listing, no lock): False when no clean is pending and the commit-based
+    policies have no earliest commit to retain yet (fewer completed commits than
+    ``hoodie.cleaner.commits.retained``, or none old enough), which is where
+    :func:`plan_clean` stops too. ``KEEP_LATEST_FILE_VERSIONS`` needs the listing: True.
+    The inline clean after a write asks this first, so most writes skip the cleaner's
+    lock, re-load and listing."""
+    if pending_cleans(state):
+        return True
+    policy, _, earliest = _trigger(state, resolve_options(state, options), now)
+    return policy == KEEP_LATEST_FILE_VERSIONS or earliest is not None
+
+
+def plan_clean(
+    state: TableState, options: OptionsLike = None, *, now: datetime | None = None
+) -> CleanPlan | None:
+    """What a clean run now would delete (no timeline change); None when nothing.
+
+    ``now`` replaces the wall clock of ``KEEP_LATEST_BY_HOURS``.
+    """
+    opts = resolve_options(state, options)
+    policy, versions, earliest = _trigger(state, opts, now)
     if policy != KEEP_LATEST_FILE_VERSIONS and earliest is None:
         return None
+    timeline = state.timeline
     savepoints = list_savepoints(state)
     pinned: frozenset[str] = frozenset().union(*(sp.file_names for sp in savepoints))
     rules = _Rules(pinned, pending_plan_groups(timeline, (COMPACTION, LOG_COMPACTION)))

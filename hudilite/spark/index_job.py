@@ -82,6 +82,9 @@ class IndexMetrics:
     files_read: int = 0  # files whose keys were read
     records_moved: int = 0  # global index: records moved to a new partition
     notes: dict[str, Any] = field(default_factory=dict)
+    #: Whether stored keys were searched at all (False: no candidate file and no
+    #: log-only group, so every record is new and no lookup job runs).
+    looked_up: bool = False
     #: Frames the index cached; the caller unpersists them after the write.
     cached: list[DataFrame] = field(default_factory=list)
 
@@ -132,6 +135,7 @@ def locate(
             stored = base_file_keys(spark, state.gw, candidates, FILE_ID_COL)
     if log_keys is not None:
         stored = log_keys if stored is None else stored.unionByName(log_keys)
+    metrics.looked_up = stored is not None
     if stored is None:
         out = keyed.withColumn(FILE_ID_COL, F.lit(None).cast("string"))
         if settings.is_global:

@@ -12,19 +12,21 @@ import json
 import logging
 import math
 import time
+from collections import Counter
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 from pyspark import TaskContext
-from pyspark.sql import DataFrame
+from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from hudilite import config as cfg
 from hudilite.errors import ConfigError, SchemaError, WriteError
 from hudilite.failpoints import FAIL_POINT_KEY as FAIL_POINT_KEY  # re-export
-from hudilite.index.bloom_index import bloom_config, index_settings
+from hudilite.index.bloom_index import IndexSettings, bloom_config, index_settings
 from hudilite.index.bucket import bucket_ids, bucket_of_file_id, new_bucket_file_id
 from hudilite.merge import is_empty_payload
 from hudilite.read.file_group_reader import decode_slice, encode_slice, read_file_slice
@@ -39,7 +41,7 @@ from hudilite.schema import (
 )
 from hudilite.services.compaction import log_base_instants
 from hudilite.spark.convert import arrow_schema, conform_columns, spark_schema
-from hudilite.spark.index_job import locate, route_global
+from hudilite.spark.index_job import LOC_PARTITION_COL, locate, route_global
 from hudilite.spark.insert_dedup import combine_batch, prepare_inserts
 from hudilite.spark.keying import native_key_columns
 from hudilite.spark.task_errors import first_line, hudilite_error_from
@@ -99,6 +101,8 @@ _LOCATION_SCHEMA = pa.schema(
     [(RECORD_KEY_COL, pa.string()), (PARTITION_PATH_COL, pa.string()), (FILE_ID_COL, pa.string())]
 )
 _FRACTION_MOD = 1_000_003  # prime modulus turning a key hash into a fraction of [0, 1)
+# Insert buckets assigned by a CASE expression (no broadcast job); more use a broadcast join.
+_ASSIGN_CASE_LIMIT = 256
 
 
 class PhaseTimer:
@@ -122,6 +126,9 @@ class _Plan:
 
     partitions: dict[str, int]  # partition path -> incoming record count
     key_ranges: dict[str, tuple[str, str]]
+    # partition path -> incoming records that are not deletes: the most inserts it can
+    # receive (exactly its inserts when the index finds no stored key).
+    kept: dict[str, int]
 
 
 def _write_token() -> tuple[str, int]:
@@ -269,27 +276,48 @@ def _log_only_keys(state: TableState, keyed: DataFrame, partitions: list[str]) -
 
 
 def _assign(keyed: DataFrame, buckets: list[InsertBucket]) -> DataFrame:
-    """Give each insert (row without a file id) its target file group."""
+    """Give each insert (row without a file id) its target file group.
+
+    A key's hash, as a fraction of [0, 1), picks the bucket whose ``[lo, hi)`` holds it
+    in its partition; an insert no bucket covers is dropped. One pass over ``keyed``
+    (no union of located and new records, so the index result is read once): up to
+    :data:`_ASSIGN_CASE_LIMIT` buckets a ``CASE`` expression, beyond a left join with the
+    broadcast buckets (which costs a job of its own to build the broadcast).
+    """
     if not buckets:
         return keyed
-    spark = keyed.sparkSession
-    table = spark.createDataFrame(
-        [(b.partition_path, b.file_id, b.lo, b.hi) for b in buckets],
-        "_b_pp string, _b_fid string, _b_lo double, _b_hi double",
-    )
     frac = F.pmod(F.xxhash64(RECORD_KEY_COL), F.lit(_FRACTION_MOD)) / F.lit(float(_FRACTION_MOD))
-    inserts = keyed.filter(F.col(FILE_ID_COL).isNull()).withColumn("_b_frac", frac)
-    joined = inserts.join(
-        F.broadcast(table),
-        (inserts[PARTITION_PATH_COL] == table["_b_pp"])
-        & (inserts["_b_frac"] >= table["_b_lo"])
-        & (inserts["_b_frac"] < table["_b_hi"]),
-        "inner",
-    )
-    assigned = joined.withColumn(FILE_ID_COL, F.col("_b_fid")).drop(
-        "_b_pp", "_b_fid", "_b_lo", "_b_hi", "_b_frac"
-    )
-    return keyed.filter(F.col(FILE_ID_COL).isNotNull()).unionByName(assigned)
+    frame = keyed.withColumn("_b_frac", frac)
+    if len(buckets) <= _ASSIGN_CASE_LIMIT:
+        target: Column | None = None
+        for b in buckets:
+            covers = (
+                (F.col(PARTITION_PATH_COL) == F.lit(b.partition_path))
+                & (F.col("_b_frac") >= F.lit(b.lo))
+                & (F.col("_b_frac") < F.lit(b.hi))
+            )
+            fid = F.lit(b.file_id)
+            target = F.when(covers, fid) if target is None else target.when(covers, fid)
+        assert target is not None
+        assigned = frame.withColumn(FILE_ID_COL, F.coalesce(F.col(FILE_ID_COL), target))
+    else:
+        table = keyed.sparkSession.createDataFrame(
+            [(b.partition_path, b.file_id, b.lo, b.hi) for b in buckets],
+            "_b_pp string, _b_fid string, _b_lo double, _b_hi double",
+        )
+        # Only rows without a file id match (at most one bucket: the ranges are disjoint).
+        joined = frame.join(
+            F.broadcast(table),
+            (frame[PARTITION_PATH_COL] == table["_b_pp"])
+            & frame[FILE_ID_COL].isNull()
+            & (frame["_b_frac"] >= table["_b_lo"])
+            & (frame["_b_frac"] < table["_b_hi"]),
+            "left",
+        )
+        assigned = joined.withColumn(
+            FILE_ID_COL, F.coalesce(F.col(FILE_ID_COL), F.col("_b_fid"))
+        ).drop("_b_pp", "_b_fid", "_b_lo", "_b_hi")
+    return assigned.filter(F.col(FILE_ID_COL).isNotNull()).drop("_b_frac")
 
 
 def _small_files(
@@ -455,12 +483,16 @@ def _run(
             F.count(F.lit(1)).alias("n"),
             F.min(RECORD_KEY_COL).alias("lo"),
             F.max(RECORD_KEY_COL).alias("hi"),
+            # Counted like the index's "not a delete" filter keeps rows (a null flag is
+            # not kept): the insert planner's bound, in the same job as the key stats.
+            F.count(F.when(~F.col(DELETE_COL), F.lit(1))).alias("kept"),
         )
         .collect()
     )
     plan = _Plan(
         partitions={r[PARTITION_PATH_COL]: r["n"] for r in rows},
         key_ranges={r[PARTITION_PATH_COL]: (r["lo"], r["hi"]) for r in rows},
+        kept={r[PARTITION_PATH_COL]: r["kept"] for r in rows},
     )
     timer.mark("key")
     overwrite = operation.startswith("insert_overwrite")
@@ -568,13 +600,15 @@ def _index_and_write(
             # A delete only touches buckets that exist (file ids are unique UUIDs).
             tagged = tagged.filter(F.col(FILE_ID_COL).isin(sorted(f for _, f in ctx.existing)))
     else:
+        looked_up = False  # whether any stored key was searched for
         if uses_index:
             searched = sorted({p for p, _ in ctx.existing} | set(plan.partitions))
             log_keys = _log_only_keys(
                 state, keyed, searched if index.is_global else sorted(plan.partitions)
             )
             tagged, metrics = locate(state, keyed, ctx.existing, plan.key_ranges, index, log_keys)
-            if index.is_global:
+            looked_up = metrics.looked_up
+            if index.is_global and looked_up:
                 tagged = route_global(
                     state,
                     tagged,
@@ -583,25 +617,17 @@ def _index_and_write(
                     ctx.storage_schema,
                     ctx.merge_spec.ordering_field,
                 )
+            elif index.is_global:
+                # No stored location: route_global would keep every record where it is.
+                tagged = tagged.drop(LOC_PARTITION_COL)
             extra["index"] = metrics.as_dict()
             cached.extend(metrics.cached)
         else:
             tagged = keyed.withColumn(FILE_ID_COL, F.lit(None).cast("string"))
-        # Deletes of keys the table does not hold have nothing to do. Persisted because the
-        # insert counts and the write both need the located records: one index scan, not two.
-        tagged = tagged.filter(F.col(FILE_ID_COL).isNotNull() | ~F.col(DELETE_COL)).persist()
-        cached.append(tagged)
+        # Deletes of keys the table does not hold have nothing to do.
+        tagged = tagged.filter(F.col(FILE_ID_COL).isNotNull() | ~F.col(DELETE_COL))
         if operation == "delete":
             tagged = tagged.filter(F.col(FILE_ID_COL).isNotNull())
-            insert_counts: dict[str, int] = {}
-        else:
-            counts = (
-                tagged.filter(F.col(FILE_ID_COL).isNull())
-                .groupBy(PARTITION_PATH_COL)
-                .count()
-                .collect()
-            )
-            insert_counts = {r[PARTITION_PATH_COL]: r["count"] for r in counts}
         timer.mark("index")
         overwrite = operation.startswith("insert_overwrite")
         settings = PackingSettings(
@@ -609,8 +635,14 @@ def _index_and_write(
             max_file_size=ctx.max_file_size,
             avg_record_size=_avg_record_size(state, opts),
         )
-        smalls = _small_files(state, sorted(insert_counts), settings.small_file_limit)
-        buckets = assign_inserts(insert_counts, smalls, settings, new_file_id)
+        smalls: dict[str, list[SmallFile]] = {}
+        if operation != "delete":
+            buckets, smalls, counted = _plan_inserts(
+                state, tagged, plan, settings, looked_up, index
+            )
+            if counted is not None:  # the located records, cached by the insert count
+                tagged = counted
+                cached.append(counted)
         for b in buckets:
             if not b.is_new:
                 sf = next(s for s in smalls[b.partition_path] if s.file_id == b.file_id)
@@ -634,6 +666,50 @@ def _index_and_write(
             frame.unpersist()
 
 
+def _plan_inserts(
+    state: TableState,
+    tagged: DataFrame,
+    plan: _Plan,
+    settings: PackingSettings,
+    looked_up: bool,
+    index: IndexSettings,
+) -> tuple[list[InsertBucket], dict[str, list[SmallFile]], DataFrame | None]:
+    """Insert buckets, the small files they may name, and ``tagged`` persisted when the
+    inserts had to be counted (the caller unpersists it); counts only when the answer
+    could change the plan.
+
+    Without an index lookup every kept record is an insert, so the key stats' ``kept``
+    counts are the insert counts. After a lookup they bound them from above: when the
+    bound already plans one target per partition, any smaller count plans the same
+    target (the first small file with room for the bound has room for fewer; one new
+    file group for the bound is one for fewer), so the counting job is skipped -- except
+    where a target that would take no insert still changes the write: on merge-on-read a
+    small file taking inserts is rewritten instead of logged, and a global index may move
+    records between partitions.
+    """
+    bound = {p: n for p, n in plan.kept.items() if n > 0}
+    smalls = _small_files(state, sorted(bound), settings.small_file_limit)
+    buckets = assign_inserts(bound, smalls, settings, new_file_id)
+    if not looked_up:
+        return buckets, smalls, None
+    targets = Counter(b.partition_path for b in buckets)
+    if (
+        not index.is_global
+        and all(n == 1 for n in targets.values())
+        and (not state.config.is_mor or all(b.is_new for b in buckets))
+    ):
+        return buckets, smalls, None
+    # Persisted: the count and the write both need the located records (one index
+    # scan, not two).
+    counted = tagged.persist()
+    counts = (
+        counted.filter(F.col(FILE_ID_COL).isNull()).groupBy(PARTITION_PATH_COL).count().collect()
+    )
+    insert_counts = {r[PARTITION_PATH_COL]: r["count"] for r in counts}
+    smalls = _small_files(state, sorted(insert_counts), settings.small_file_limit)
+    return assign_inserts(insert_counts, smalls, settings, new_file_id), smalls, counted
+
+
 def _tag_buckets(
     state: TableState, ctx: WriteContext, keyed: DataFrame, plan: _Plan, num_buckets: int
 ) -> DataFrame:
@@ -641,30 +717,37 @@ def _tag_buckets(
     if num_buckets <= 0:
         raise ConfigError(f"{cfg.BUCKET_NUM.name} must be positive, got {num_buckets}")
     fields = list(state.config.record_key_fields)
-    rows = []
-    for partition in plan.partitions:
+    partitions = sorted(plan.partitions)
+    # File id of (partition i, bucket b) at i * num_buckets + b: an existing bucket's
+    # group, else a new one. Looked up in the keying task itself, so the bucket index
+    # reads no base file and runs no job of its own (no broadcast to build).
+    file_ids: list[str] = []
+    for partition in partitions:
         known = {bucket_of_file_id(fid): fid for (p, fid) in ctx.existing if p == partition}
-        for b in range(num_buckets):
-            rows.append((partition, b, known.get(b) or new_bucket_file_id(b)))
-    table = keyed.sparkSession.createDataFrame(
-        rows, f"{PARTITION_PATH_COL} string, _hl_bucket int, {FILE_ID_COL} string"
-    )
-    out = spark_schema(arrow_schema(keyed.schema).append(pa.field("_hl_bucket", pa.int32())))
+        file_ids += [known.get(b) or new_bucket_file_id(b) for b in range(num_buckets)]
+    schema = arrow_schema(keyed.schema).append(pa.field(FILE_ID_COL, pa.string()))
 
     def bucketfn(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        names = pa.array(partitions, pa.string())
+        ids_by_slot = pa.array(file_ids, pa.string())
         for batch in batches:
             ids = bucket_ids(
                 batch.column(batch.schema.get_field_index(RECORD_KEY_COL)), num_buckets, fields
             )
+            # Every record's partition is one of the plan's (they were counted from it).
+            slot = pc.add(
+                pc.multiply(
+                    pc.index_in(batch.column(PARTITION_PATH_COL), value_set=names).cast(pa.int64()),
+                    num_buckets,
+                ),
+                ids.cast(pa.int64()),
+            )
             yield pa.RecordBatch.from_arrays(
-                [*batch.columns, ids],
-                schema=batch.schema.append(pa.field("_hl_bucket", pa.int32())),
+                [*batch.columns, pc.take(ids_by_slot, slot)], schema=schema
             )
 
-    with_bucket = keyed.mapInArrow(bucketfn, out)
-    return with_bucket.join(F.broadcast(table), [PARTITION_PATH_COL, "_hl_bucket"]).drop(
-        "_hl_bucket"
-    )
+    # (A record no slot names would have been dropped by the join this replaces.)
+    return keyed.mapInArrow(bucketfn, spark_schema(schema)).filter(F.col(FILE_ID_COL).isNotNull())
 
 
 def _inflight_content(state: TableState, partitions: list[str], operation: str) -> bytes:

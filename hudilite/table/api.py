@@ -27,9 +27,9 @@ from hudilite.keygen import partition_values
 from hudilite.read.arrow_reader import read_plan_arrow
 from hudilite.read.planner import ScanPlan, plan_incremental, plan_snapshot
 from hudilite.schema import arrow_to_avro_schema, to_storage_schema
-from hudilite.services.archive import ArchiveResult, archive, archived_timeline
+from hudilite.services.archive import ArchiveResult, archive, archived_timeline, may_archive
 from hudilite.services.archive_formats import ArchivedInstant
-from hudilite.services.clean import CleanResult, clean
+from hudilite.services.clean import CleanResult, clean, may_clean
 from hudilite.services.clustering import ClusteringResult, schedule_clustering
 from hudilite.services.clustering_plan import ClusteringPlan
 from hudilite.services.compaction import CompactionPlanResult, CompactionResult, schedule_compaction
@@ -295,10 +295,18 @@ class Table:
             state = self.state()
         elif state.config.is_mor and opts.get(cfg.SCHEDULE_INLINE_COMPACT):
             extra["scheduled_compaction"] = schedule_compaction(state, options)
+            if extra["scheduled_compaction"] is not None:
+                state = self.state()  # a plan joined the timeline
+        # The triggers are checked on the timeline first: most writes neither clean nor
+        # archive, and then skip the services' locks, re-loads and listings. ``state`` is
+        # current unless another writer committed since; that writer runs the services
+        # after its own commit (and both services re-load under their lock).
         if opts.get(cfg.AUTO_CLEAN):
-            extra["clean"] = clean(state, options)
-        if opts.get(cfg.AUTO_ARCHIVE):
-            archived = archive(TableState.load(self.gw), options)
+            extra["clean"] = clean(state, options) if may_clean(state, options) else None
+            if extra["clean"] is not None:
+                state = self.state()  # the clean completed an instant
+        if opts.get(cfg.AUTO_ARCHIVE) and may_archive(state, options):
+            archived = archive(state, options)
             if archived.num_archived:
                 extra["archive"] = archived
         return dataclasses.replace(result, extra=extra)
