@@ -2,17 +2,60 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import sys
 import zipfile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
+
+from tests.helpers import FAST_JVM_OPTIONS
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SHARED = Path(os.environ.get("HUDILITE_SHARED", REPO_ROOT.parent / "shared"))
 FIXTURES = SHARED / "fixtures" / "hudi-tables"
+
+# Every JVM the tests start runs with the C1 compiler only and the serial collector: the
+# shared session (see `spark`) and the drivers of the CLI, fault, streaming and server
+# subprocesses, which inherit this environment (spark-submit adds SPARK_SUBMIT_OPTS to the
+# driver's java command, silently, unlike JAVA_TOOL_OPTIONS, which prints a notice on stderr
+# that the tests of quiet start-up would see). Their jobs are many and tiny, and short-lived
+# drivers spend most of their CPU in C2 compilations that never pay off.
+os.environ.setdefault("SPARK_SUBMIT_OPTS", FAST_JVM_OPTIONS)
+
+#: Folders whose test files share session-scoped work (tests/faults: the seed tables and the
+#: killed writes built once for several files), so pytest-xdist runs each on one worker.
+ONE_WORKER_FOLDERS = ("tests/faults/",)
+
+
+def _xdist_scope(nodeid: str) -> str:
+    """The unit pytest-xdist hands to one worker: a whole test file (its module fixtures are
+    set up once), or a whole folder of :data:`ONE_WORKER_FOLDERS`."""
+    path = nodeid.split("::", 1)[0]
+    for folder in ONE_WORKER_FOLDERS:
+        if path.startswith(folder):
+            return folder
+    return path
+
+
+if importlib.util.find_spec("xdist") is not None:
+    # `make test` runs the suite on two pytest-xdist workers (each with its own
+    # SparkSession): one worker leaves about 40% of two cores idle while Spark, its Python
+    # workers and py4j wait on each other. Without xdist the hook is not defined (pytest
+    # refuses hooks of plugins it does not have).
+
+    def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+        """Schedule by :func:`_xdist_scope` (xdist's ``loadscope`` with our scopes)."""
+        from xdist.scheduler import LoadScopeScheduling
+
+        class FileAndFolderScheduling(LoadScopeScheduling):
+            def _split_scope(self, nodeid: str) -> str:
+                return _xdist_scope(nodeid)
+
+        return FileAndFolderScheduling(config, log)
 
 
 def fixture_zips() -> list[Path]:
@@ -66,7 +109,6 @@ def spark() -> Iterator[object]:
     """
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     from hudilite.spark.session import spark_session
-    from tests.helpers import FAST_JVM_OPTIONS
 
     conf = {
         "spark.sql.adaptive.enabled": "false",

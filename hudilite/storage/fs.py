@@ -75,6 +75,8 @@ _S3_SCHEMES = frozenset({"s3", "s3a", "s3n"})
 #: Option key prefix of the S3 settings (Hadoop's S3A names).
 S3_OPTION_PREFIX = "fs.s3a."
 _SPARK_HADOOP_PREFIX = "spark.hadoop."
+# Listings retried when a listed file vanishes before it is stat-ed (see _entries).
+_LIST_ATTEMPTS = 5
 S3_ENDPOINT = "fs.s3a.endpoint"
 S3_REGION = "fs.s3a.endpoint.region"
 S3_ACCESS_KEY = "fs.s3a.access.key"
@@ -353,8 +355,19 @@ class FileSystemGateway:
         return self._entries(selector)
 
     def _entries(self, selector: pafs.FileSelector) -> list[FileEntry]:
+        # A local listing stats every name it read from the directory; a file another writer
+        # removes in between (a lost instant-time race, a temp file renamed into place) makes
+        # the whole listing fail with FileNotFoundError. Such a listing is simply retried: the
+        # next one sees the directory without that file.
+        for attempt in range(_LIST_ATTEMPTS):
+            try:
+                infos = self.filesystem.get_file_info(selector)
+                break
+            except FileNotFoundError:
+                if attempt == _LIST_ATTEMPTS - 1:
+                    raise
         entries = []
-        for info in self.filesystem.get_file_info(selector):
+        for info in infos:
             path = self.rel_path(info.path)
             is_dir = info.type == pafs.FileType.Directory
             size = 0 if is_dir else int(info.size or 0)
