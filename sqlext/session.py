@@ -39,8 +39,7 @@ from .statements import (
     TableName,
     UnsupportedStatementError,
     UseDatabase,
-    parse_statement,
-    split_script_positions,
+    iter_parsed_script,
 )
 
 if TYPE_CHECKING:
@@ -127,14 +126,7 @@ class Session:
         with ``statement_line``/``statement_column`` set on the exception; a parse
         error's line and column are relative to ``text``.
         """
-        for sql, line, column in split_script_positions(text):
-            try:
-                stmt = parse_statement(sql)
-            except SqlParseError as e:
-                if e.line is None:
-                    raise
-                col = e.column if e.line > 1 or e.column is None else e.column + column - 1
-                raise SqlParseError(e.description, e.line + line - 1, col) from None
+        for sql, line, column, stmt in iter_parsed_script(text):
             self.current_sql = sql
             try:
                 # Warnings (unknown option keys, ...) are kept for the CLI's warning lines.

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from collections.abc import Iterator
 
 from .dialect import ParseError, TokenError, parse_script, view_query_text
 from .statement_types import (
@@ -108,6 +109,7 @@ __all__ = [
     "WhenMatched",
     "WhenNotMatched",
     "WhenNotMatchedBySource",
+    "iter_parsed_script",
     "parse_statement",
     "parse_statements",
     "split_script",
@@ -211,18 +213,24 @@ def parse_statement(sql: str) -> Statement:
     return spark_statement(sql, node) if stmt is None else stmt
 
 
-def parse_statements(text: str) -> list[Statement]:
-    """Split a script and parse every statement; error positions are relative to ``text``."""
-    out: list[Statement] = []
+def iter_parsed_script(text: str) -> Iterator[tuple[str, int, int, Statement]]:
+    """Each statement of ``text`` as ``(sql, line, column, parsed)``, parsed only when it is
+    reached (a script runs the statements before a syntax error); a parse error's line and
+    column are relative to ``text``."""
     for sql, line, column in split_script_positions(text):
         try:
-            out.append(parse_statement(sql))
+            stmt = parse_statement(sql)
         except SqlParseError as e:
             if e.line is None:
                 raise
             col = e.column if e.line > 1 or e.column is None else e.column + column - 1
             raise SqlParseError(e.description, e.line + line - 1, col) from None
-    return out
+        yield sql, line, column, stmt
+
+
+def parse_statements(text: str) -> list[Statement]:
+    """Split a script and parse every statement; error positions are relative to ``text``."""
+    return [stmt for _, _, _, stmt in iter_parsed_script(text)]
 
 
 # sqlglot's messages name tokens by their repr; say what the user wrote instead.

@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-import re
 import signal
 import sys
 import threading
@@ -18,8 +17,6 @@ from typing import NoReturn
 
 import click
 import pyspark.errors
-from py4j.protocol import Py4JJavaError
-from pyspark.errors import PySparkException, PythonException
 from pyspark.logger import PySparkLogger
 from pyspark.sql import SparkSession
 
@@ -41,6 +38,7 @@ from hudilite.spark.session import (
     VERBOSE_LEVELS,
     spark_session,
 )
+from hudilite.spark.task_errors import fold, spark_headline
 from hudilite.sqlext.session import Session, connect
 from hudilite.sqlext.statements import SqlParseError, split_script_positions
 from hudilite.storage.fs import set_storage_options
@@ -453,10 +451,6 @@ def _reportable(exc: BaseException) -> bool:
     return isinstance(exc, kinds)
 
 
-# The last line of a Python traceback: ``ValueError: ...``, ``hudilite.errors.X: ...``.
-_PYTHON_ERROR_LINE = re.compile(r"^[A-Za-z_][\w.]*(Error|Exception|Interrupt)\b.*")
-
-
 def error_message(exc: BaseException) -> str:
     """One line for ``exc``: Spark's headline (without the plan or SQL excerpt), the error
     a Python worker raised, a Java exception's first line, a parse error without the
@@ -465,26 +459,14 @@ def error_message(exc: BaseException) -> str:
     if isinstance(exc, click.FileError):
         return exc.format_message()
     if isinstance(exc, SqlParseError) and exc.line is not None:
-        return f"SQL parse error: {_fold(exc.description)}"
-    if isinstance(exc, PythonException):
-        found = [ln.strip() for ln in exc.getMessage().splitlines() if _PYTHON_ERROR_LINE.match(ln)]
-        if found:
-            return found[-1]
-    if isinstance(exc, PySparkException):
-        lines = [ln.strip() for ln in exc.getMessage().splitlines() if ln.strip()]
-        return lines[0] if lines else type(exc).__name__
-    if isinstance(exc, Py4JJavaError):
-        with contextlib.suppress(Exception):
-            lines = [ln.strip() for ln in str(exc.java_exception.toString()).splitlines()]
-            return next(ln for ln in lines if ln)
-    text = _fold(str(exc))
+        return f"SQL parse error: {fold(exc.description)}"
+    headline = spark_headline(exc)
+    if headline is not None:
+        return headline
+    text = fold(str(exc))
     if _reportable(exc):
         return text or type(exc).__name__
     return f"internal error: {type(exc).__name__}" + (f": {text}" if text else "")
-
-
-def _fold(text: str) -> str:
-    return " ".join(ln.strip() for ln in text.splitlines() if ln.strip())
 
 
 def _report(exc: BaseException, debug: bool, where: str = "") -> None:

@@ -8,7 +8,11 @@ hudilite error named in that text is re-raised as its own class.
 
 from __future__ import annotations
 
+import contextlib
 import re
+
+from py4j.protocol import Py4JJavaError
+from pyspark.errors import PySparkException, PythonException
 
 from hudilite import errors
 
@@ -72,4 +76,32 @@ def read_error_from(exc: BaseException) -> errors.HudiliteError | None:
         return errors.CorruptFileError(
             f"data file {path.group(1)} is unreadable: {first_line(exc)}"
         )
+    return None
+
+
+# The last line of a Python traceback: ``ValueError: ...``, ``hudilite.errors.X: ...``.
+_PYTHON_ERROR_LINE = re.compile(r"^[A-Za-z_][\w.]*(Error|Exception|Interrupt)\b.*")
+
+
+def fold(text: str) -> str:
+    """``text`` on one line: its non-blank lines stripped and joined by spaces."""
+    return " ".join(ln.strip() for ln in text.splitlines() if ln.strip())
+
+
+def spark_headline(exc: BaseException) -> str | None:
+    """One line for an error that came through Spark, for a terminal or a client's error
+    dialog (the CLI and the Thrift server): the error a Python worker raised, Spark's
+    headline without the plan or SQL excerpt, a Java exception's first line; ``None`` for
+    other errors (and a Java exception whose text cannot be read)."""
+    if isinstance(exc, PythonException):
+        found = [ln.strip() for ln in exc.getMessage().splitlines() if _PYTHON_ERROR_LINE.match(ln)]
+        if found:
+            return found[-1]
+    if isinstance(exc, PySparkException):
+        lines = [ln.strip() for ln in exc.getMessage().splitlines() if ln.strip()]
+        return lines[0] if lines else type(exc).__name__
+    if isinstance(exc, Py4JJavaError):
+        with contextlib.suppress(Exception):
+            lines = [ln.strip() for ln in str(exc.java_exception.toString()).splitlines()]
+            return next(ln for ln in lines if ln)
     return None

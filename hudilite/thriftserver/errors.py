@@ -10,15 +10,12 @@ stack trace never reaches a client.
 
 from __future__ import annotations
 
-import contextlib
-import re
-
-from py4j.protocol import Py4JJavaError
-from pyspark.errors import AnalysisException, ParseException, PySparkException, PythonException
+from pyspark.errors import AnalysisException, ParseException
 from TCLIService import ttypes as tt
 
 from hudilite.catalog import DatabaseNotFoundError
 from hudilite.errors import HudiliteError, TableNotFoundError
+from hudilite.spark.task_errors import fold, spark_headline
 from hudilite.sqlext.statements import SqlParseError
 
 from .users import PermissionDenied
@@ -43,8 +40,6 @@ SYNTAX, NOT_FOUND, DENIED, NOT_SUPPORTED, CANCELLED, GENERAL = (
 
 # Spark's error classes meaning "no such table, view or schema".
 _NOT_FOUND_CLASSES = ("TABLE_OR_VIEW_NOT_FOUND", "SCHEMA_NOT_FOUND", "VIEW_NOT_FOUND")
-# The last line of a Python traceback a worker sent back.
-_PYTHON_ERROR_LINE = re.compile(r"^[A-Za-z_][\w.]*(Error|Exception)\b.*")
 
 
 class ClientError(HudiliteError):
@@ -81,24 +76,12 @@ def sqlstate_of(exc: BaseException) -> str:
     return GENERAL
 
 
-def _fold(text: str) -> str:
-    return " ".join(ln.strip() for ln in text.splitlines() if ln.strip())
-
-
 def client_message(exc: BaseException) -> str:
     """One line describing ``exc`` for a client."""
-    if isinstance(exc, PythonException):
-        found = [ln.strip() for ln in exc.getMessage().splitlines() if _PYTHON_ERROR_LINE.match(ln)]
-        if found:
-            return found[-1]
-    if isinstance(exc, PySparkException):
-        lines = [ln.strip() for ln in exc.getMessage().splitlines() if ln.strip()]
-        return lines[0] if lines else type(exc).__name__
-    if isinstance(exc, Py4JJavaError):
-        with contextlib.suppress(Exception):
-            lines = [ln.strip() for ln in str(exc.java_exception.toString()).splitlines()]
-            return next(ln for ln in lines if ln)
-    text = _fold(str(exc))
+    headline = spark_headline(exc)
+    if headline is not None:
+        return headline
+    text = fold(str(exc))
     if isinstance(exc, HudiliteError | OSError | ValueError):
         return text or type(exc).__name__
     return f"internal error: {type(exc).__name__}" + (f": {text}" if text else "")

@@ -21,7 +21,7 @@ from pyspark.sql import functions as F
 from TCLIService import TCLIService
 from TCLIService import ttypes as tt
 
-from hudilite.sqlext.statements import SqlParseError, parse_statement, split_script_positions
+from hudilite.sqlext.statements import SqlParseError, iter_parsed_script
 
 from . import metadata
 from .errors import ClientError, NotSupported, error_status, ok_status
@@ -143,14 +143,7 @@ class Handler(TCLIService.Iface):
         role (parse errors are raised as the session would, positions in ``text``)."""
         if session.role == "admin":
             return
-        for sql, line, column in split_script_positions(text):
-            try:
-                stmt = parse_statement(sql)
-            except SqlParseError as e:
-                if e.line is None:
-                    raise
-                col = e.column if e.line > 1 or e.column is None else e.column + column - 1
-                raise SqlParseError(e.description, e.line + line - 1, col) from None
+        for _, _, _, stmt in iter_parsed_script(text):
             check_allowed(session.role, stmt)
 
     def _statement_rows(self, session: HiveSession, text: str) -> RowSource | None:
