@@ -12,22 +12,18 @@ import json
 import logging
 import math
 import time
-from collections import Counter
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
 from typing import Any
 
 import pyarrow as pa
-import pyarrow.compute as pc
 from pyspark import TaskContext
-from pyspark.sql import Column, DataFrame
+from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from hudilite import config as cfg
 from hudilite.errors import ConfigError, SchemaError, WriteError
 from hudilite.failpoints import FAIL_POINT_KEY as FAIL_POINT_KEY  # re-export
-from hudilite.index.bloom_index import IndexSettings, bloom_config, index_settings
-from hudilite.index.bucket import bucket_ids, bucket_of_file_id, new_bucket_file_id
+from hudilite.index.bloom_index import bloom_config, index_settings
 from hudilite.merge import is_empty_payload
 from hudilite.read.file_group_reader import decode_slice, encode_slice, read_file_slice
 from hudilite.schema import (
@@ -41,27 +37,23 @@ from hudilite.schema import (
 )
 from hudilite.services.compaction import log_base_instants
 from hudilite.spark.convert import arrow_schema, conform_columns, spark_schema
+from hudilite.spark.file_group_assignment import (
+    WritePlan,
+    assign_file_groups,
+    avg_record_size,
+    plan_inserts,
+    tag_buckets,
+)
 from hudilite.spark.index_job import LOC_PARTITION_COL, locate, route_global
 from hudilite.spark.insert_dedup import combine_batch, prepare_inserts
 from hudilite.spark.keying import native_key_columns
 from hudilite.spark.task_errors import first_line, hudilite_error_from
-from hudilite.storage.layout import (
-    BaseFileName,
-    new_file_id,
-    parse_data_file_name,
-    write_partition_metadata,
-)
+from hudilite.storage.layout import new_file_id, write_partition_metadata
 from hudilite.table.schema_evolution import required_columns
 from hudilite.table.state import TableState
 from hudilite.timeline.instant import COMMIT, DELTA_COMMIT, REPLACE_COMMIT
 from hudilite.timeline.metadata import CommitMetadata
-from hudilite.write.assign import (
-    InsertBucket,
-    PackingSettings,
-    SmallFile,
-    assign_inserts,
-    average_record_size,
-)
+from hudilite.write.assign import InsertBucket, PackingSettings, SmallFile
 from hudilite.write.file_group_writer import (
     STATS_SCHEMA,
     ExistingFile,
@@ -100,9 +92,6 @@ log = logging.getLogger("hudilite.write")
 _LOCATION_SCHEMA = pa.schema(
     [(RECORD_KEY_COL, pa.string()), (PARTITION_PATH_COL, pa.string()), (FILE_ID_COL, pa.string())]
 )
-_FRACTION_MOD = 1_000_003  # prime modulus turning a key hash into a fraction of [0, 1)
-# Insert buckets assigned by a CASE expression (no broadcast job); more use a broadcast join.
-_ASSIGN_CASE_LIMIT = 256
 
 
 class PhaseTimer:
@@ -118,17 +107,6 @@ class PhaseTimer:
         self.phases[name] = round(self.phases.get(name, 0.0) + now - self._last, 3)
         log.debug("write phase %s: %.3fs", name, now - self._last)
         self._last = now
-
-
-@dataclass
-class _Plan:
-    """Driver-side facts about one write (all small)."""
-
-    partitions: dict[str, int]  # partition path -> incoming record count
-    key_ranges: dict[str, tuple[str, str]]
-    # partition path -> incoming records that are not deletes: the most inserts it can
-    # receive (exactly its inserts when the index finds no stored key).
-    kept: dict[str, int]
 
 
 def _write_token() -> tuple[str, int]:
@@ -275,94 +253,6 @@ def _log_only_keys(state: TableState, keyed: DataFrame, partitions: list[str]) -
     return descriptors.repartition(min(len(slices), 64)).mapInArrow(keysfn, out)
 
 
-def _assign(keyed: DataFrame, buckets: list[InsertBucket]) -> DataFrame:
-    """Give each insert (row without a file id) its target file group.
-
-    A key's hash, as a fraction of [0, 1), picks the bucket whose ``[lo, hi)`` holds it
-    in its partition; an insert no bucket covers is dropped. One pass over ``keyed``
-    (no union of located and new records, so the index result is read once): up to
-    :data:`_ASSIGN_CASE_LIMIT` buckets a ``CASE`` expression, beyond a left join with the
-    broadcast buckets (which costs a job of its own to build the broadcast).
-    """
-    if not buckets:
-        return keyed
-    frac = F.pmod(F.xxhash64(RECORD_KEY_COL), F.lit(_FRACTION_MOD)) / F.lit(float(_FRACTION_MOD))
-    frame = keyed.withColumn("_b_frac", frac)
-    if len(buckets) <= _ASSIGN_CASE_LIMIT:
-        target: Column | None = None
-        for b in buckets:
-            covers = (
-                (F.col(PARTITION_PATH_COL) == F.lit(b.partition_path))
-                & (F.col("_b_frac") >= F.lit(b.lo))
-                & (F.col("_b_frac") < F.lit(b.hi))
-            )
-            fid = F.lit(b.file_id)
-            target = F.when(covers, fid) if target is None else target.when(covers, fid)
-        assert target is not None
-        assigned = frame.withColumn(FILE_ID_COL, F.coalesce(F.col(FILE_ID_COL), target))
-    else:
-        table = keyed.sparkSession.createDataFrame(
-            [(b.partition_path, b.file_id, b.lo, b.hi) for b in buckets],
-            "_b_pp string, _b_fid string, _b_lo double, _b_hi double",
-        )
-        # Only rows without a file id match (at most one bucket: the ranges are disjoint).
-        joined = frame.join(
-            F.broadcast(table),
-            (frame[PARTITION_PATH_COL] == table["_b_pp"])
-            & frame[FILE_ID_COL].isNull()
-            & (frame["_b_frac"] >= table["_b_lo"])
-            & (frame["_b_frac"] < table["_b_hi"]),
-            "left",
-        )
-        assigned = joined.withColumn(
-            FILE_ID_COL, F.coalesce(F.col(FILE_ID_COL), F.col("_b_fid"))
-        ).drop("_b_pp", "_b_fid", "_b_lo", "_b_hi")
-    return assigned.filter(F.col(FILE_ID_COL).isNotNull()).drop("_b_frac")
-
-
-def _small_files(
-    state: TableState, partitions: list[str], limit: int
-) -> dict[str, list[SmallFile]]:
-    out: dict[str, list[SmallFile]] = {}
-    if limit <= 0:
-        return out
-    for p in partitions:
-        for bf in state.view.small_files(p, limit):
-            name = bf.name.render()
-            rel = f"{p}/{name}" if p else name
-            out.setdefault(p, []).append(
-                SmallFile(p, bf.name.file_id, rel, bf.name.instant_time, bf.size)
-            )
-    return out
-
-
-def _avg_record_size(state: TableState, opts: cfg.Options) -> int:
-    """Hudi's record size estimate: recent commits, deltacommits (base files only) and
-    compactions, newest first; clustering's replacecommits are left out (their files are
-    denser than what writers produce)."""
-    metadata_size = int(opts.get(cfg.RECORD_SIZE_ESTIMATOR_METADATA_SIZE))
-    recent = [i for i in state.timeline.commits() if i.action in (COMMIT, DELTA_COMMIT)]
-    samples = []
-    for instant in reversed(recent[-int(opts.get(cfg.RECORD_SIZE_ESTIMATOR_MAX_COMMITS)) :]):
-        meta = state.timeline.commit_metadata(instant)
-        stats = [s for ss in meta.partition_to_write_stats.values() for s in ss]
-        if instant.action == DELTA_COMMIT:
-            stats = [
-                s
-                for s in stats
-                if s.path
-                and isinstance(parse_data_file_name(s.path.rsplit("/", 1)[-1]), BaseFileName)
-            ]
-        written = sum(s.total_write_bytes - metadata_size for s in stats)
-        samples.append((written, sum(s.num_writes for s in stats)))
-    threshold = float(opts.get(cfg.RECORD_SIZE_ESTIMATION_THRESHOLD)) * int(
-        opts.get(cfg.SMALL_FILE_LIMIT)
-    )
-    return average_record_size(
-        samples, int(opts.get(cfg.RECORD_SIZE_ESTIMATE)), threshold=int(threshold)
-    )
-
-
 def _write_groups(ctx: WriteContext, tagged: DataFrame, num_groups: int) -> list[dict[str, Any]]:
     def writefn(table: pa.Table) -> pa.Table:
         token, pid = _write_token()
@@ -379,7 +269,7 @@ def _write_groups(ctx: WriteContext, tagged: DataFrame, num_groups: int) -> list
     return [r.asDict() for r in out.collect()]
 
 
-def _bulk_write(ctx: WriteContext, keyed: DataFrame, plan: _Plan) -> list[dict[str, Any]]:
+def _bulk_write(ctx: WriteContext, keyed: DataFrame, plan: WritePlan) -> list[dict[str, Any]]:
     spark = keyed.sparkSession
     parallelism = max(1, spark.sparkContext.defaultParallelism)
     n_parts = max(1, len(plan.partitions))
@@ -489,7 +379,7 @@ def _run(
         )
         .collect()
     )
-    plan = _Plan(
+    plan = WritePlan(
         partitions={r[PARTITION_PATH_COL]: r["n"] for r in rows},
         key_ranges={r[PARTITION_PATH_COL]: (r["lo"], r["hi"]) for r in rows},
         kept={r[PARTITION_PATH_COL]: r["kept"] for r in rows},
@@ -574,7 +464,7 @@ def _index_and_write(
     state: TableState,
     ctx: WriteContext,
     keyed: DataFrame,
-    plan: _Plan,
+    plan: WritePlan,
     operation: str,
     opts: cfg.Options,
     timer: PhaseTimer,
@@ -595,7 +485,7 @@ def _index_and_write(
     buckets: list[InsertBucket] = []
     cached: list[DataFrame] = []
     if index_type == "BUCKET":
-        tagged = _tag_buckets(state, ctx, keyed, plan, int(opts.get(cfg.BUCKET_NUM)))
+        tagged = tag_buckets(state, ctx, keyed, plan, int(opts.get(cfg.BUCKET_NUM)))
         if operation == "delete":
             # A delete only touches buckets that exist (file ids are unique UUIDs).
             tagged = tagged.filter(F.col(FILE_ID_COL).isin(sorted(f for _, f in ctx.existing)))
@@ -633,13 +523,11 @@ def _index_and_write(
         settings = PackingSettings(
             small_file_limit=0 if overwrite else int(opts.get(cfg.SMALL_FILE_LIMIT)),
             max_file_size=ctx.max_file_size,
-            avg_record_size=_avg_record_size(state, opts),
+            avg_record_size=avg_record_size(state, opts),
         )
         smalls: dict[str, list[SmallFile]] = {}
         if operation != "delete":
-            buckets, smalls, counted = _plan_inserts(
-                state, tagged, plan, settings, looked_up, index
-            )
+            buckets, smalls, counted = plan_inserts(state, tagged, plan, settings, looked_up, index)
             if counted is not None:  # the located records, cached by the insert count
                 tagged = counted
                 cached.append(counted)
@@ -652,7 +540,7 @@ def _index_and_write(
                 # A small base file taking inserts is rewritten (it has no logs), as Hudi's
                 # merge-on-read writer does when its index cannot find keys in logs.
                 ctx.log_targets.pop((b.partition_path, b.file_id), None)
-        tagged = _assign(tagged, buckets)
+        tagged = assign_file_groups(tagged, buckets)
     groups = len(ctx.existing) + sum(1 for b in buckets if b.is_new)
     if index_type == "BUCKET":
         groups = len(plan.partitions) * int(opts.get(cfg.BUCKET_NUM))
@@ -664,90 +552,6 @@ def _index_and_write(
     finally:
         for frame in cached:
             frame.unpersist()
-
-
-def _plan_inserts(
-    state: TableState,
-    tagged: DataFrame,
-    plan: _Plan,
-    settings: PackingSettings,
-    looked_up: bool,
-    index: IndexSettings,
-) -> tuple[list[InsertBucket], dict[str, list[SmallFile]], DataFrame | None]:
-    """Insert buckets, the small files they may name, and ``tagged`` persisted when the
-    inserts had to be counted (the caller unpersists it); counts only when the answer
-    could change the plan.
-
-    Without an index lookup every kept record is an insert, so the key stats' ``kept``
-    counts are the insert counts. After a lookup they bound them from above: when the
-    bound already plans one target per partition, any smaller count plans the same
-    target (the first small file with room for the bound has room for fewer; one new
-    file group for the bound is one for fewer), so the counting job is skipped -- except
-    where a target that would take no insert still changes the write: on merge-on-read a
-    small file taking inserts is rewritten instead of logged, and a global index may move
-    records between partitions.
-    """
-    bound = {p: n for p, n in plan.kept.items() if n > 0}
-    smalls = _small_files(state, sorted(bound), settings.small_file_limit)
-    buckets = assign_inserts(bound, smalls, settings, new_file_id)
-    if not looked_up:
-        return buckets, smalls, None
-    targets = Counter(b.partition_path for b in buckets)
-    if (
-        not index.is_global
-        and all(n == 1 for n in targets.values())
-        and (not state.config.is_mor or all(b.is_new for b in buckets))
-    ):
-        return buckets, smalls, None
-    # Persisted: the count and the write both need the located records (one index
-    # scan, not two).
-    counted = tagged.persist()
-    counts = (
-        counted.filter(F.col(FILE_ID_COL).isNull()).groupBy(PARTITION_PATH_COL).count().collect()
-    )
-    insert_counts = {r[PARTITION_PATH_COL]: r["count"] for r in counts}
-    smalls = _small_files(state, sorted(insert_counts), settings.small_file_limit)
-    return assign_inserts(insert_counts, smalls, settings, new_file_id), smalls, counted
-
-
-def _tag_buckets(
-    state: TableState, ctx: WriteContext, keyed: DataFrame, plan: _Plan, num_buckets: int
-) -> DataFrame:
-    """Bucket index: the file group of every record is its key's bucket in its partition."""
-    if num_buckets <= 0:
-        raise ConfigError(f"{cfg.BUCKET_NUM.name} must be positive, got {num_buckets}")
-    fields = list(state.config.record_key_fields)
-    partitions = sorted(plan.partitions)
-    # File id of (partition i, bucket b) at i * num_buckets + b: an existing bucket's
-    # group, else a new one. Looked up in the keying task itself, so the bucket index
-    # reads no base file and runs no job of its own (no broadcast to build).
-    file_ids: list[str] = []
-    for partition in partitions:
-        known = {bucket_of_file_id(fid): fid for (p, fid) in ctx.existing if p == partition}
-        file_ids += [known.get(b) or new_bucket_file_id(b) for b in range(num_buckets)]
-    schema = arrow_schema(keyed.schema).append(pa.field(FILE_ID_COL, pa.string()))
-
-    def bucketfn(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        names = pa.array(partitions, pa.string())
-        ids_by_slot = pa.array(file_ids, pa.string())
-        for batch in batches:
-            ids = bucket_ids(
-                batch.column(batch.schema.get_field_index(RECORD_KEY_COL)), num_buckets, fields
-            )
-            # Every record's partition is one of the plan's (they were counted from it).
-            slot = pc.add(
-                pc.multiply(
-                    pc.index_in(batch.column(PARTITION_PATH_COL), value_set=names).cast(pa.int64()),
-                    num_buckets,
-                ),
-                ids.cast(pa.int64()),
-            )
-            yield pa.RecordBatch.from_arrays(
-                [*batch.columns, pc.take(ids_by_slot, slot)], schema=schema
-            )
-
-    # (A record no slot names would have been dropped by the join this replaces.)
-    return keyed.mapInArrow(bucketfn, spark_schema(schema)).filter(F.col(FILE_ID_COL).isNotNull())
 
 
 def _inflight_content(state: TableState, partitions: list[str], operation: str) -> bytes:

@@ -1,0 +1,225 @@
+"""Which file group each record of a Spark write goes to, besides the index lookup.
+
+Insert planning on the driver (:func:`plan_inserts`: small files, Hudi's record size
+estimate, :func:`hudilite.write.assign.assign_inserts` over per-partition counts), the
+assignment of inserts to the planned buckets in one pass over the records
+(:func:`assign_file_groups`), and the bucket index, which computes every record's file group
+(:func:`tag_buckets`). :class:`WritePlan` holds the write's per-partition key stats that
+planning starts from. The driver sees only counts; records stay in executors.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import pyarrow as pa
+import pyarrow.compute as pc
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+
+from hudilite import config as cfg
+from hudilite.errors import ConfigError
+from hudilite.index.bloom_index import IndexSettings
+from hudilite.index.bucket import bucket_ids, bucket_of_file_id, new_bucket_file_id
+from hudilite.schema import FILE_ID_COL, PARTITION_PATH_COL, RECORD_KEY_COL
+from hudilite.spark.convert import arrow_schema, spark_schema
+from hudilite.storage.layout import BaseFileName, new_file_id, parse_data_file_name
+from hudilite.table.state import TableState
+from hudilite.timeline.instant import COMMIT, DELTA_COMMIT
+from hudilite.write.assign import (
+    InsertBucket,
+    PackingSettings,
+    SmallFile,
+    assign_inserts,
+    average_record_size,
+)
+from hudilite.write.file_group_writer import WriteContext
+
+_FRACTION_MOD = 1_000_003  # prime modulus turning a key hash into a fraction of [0, 1)
+# Insert buckets assigned by a CASE expression (no broadcast job); more use a broadcast join.
+_ASSIGN_CASE_LIMIT = 256
+
+
+@dataclass
+class WritePlan:
+    """Driver-side facts about one write (all small)."""
+
+    partitions: dict[str, int]  # partition path -> incoming record count
+    key_ranges: dict[str, tuple[str, str]]
+    # partition path -> incoming records that are not deletes: the most inserts it can
+    # receive (exactly its inserts when the index finds no stored key).
+    kept: dict[str, int]
+
+
+def assign_file_groups(keyed: DataFrame, buckets: list[InsertBucket]) -> DataFrame:
+    """Give each insert (row without a file id) its target file group.
+
+    A key's hash, as a fraction of [0, 1), picks the bucket whose ``[lo, hi)`` holds it
+    in its partition; an insert no bucket covers is dropped. One pass over ``keyed``
+    (no union of located and new records, so the index result is read once): up to
+    :data:`_ASSIGN_CASE_LIMIT` buckets a ``CASE`` expression, beyond a left join with the
+    broadcast buckets (which costs a job of its own to build the broadcast).
+    """
+    if not buckets:
+        return keyed
+    frac = F.pmod(F.xxhash64(RECORD_KEY_COL), F.lit(_FRACTION_MOD)) / F.lit(float(_FRACTION_MOD))
+    frame = keyed.withColumn("_b_frac", frac)
+    if len(buckets) <= _ASSIGN_CASE_LIMIT:
+        target: Column | None = None
+        for b in buckets:
+            covers = (
+                (F.col(PARTITION_PATH_COL) == F.lit(b.partition_path))
+                & (F.col("_b_frac") >= F.lit(b.lo))
+                & (F.col("_b_frac") < F.lit(b.hi))
+            )
+            fid = F.lit(b.file_id)
+            target = F.when(covers, fid) if target is None else target.when(covers, fid)
+        assert target is not None
+        assigned = frame.withColumn(FILE_ID_COL, F.coalesce(F.col(FILE_ID_COL), target))
+    else:
+        table = keyed.sparkSession.createDataFrame(
+            [(b.partition_path, b.file_id, b.lo, b.hi) for b in buckets],
+            "_b_pp string, _b_fid string, _b_lo double, _b_hi double",
+        )
+        # Only rows without a file id match (at most one bucket: the ranges are disjoint).
+        joined = frame.join(
+            F.broadcast(table),
+            (frame[PARTITION_PATH_COL] == table["_b_pp"])
+            & frame[FILE_ID_COL].isNull()
+            & (frame["_b_frac"] >= table["_b_lo"])
+            & (frame["_b_frac"] < table["_b_hi"]),
+            "left",
+        )
+        assigned = joined.withColumn(
+            FILE_ID_COL, F.coalesce(F.col(FILE_ID_COL), F.col("_b_fid"))
+        ).drop("_b_pp", "_b_fid", "_b_lo", "_b_hi")
+    return assigned.filter(F.col(FILE_ID_COL).isNotNull()).drop("_b_frac")
+
+
+def small_files(state: TableState, partitions: list[str], limit: int) -> dict[str, list[SmallFile]]:
+    """The latest base files of ``partitions`` below ``limit`` bytes, as candidates for
+    inserts (none when ``limit`` is not positive)."""
+    out: dict[str, list[SmallFile]] = {}
+    if limit <= 0:
+        return out
+    for p in partitions:
+        for bf in state.view.small_files(p, limit):
+            name = bf.name.render()
+            rel = f"{p}/{name}" if p else name
+            out.setdefault(p, []).append(
+                SmallFile(p, bf.name.file_id, rel, bf.name.instant_time, bf.size)
+            )
+    return out
+
+
+def avg_record_size(state: TableState, opts: cfg.Options) -> int:
+    """Hudi's record size estimate: recent commits, deltacommits (base files only) and
+    compactions, newest first; clustering's replacecommits are left out (their files are
+    denser than what writers produce)."""
+    metadata_size = int(opts.get(cfg.RECORD_SIZE_ESTIMATOR_METADATA_SIZE))
+    recent = [i for i in state.timeline.commits() if i.action in (COMMIT, DELTA_COMMIT)]
+    samples = []
+    for instant in reversed(recent[-int(opts.get(cfg.RECORD_SIZE_ESTIMATOR_MAX_COMMITS)) :]):
+        meta = state.timeline.commit_metadata(instant)
+        stats = [s for ss in meta.partition_to_write_stats.values() for s in ss]
+        if instant.action == DELTA_COMMIT:
+            stats = [
+                s
+                for s in stats
+                if s.path
+                and isinstance(parse_data_file_name(s.path.rsplit("/", 1)[-1]), BaseFileName)
+            ]
+        written = sum(s.total_write_bytes - metadata_size for s in stats)
+        samples.append((written, sum(s.num_writes for s in stats)))
+    threshold = float(opts.get(cfg.RECORD_SIZE_ESTIMATION_THRESHOLD)) * int(
+        opts.get(cfg.SMALL_FILE_LIMIT)
+    )
+    return average_record_size(
+        samples, int(opts.get(cfg.RECORD_SIZE_ESTIMATE)), threshold=int(threshold)
+    )
+
+
+def plan_inserts(
+    state: TableState,
+    tagged: DataFrame,
+    plan: WritePlan,
+    settings: PackingSettings,
+    looked_up: bool,
+    index: IndexSettings,
+) -> tuple[list[InsertBucket], dict[str, list[SmallFile]], DataFrame | None]:
+    """Insert buckets, the small files they may name, and ``tagged`` persisted when the
+    inserts had to be counted (the caller unpersists it); counts only when the answer
+    could change the plan.
+
+    Without an index lookup every kept record is an insert, so the key stats' ``kept``
+    counts are the insert counts. After a lookup they bound them from above: when the
+    bound already plans one target per partition, any smaller count plans the same
+    target (the first small file with room for the bound has room for fewer; one new
+    file group for the bound is one for fewer), so the counting job is skipped -- except
+    where a target that would take no insert still changes the write: on merge-on-read a
+    small file taking inserts is rewritten instead of logged, and a global index may move
+    records between partitions.
+    """
+    bound = {p: n for p, n in plan.kept.items() if n > 0}
+    smalls = small_files(state, sorted(bound), settings.small_file_limit)
+    buckets = assign_inserts(bound, smalls, settings, new_file_id)
+    if not looked_up:
+        return buckets, smalls, None
+    targets = Counter(b.partition_path for b in buckets)
+    if (
+        not index.is_global
+        and all(n == 1 for n in targets.values())
+        and (not state.config.is_mor or all(b.is_new for b in buckets))
+    ):
+        return buckets, smalls, None
+    # Persisted: the count and the write both need the located records (one index
+    # scan, not two).
+    counted = tagged.persist()
+    counts = (
+        counted.filter(F.col(FILE_ID_COL).isNull()).groupBy(PARTITION_PATH_COL).count().collect()
+    )
+    insert_counts = {r[PARTITION_PATH_COL]: r["count"] for r in counts}
+    smalls = small_files(state, sorted(insert_counts), settings.small_file_limit)
+    return assign_inserts(insert_counts, smalls, settings, new_file_id), smalls, counted
+
+
+def tag_buckets(
+    state: TableState, ctx: WriteContext, keyed: DataFrame, plan: WritePlan, num_buckets: int
+) -> DataFrame:
+    """Bucket index: the file group of every record is its key's bucket in its partition."""
+    if num_buckets <= 0:
+        raise ConfigError(f"{cfg.BUCKET_NUM.name} must be positive, got {num_buckets}")
+    fields = list(state.config.record_key_fields)
+    partitions = sorted(plan.partitions)
+    # File id of (partition i, bucket b) at i * num_buckets + b: an existing bucket's
+    # group, else a new one. Looked up in the keying task itself, so the bucket index
+    # reads no base file and runs no job of its own (no broadcast to build).
+    file_ids: list[str] = []
+    for partition in partitions:
+        known = {bucket_of_file_id(fid): fid for (p, fid) in ctx.existing if p == partition}
+        file_ids += [known.get(b) or new_bucket_file_id(b) for b in range(num_buckets)]
+    schema = arrow_schema(keyed.schema).append(pa.field(FILE_ID_COL, pa.string()))
+
+    def bucketfn(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        names = pa.array(partitions, pa.string())
+        ids_by_slot = pa.array(file_ids, pa.string())
+        for batch in batches:
+            ids = bucket_ids(
+                batch.column(batch.schema.get_field_index(RECORD_KEY_COL)), num_buckets, fields
+            )
+            # Every record's partition is one of the plan's (they were counted from it).
+            slot = pc.add(
+                pc.multiply(
+                    pc.index_in(batch.column(PARTITION_PATH_COL), value_set=names).cast(pa.int64()),
+                    num_buckets,
+                ),
+                ids.cast(pa.int64()),
+            )
+            yield pa.RecordBatch.from_arrays(
+                [*batch.columns, pc.take(ids_by_slot, slot)], schema=schema
+            )
+
+    # (A record no slot names would have been dropped by the join this replaces.)
+    return keyed.mapInArrow(bucketfn, spark_schema(schema)).filter(F.col(FILE_ID_COL).isNotNull())
