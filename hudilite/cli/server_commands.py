@@ -52,6 +52,16 @@ def _conf_pair(item: str) -> tuple[str, str]:
     help="none: SASL PLAIN, any password; nosasl; password: checked against --users.",
 )
 @click.option("--users", "users_file", metavar="FILE", help="Users file (hudilite users add).")
+@click.option(
+    "--ssl-cert",
+    metavar="FILE",
+    help="Serve over TLS with this PEM certificate (chain); needs --ssl-key.",
+)
+@click.option(
+    "--ssl-key",
+    metavar="FILE",
+    help="The certificate's unencrypted PEM private key (with --ssl-cert).",
+)
 def thriftserver(
     warehouse: str | None,
     host: str,
@@ -59,17 +69,48 @@ def thriftserver(
     confs: tuple[str, ...],
     auth: str,
     users_file: str | None,
+    ssl_cert: str | None,
+    ssl_key: str | None,
 ) -> None:
     """Serve the warehouse over HiveServer2's Thrift protocol (beeline, JDBC, PyHive,
-    SQLAlchemy hive://) until SIGTERM or Ctrl-C."""
+    SQLAlchemy hive://) until SIGTERM or Ctrl-C.
+
+    \b
+    TLS (any --auth mode): --ssl-cert server.crt --ssl-key server.key
+      self-signed: openssl req -x509 -newkey rsa:2048 -nodes -days 365 \\
+        -keyout server.key -out server.crt -subj /CN=HOST \\
+        -addext subjectAltName=DNS:HOST,IP:127.0.0.1
+      JDBC trust store: keytool -importcert -noprompt -file server.crt \\
+        -keystore truststore.jks -storepass PW
+      beeline -u 'jdbc:hive2://HOST:PORT/default;ssl=true;sslTrustStore=truststore.jks;trustStorePassword=PW'
+
+    \b
+    Hive variables in statements: ${x} or ${hivevar:x} (beeline --hivevar x=1,
+    SET hivevar:x=1), ${hiveconf:key} or ${spark:key} (session settings).
+    See docs/bi-tools.md.
+    """
     if auth == "password" and not users_file:
         raise click.UsageError("--auth password needs --users FILE")
+    if (ssl_cert is None) != (ssl_key is None):
+        missing = "--ssl-key" if ssl_key is None else "--ssl-cert"
+        raise click.UsageError(f"TLS needs both --ssl-cert and --ssl-key: {missing} is missing")
     conf = dict(_conf_pair(c) for c in confs)
     # why: thrift and TCLIService come with the optional `server` extra
-    from hudilite.thriftserver import serve
+    from hudilite.thriftserver import serve, tls_context
 
     try:
-        server = serve(warehouse, host=host, port=port, auth=auth, users_file=users_file, conf=conf)
+        # Checked here too, so a bad file is reported before Spark starts.
+        tls_context(ssl_cert, ssl_key)
+        server = serve(
+            warehouse,
+            host=host,
+            port=port,
+            auth=auth,
+            users_file=users_file,
+            conf=conf,
+            ssl_cert=ssl_cert,
+            ssl_key=ssl_key,
+        )
     except (ValueError, OSError, HudiliteError) as exc:
         raise click.ClickException(str(exc)) from None
 
@@ -80,7 +121,8 @@ def thriftserver(
     signal.signal(signal.SIGTERM, _stop)
     signal.signal(signal.SIGINT, _stop)
     click.echo(
-        f"hudilite thriftserver listening on {server.host}:{server.port} (auth {auth})",
+        f"hudilite thriftserver listening on {server.host}:{server.port} (auth {auth}"
+        + (", TLS)" if ssl_cert else ")"),
         err=True,
     )
     sys.stderr.flush()

@@ -21,7 +21,8 @@ from pyspark.sql import functions as F
 from TCLIService import TCLIService
 from TCLIService import ttypes as tt
 
-from hudilite.sqlext.statements import SqlParseError, iter_parsed_script
+from hudilite.sqlext.session import StatementResult
+from hudilite.sqlext.statements import SqlParseError, Statement, iter_parsed_script
 
 from . import metadata
 from .errors import ClientError, NotSupported, error_status, ok_status
@@ -29,6 +30,7 @@ from .operations import Operation, RowSource, frame_rows, static_rows
 from .rowsets import COLUMNAR_FROM, ColumnSpec, row_set, table_schema
 from .sessions import HiveSession, SessionRegistry
 from .users import check_allowed
+from .variables import SPARK_SUBSTITUTE, Assignment, Step, plan_script
 
 __all__ = ["Handler"]
 
@@ -138,20 +140,31 @@ class Handler(TCLIService.Iface):
         return tt.TGetInfoResp(status=ok_status(), infoValue=value)
 
     # ------------------------------------------------------------------ statements
-    def _check_roles(self, session: HiveSession, text: str) -> None:
+    def _check_roles(self, session: HiveSession, steps: list[Step]) -> None:
         """Refuse the whole text before anything runs when one statement needs a higher
-        role (parse errors are raised as the session would, positions in ``text``)."""
+        role (parse errors are raised as the session would, positions in the text)."""
         if session.role == "admin":
             return
-        for _, _, _, stmt in iter_parsed_script(text):
-            check_allowed(session.role, stmt)
+        for step in steps:
+            if step.assignment is None:  # SET hivevar: a session setting
+                for stmt in _parsed(step):
+                    check_allowed(session.role, stmt)
 
-    def _statement_rows(self, session: HiveSession, text: str) -> RowSource | None:
+    def _statement_rows(self, session: HiveSession, steps: list[Step]) -> RowSource | None:
+        last: StatementResult | Assignment | None = None
         with session.lock:
-            results = session.sql.run_script(text)
-        if not results:
+            for step in steps:
+                if step.assignment is not None:
+                    last = _assign(session, step.assignment)
+                    continue
+                results = _run_step(session, step)
+                if results:
+                    last = results[-1]
+        if last is None:
             raise SqlParseError("empty SQL statement")
-        last = results[-1]
+        if isinstance(last, Assignment):
+            name, value = last.name, last.value
+            return static_rows(_KEY_VALUE, [(f"hivevar:{name}", value)])
         if last.df is None:
             return static_rows([ColumnSpec("result", "string", tt.TTypeId.STRING_TYPE)], [])
         df = last.df
@@ -161,14 +174,16 @@ class Handler(TCLIService.Iface):
 
     @_responds(tt.TExecuteStatementResp)
     def ExecuteStatement(self, req: tt.TExecuteStatementReq) -> tt.TExecuteStatementResp:
-        """Run a statement (or script): inline, or on a thread with ``runAsync``."""
+        """Run a statement (or script), Hive variables substituted (:mod:`.variables`):
+        inline, or on a thread with ``runAsync``."""
         session = self.registry.get(req.sessionHandle)
         text = req.statement or ""
-        self._check_roles(session, text)
+        steps = plan_script(text, session.variables, lambda key: _setting(session, key))
+        self._check_roles(session, steps)
         op = Operation(
             session.sql.spark,
             OpType.EXECUTE_STATEMENT,
-            lambda: self._statement_rows(session, text),
+            lambda: self._statement_rows(session, steps),
             text,
         )
         self.registry.add(session, op)
@@ -364,6 +379,62 @@ class Handler(TCLIService.Iface):
     def GetLog(self, req: Any) -> Any:
         """Not supported (operation logs come through FetchResults, always empty)."""
         raise NotSupported("GetLog")
+
+
+_KEY_VALUE = [
+    ColumnSpec("key", "string", tt.TTypeId.STRING_TYPE),
+    ColumnSpec("value", "string", tt.TTypeId.STRING_TYPE),
+]
+
+
+def _setting(session: HiveSession, key: str) -> str | None:
+    """A session setting for ``${hiveconf:key}``: a hudilite option, else Spark's conf."""
+    value = session.sql.option_value(key)
+    if value is not None:
+        return value
+    try:
+        return session.sql.spark.conf.get(key)
+    except Exception:  # not set and no default (Spark raises NoSuchElementException)
+        return None
+
+
+def _assign(session: HiveSession, assignment: Assignment) -> Assignment:
+    """Run ``SET hivevar:name[=value]``: what it shows (``<undefined>``, as Spark's SET)."""
+    if assignment.value is not None:
+        session.variables[assignment.name] = assignment.value
+        return assignment
+    return Assignment(assignment.name, session.variables.get(assignment.name, "<undefined>"))
+
+
+def _shifted(exc: SqlParseError, step: Step) -> SqlParseError:
+    """``exc`` (positioned in ``step.sql``) positioned in the whole text."""
+    if exc.line is None or (step.line, step.column) == (1, 1):
+        return exc
+    col = exc.column if exc.line > 1 or exc.column is None else exc.column + step.column - 1
+    return SqlParseError(exc.description, exc.line + step.line - 1, col)
+
+
+def _parsed(step: Step) -> list[Statement]:
+    """The parsed statements of ``step`` (a substituted value may hold several)."""
+    try:
+        return [stmt for _, _, _, stmt in iter_parsed_script(step.sql)]
+    except SqlParseError as exc:
+        raise _shifted(exc, step) from None
+
+
+def _run_step(session: HiveSession, step: Step) -> list[StatementResult]:
+    """Run the statements of ``step``; after each one, Spark's own variable substitution
+    is turned off again (a ``RESET`` or ``SET`` may have turned it on: it would expand
+    ``${env:...}`` and empty unknown references)."""
+    conf = session.sql.spark.conf
+    results = []
+    try:
+        for result in session.sql.iter_script(step.sql):
+            conf.set(SPARK_SUBSTITUTE, "false")
+            results.append(result)
+    except SqlParseError as exc:
+        raise _shifted(exc, step) from None
+    return results
 
 
 def _cancel_on_hangup(sock: socket.socket, op: Operation, done: threading.Event) -> None:

@@ -6,6 +6,12 @@ grace, cancels the rest (a cancelled write rolls back), closes every session and
 connection. Transports, as HiveServer2's binary mode: ``none`` and ``password`` speak SASL
 PLAIN (``none`` accepts any user and password, as HiveServer2's ``NONE``), ``nosasl`` plain
 buffered Thrift. Bytes that are not Thrift end only their own connection.
+
+TLS (``ssl_cert`` and ``ssl_key``): every connection starts with a TLS handshake (in its own
+thread, within the negotiation timeout), then speaks the transport of its auth mode inside
+it, as HiveServer2 with ``hive.server2.use.SSL``. :func:`tls_context` checks and loads the
+files before the server binds; an error names the file at fault. A client that does not
+speak TLS gets its connection closed (after the server's alert, cleanly rather than reset).
 """
 
 from __future__ import annotations
@@ -14,6 +20,7 @@ import contextlib
 import logging
 import os
 import socket
+import ssl
 import threading
 from collections.abc import Mapping
 from types import TracebackType
@@ -32,12 +39,78 @@ from .sasl_transport import MAX_FRAME, SaslServerTransport
 from .sessions import PREFIX, ServerSettings, SessionRegistry
 from .users import UserStore
 
-__all__ = ["AUTH_MODES", "Server", "serve"]
+__all__ = ["AUTH_MODES", "Server", "serve", "tls_context"]
 
 AUTH_MODES = ("none", "nosasl", "password")
 #: How long a client may take to authenticate before its connection is dropped (seconds).
 NEGOTIATION_TIMEOUT = 30.0
 _log = logging.getLogger(__name__)
+
+
+class _EncryptedKey(Exception):
+    """The key file asks for a passphrase (raised by the password callback)."""
+
+
+def _encrypted_key() -> str:
+    raise _EncryptedKey
+
+
+def tls_context(
+    ssl_cert: str | os.PathLike[str] | None, ssl_key: str | os.PathLike[str] | None
+) -> ssl.SSLContext | None:
+    """The server's TLS context for the PEM certificate (chain) ``ssl_cert`` and its
+    unencrypted PEM private key ``ssl_key``; None when neither is given. ``ValueError``
+    naming the file at fault when only one is given, a file is missing or unreadable, the
+    certificate does not load, or the key does not load, is encrypted or does not match."""
+    if ssl_cert is None and ssl_key is None:
+        return None
+    if ssl_cert is None or ssl_key is None:
+        given, missing = ("ssl_cert", "ssl_key") if ssl_key is None else ("ssl_key", "ssl_cert")
+        raise ValueError(
+            f"TLS needs both a certificate and its key (--ssl-cert and --ssl-key): "
+            f"{given} given without {missing}"
+        )
+    cert, key = os.fspath(ssl_cert), os.fspath(ssl_key)
+    for what, path in (("certificate", cert), ("key", key)):
+        if not os.path.exists(path):
+            raise ValueError(f"TLS {what} file {path} does not exist")
+        if not os.path.isfile(path):
+            raise ValueError(f"TLS {what} file {path} is not a file")
+        try:
+            with open(path, "rb"):
+                pass
+        except OSError as exc:
+            raise ValueError(f"TLS {what} file {path} cannot be read: {exc.strerror}") from None
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)  # TLS 1.2 at least
+    try:
+        # Checks the certificate file alone, so a failure below is the key's.
+        ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER).load_verify_locations(cafile=cert)
+    except (ssl.SSLError, OSError) as exc:
+        raise ValueError(
+            f"TLS certificate file {cert} does not load (a PEM certificate is expected): "
+            f"{_ssl_reason(exc)}"
+        ) from None
+    try:
+        context.load_cert_chain(cert, key, password=_encrypted_key)
+    except _EncryptedKey:
+        raise ValueError(
+            f"TLS key file {key} is encrypted: the server needs an unencrypted key "
+            "(protect the file with its permissions instead)"
+        ) from None
+    except (ssl.SSLError, OSError) as exc:
+        raise ValueError(
+            f"TLS key file {key} does not load or does not match the certificate {cert} "
+            f"(an unencrypted PEM private key is expected): {_ssl_reason(exc)}"
+        ) from None
+    return context
+
+
+def _ssl_reason(exc: BaseException) -> str:
+    """OpenSSL's reason (``key values mismatch``), or what a bare ``PEM lib`` error means."""
+    if isinstance(exc, ssl.SSLError):
+        reason = getattr(exc, "reason", None)
+        return str(reason).lower().replace("_", " ") if reason else "no usable PEM data"
+    return getattr(exc, "strerror", None) or str(exc)
 
 
 class Server:
@@ -51,6 +124,7 @@ class Server:
         port: int,
         auth: str,
         users: UserStore | None,
+        tls: ssl.SSLContext | None = None,
     ) -> None:
         if auth not in AUTH_MODES:
             raise ValueError(f"unknown auth mode {auth!r}: expected one of {AUTH_MODES}")
@@ -60,6 +134,7 @@ class Server:
         self.host = host
         self.auth = auth
         self.users = users
+        self.tls = tls
         self._listener = socket.create_server((host, port), reuse_port=False, backlog=64)
         self.port: int = self._listener.getsockname()[1]
         self._stopping = threading.Event()
@@ -88,7 +163,8 @@ class Server:
         self.stop()
 
     def __repr__(self) -> str:
-        return f"Server(host={self.host!r}, port={self.port}, auth={self.auth!r})"
+        tls = ", tls=True" if self.tls is not None else ""
+        return f"Server(host={self.host!r}, port={self.port}, auth={self.auth!r}{tls})"
 
     def wait(self, timeout: float | None = None) -> bool:
         """Block until the server stops (or ``timeout``); whether it stopped."""
@@ -101,6 +177,9 @@ class Server:
         if self._stopping.is_set():
             return
         self._stopping.set()
+        # shutdown() wakes the accept loop up (closing alone leaves accept() blocked).
+        with contextlib.suppress(OSError):
+            self._listener.shutdown(socket.SHUT_RDWR)
         with contextlib.suppress(OSError):
             self._listener.close()
         wait = self.registry.settings.shutdown_grace if grace is None else grace
@@ -154,19 +233,24 @@ class Server:
         return "reader"
 
     def _serve_connection(self, conn: socket.socket, peer: str) -> None:
+        # ``conn`` stays the raw TCP socket (stop() shuts it down, the hang-up watch peeks
+        # at it); with TLS, Thrift reads and writes a TLS socket on a duplicate of it.
+        stream: socket.socket = conn
         sock = TSocket.TSocket()
-        sock.setHandle(conn)
         trans: TTransportBase
         handler: Handler | None = None
         try:
             user: str | None = None
+            if self.tls is not None:
+                stream = self._tls_handshake(conn, peer)
+            sock.setHandle(stream)
             if self.auth == "nosasl":
                 trans = TBufferedTransport(sock)
             else:
-                conn.settimeout(NEGOTIATION_TIMEOUT)
+                stream.settimeout(NEGOTIATION_TIMEOUT)
                 sasl = SaslServerTransport(sock)
                 user = sasl.negotiate(self._authenticate)
-                conn.settimeout(None)
+                stream.settimeout(None)
                 trans = sasl
             handler = Handler(self.registry, user, self._role(user), peer=peer, sock=conn)
             # Not TBinaryProtocolAccelerated: PyHive's generated TCLIService code hands the
@@ -178,7 +262,7 @@ class Server:
             while not self._stopping.is_set():
                 processor.process(protocol, protocol)
         except (TTransportException, OSError, EOFError):
-            pass  # the client went away, or failed to authenticate
+            pass  # the client went away, failed to authenticate or does not speak TLS
         except Exception as exc:  # bytes that are not Thrift: end this connection only
             _log.info("connection %s dropped: %s", peer, exc)
         finally:
@@ -186,8 +270,39 @@ class Server:
                 handler.disconnect()
             with self._lock:
                 self._connections.discard(conn)
+            if stream is not conn:
+                with contextlib.suppress(OSError):
+                    stream.close()
             with contextlib.suppress(OSError):
                 conn.close()
+
+    def _tls_handshake(self, conn: socket.socket, peer: str) -> ssl.SSLSocket:
+        """The TLS socket of ``conn`` once the handshake is done (``ssl.SSLError`` when the
+        client does not speak TLS: it is told so, then the connection closes cleanly)."""
+        assert self.tls is not None
+        tls = self.tls.wrap_socket(conn.dup(), server_side=True, do_handshake_on_connect=False)
+        tls.settimeout(NEGOTIATION_TIMEOUT)
+        try:
+            tls.do_handshake()
+        except (ssl.SSLError, OSError) as exc:
+            _log.info("connection %s: TLS handshake failed: %s", peer, exc)
+            tls.close()
+            _close_gently(conn)
+            raise
+        tls.settimeout(None)
+        return tls
+
+
+def _close_gently(conn: socket.socket, linger: float = 1.0) -> None:
+    """Close ``conn`` with a FIN rather than a reset: stop sending, then read and drop what
+    the client already sent (closing with unread bytes would reset the connection, and the
+    client would see "connection reset" instead of the end of the stream)."""
+    with contextlib.suppress(OSError):
+        conn.shutdown(socket.SHUT_WR)
+        conn.settimeout(linger)
+        for _ in range(64):
+            if not conn.recv(4096):
+                break
 
 
 def _split_conf(conf: Mapping[str, str]) -> tuple[dict[str, str], dict[str, str], dict[str, str]]:
@@ -207,6 +322,8 @@ def serve(
     users_file: str | os.PathLike[str] | None = None,
     conf: Mapping[str, str] | None = None,
     spark: SparkSession | None = None,
+    ssl_cert: str | os.PathLike[str] | None = None,
+    ssl_key: str | os.PathLike[str] | None = None,
 ) -> Server:
     """Start a HiveServer2-compatible server for the SQL warehouse ``warehouse`` and return
     it (running on background threads; ``port=0`` picks a free port, see ``.port``).
@@ -217,8 +334,10 @@ def serve(
     otherwise), ``hudilite.thriftserver.*`` keys the server
     (:class:`~hudilite.thriftserver.sessions.ServerSettings`), any other key is an option
     every session starts with (as ``SET``). ``spark`` defaults to the active session or a
-    new local one.
+    new local one. ``ssl_cert`` and ``ssl_key`` (PEM files, both or neither): serve over
+    TLS; they are checked before anything starts (:func:`tls_context`).
     """
+    tls = tls_context(ssl_cert, ssl_key)
     spark_conf, server_conf, options = _split_conf(dict(conf or {}))
     settings = ServerSettings.from_conf(server_conf)
     if spark is None:
@@ -231,4 +350,4 @@ def serve(
         raise ValueError(f"users file {users.path} does not exist")
     wh = str(warehouse) if warehouse is not None else None
     registry = SessionRegistry(spark, wh or default_warehouse(), settings, options)
-    return Server(registry, host=host, port=port, auth=auth, users=users).start()
+    return Server(registry, host=host, port=port, auth=auth, users=users, tls=tls).start()

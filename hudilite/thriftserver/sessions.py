@@ -38,6 +38,7 @@ from hudilite.sqlext.session import Session, connect
 
 from .errors import ClientError
 from .operations import Operation, new_handle_id
+from .variables import SPARK_SUBSTITUTE
 
 __all__ = ["HiveSession", "ServerSettings", "SessionRegistry"]
 
@@ -141,7 +142,8 @@ class SessionRegistry:
     ) -> HiveSession:
         """Open a session: its own SparkSession and hudilite SQL session, the protocol
         negotiated down to what both sides speak, ``use:database`` and
-        ``set:hiveconf:k=v`` applied (Hive's own ``hive.*`` settings are ignored)."""
+        ``set:hiveconf:k=v`` applied (Hive's own ``hive.*`` settings are ignored),
+        ``set:hivevar:k=v`` kept as the session's Hive variables (:mod:`.variables`)."""
         spark = self.spark.newSession()
         spark.conf.set("spark.sql.session.timeZone", "UTC")  # Hudi instants are UTC
         try:
@@ -170,6 +172,9 @@ class SessionRegistry:
                     with warnings.catch_warnings():
                         warnings.simplefilter("ignore")  # no one to show them to
                         sql.set_option(name, value)
+        # The server substitutes variables itself (.variables); Spark's substitution would
+        # also expand ${env:...} and ${system:...} and empty unknown references.
+        spark.conf.set(SPARK_SUBSTITUTE, "false")
         if database and database.lower() != "default":
             sql.use(database)
         with self._lock:
