@@ -3,7 +3,7 @@ and the writes whose driver is killed (all started at once, one process each).""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -15,8 +15,10 @@ from tests.faults.harness import (
     HEARTBEAT,
     SCHEMA,
     Outcome,
+    build_jvm_archive,
     completed_times,
     copy_table,
+    drop_jvm_archive,
     finish,
     oracle_of,
     recs,
@@ -34,7 +36,18 @@ SEED_OPTIONS = {**HEARTBEAT, "hoodie.clean.automatic": "false", "hoodie.archive.
 
 
 @pytest.fixture(scope="session")
-def seeds(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+def jvm_archive(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Build the driver JVMs' class-data-sharing archive in the background (see
+    tests/faults/jvm_archive.py); the drivers started once it is there use it."""
+    build_jvm_archive(tmp_path_factory.mktemp("jvm"))
+    yield
+    drop_jvm_archive()
+
+
+@pytest.fixture(scope="session")
+def seeds(
+    spark: Any, jvm_archive: None, tmp_path_factory: pytest.TempPathFactory
+) -> dict[str, Path]:
     """``cow6`` (copy-on-write, version 6) and ``mor8`` (merge-on-read, version 8) tables
     holding the seed commits (``mor8``: one base file and two log files per group)."""
     import hudilite

@@ -23,6 +23,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import time
 from typing import Any
 
 SOURCE_DDL = "id STRING, ts BIGINT, v STRING, p STRING"
@@ -57,6 +58,11 @@ def _reader(spark: Any, spec: dict, **trigger: Any) -> Any:
     )
 
 
+def _mark(name: str) -> None:
+    """Report that the run reached ``name`` (the test prints where each run's time went)."""
+    print(json.dumps({"mark": name, "t": time.time()}), flush=True)
+
+
 def main(spec: dict) -> int:
     os.environ["PYSPARK_PYTHON"] = sys.executable
     import hudilite
@@ -65,7 +71,13 @@ def main(spec: dict) -> int:
 
     if spec.get("compaction_fail_point"):
         _arm_compactions(spec["compaction_fail_point"])
-    spark = spark_session(master="local[2]", shuffle_partitions=1, driver_memory="1g")
+    spark = spark_session(
+        master="local[2]",
+        shuffle_partitions=1,
+        driver_memory="1g",
+        conf={"spark.sql.adaptive.enabled": "false", "spark.default.parallelism": "2"},
+    )
+    _mark("session")
     writers = []
     for q in spec["queries"]:
         source = spark.readStream.schema(SOURCE_DDL).json(spec["landing"])
@@ -92,10 +104,12 @@ def main(spec: dict) -> int:
                 force=True, options=spec.get("options")
             )
         compactor.stop(finish_pending=True)
+    _mark("writers_done")
     print(json.dumps({"writers_done": True}), flush=True)
     if reader is not None:
         reader.stop()
         _reader(spark, spec["reader"], availableNow=True).awaitTermination()
+    _mark("reader_done")
     print(json.dumps({"done": True}), flush=True)
     spark.stop()
     return 0

@@ -69,7 +69,7 @@ def test_compaction_killed(spark, seeded, point: str) -> None:
     _service(path, "compact", f"kill:{point}", {})
     assert bool(completed_times(path) - before) == (point == "after_complete")
     assert_readers_match(spark, path, oracle, with_spark=False)
-    wait_dead()
+    wait_dead(path)
     compact(state(path), schedule=False)
     assert pending(path) == []
     assert_readers_match(spark, path, oracle, with_spark=False)
@@ -89,7 +89,7 @@ def test_clustering_killed(spark, seeded, point: str) -> None:
     path, oracle = seeded("cow6")
     _service(path, "cluster", f"kill:{point}", CLUSTER)
     assert_readers_match(spark, path, oracle, with_spark=False)
-    wait_dead()
+    wait_dead(path)
     assert cluster(state(path), CLUSTER, schedule=False)
     assert pending(path) == []
     assert_readers_match(spark, path, oracle)
@@ -105,7 +105,7 @@ def dead_write(killed_writes: dict, tmp_path_factory: pytest.TempPathFactory) ->
     assert killed.outcome.killed, killed.outcome.describe()
     path = copy_table(killed.path, tmp_path_factory.mktemp("dead") / "t")
     assert pending(path), "the dead write left no pending instant"
-    wait_dead()
+    wait_dead(path)
     return path
 
 
@@ -129,7 +129,7 @@ def _killed_rollback(spark: Any, seeded: Any, dead_write: Path, tmp_path: Path, 
         _service(path, "rollback_failed", f"kill:{point}", {})
         assert_readers_match(spark, path, oracle, with_spark=False)
         # A rollback beats its own heartbeat: the next writer resumes it once that expired.
-        wait_dead()
+        wait_dead(path)
         fresh = recs([*range(5, 15), 80], 12, "next")
         write(spark, path, fresh)
         oracle.upsert(fresh)

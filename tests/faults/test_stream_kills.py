@@ -45,6 +45,7 @@ from tests.faults.harness import (
     Outcome,
     completed_times,
     finish,
+    jvm_archive_file,
     kill_group,
     oracle_of,
     reader_rows,
@@ -117,6 +118,12 @@ def _kill_at_random(proc: subprocess.Popen[str], paths: list[Path], rng: random.
     return finish(proc)
 
 
+def _took(out: Outcome, started: float) -> str:
+    """How long a run took, and when it reached its marks (session up, writers done...)."""
+    marks = ", ".join(f"{m['mark']} {m['t'] - started:.1f}" for m in out.steps if "mark" in m)
+    return f"{time.time() - started:.1f} s ({marks})"
+
+
 def _assert_exactly_once(
     spark: Any, path: Path, expected: list[tuple], *, with_spark: bool = True
 ) -> None:
@@ -127,7 +134,9 @@ def _assert_exactly_once(
         assert got == expected, f"{path.name}: {reader} differs from the oracle"
 
 
-def test_stream_driver_killed_ten_times_keeps_every_event_once(spark: Any, tmp_path: Path) -> None:
+def test_stream_driver_killed_ten_times_keeps_every_event_once(
+    spark: Any, jvm_archive: None, tmp_path: Path
+) -> None:
     """Guarantee: a streaming driver (four writes, async compaction, a streaming read)
     SIGKILLed 10 times, inside commits, between commit and checkpoint, inside a compaction
     and at random, leaves every table equal to its input taken exactly once (hudi-rs too)
@@ -170,12 +179,14 @@ def test_stream_driver_killed_ten_times_keeps_every_event_once(spark: Any, tmp_p
         },
     }
     rng = random.Random(SEED)
+    jvm_archive_file(wait=True)  # eleven driver starts: worth the wait (a full run has it)
     t0 = time.monotonic()
     outcomes: list[str] = []
     run = 0
     while outcomes.count("killed") < KILLS:
         assert run < MAX_RUNS, f"only {outcomes.count('killed')} kills in {run} runs: {outcomes}"
         land()
+        t_run = time.time()
         if run == COMPACTION_KILL_RUN:
             out = finish(_start({**spec, "compaction_fail_point": "kill:before_commit"}))
         elif run in FAIL_POINT_RUNS:
@@ -186,10 +197,13 @@ def test_stream_driver_killed_ten_times_keeps_every_event_once(spark: Any, tmp_p
         if run in FAIL_POINT_RUNS or run == COMPACTION_KILL_RUN:
             assert out.killed, f"run {run}: the fail point was not reached\n{out.describe()}"
         outcomes.append("killed" if out.killed else "finished")
-        print(f"run {run}: {outcomes[-1]} at {time.monotonic() - t0:.0f} s", flush=True)
+        print(f"run {run}: {outcomes[-1]} at {time.monotonic() - t0:.0f} s, {_took(out, t_run)}")
         run += 1
 
+    t_run = time.time()
     last = finish(_start(spec))
+    print(f"last run: {_took(last, t_run)}")
+    t_run = time.time()
     assert last.returncode == 0 and {"done": True} in last.steps, last.describe()
 
     every_row = rows(pa.Table.from_pylist([r for f in files for r in f], schema=SCHEMA), COLS)
@@ -202,3 +216,4 @@ def test_stream_driver_killed_ten_times_keeps_every_event_once(spark: Any, tmp_p
     assert spark_rows(spark.read.parquet(spec["reader"]["out"]), COLS) == every_row
     mor = hudilite.Table.load(spark, str(paths["mor_upsert"])).timeline()
     assert any(i.action == "commit" for i in mor), "no compaction completed"
+    print(f"checks: {time.time() - t_run:.1f} s")

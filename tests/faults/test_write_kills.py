@@ -60,7 +60,7 @@ def test_driver_killed_during_write(
     if new:
         _apply(oracle, op, records)
     assert_readers_match(spark, path, oracle, with_spark=False)  # dead files ignored
-    wait_dead()
+    wait_dead(path)
     fresh = recs([*range(15, 25), 100], 10, "next")
     write(spark, path, fresh)
     oracle.upsert(fresh)
@@ -121,7 +121,7 @@ def test_driver_killed_when_first_data_file_appears(spark, seeded) -> None:
     else:
         assert out.killed, out.describe()
     assert_readers_match(spark, path, oracle)
-    wait_dead()
+    wait_dead(path)
     fresh = recs(range(40, 45), 10, "next")
     write(spark, path, fresh)
     oracle.upsert(fresh)

@@ -58,6 +58,8 @@ def _spark(spec: dict[str, Any]) -> Any:
         driver_memory="1g",
         conf={
             "spark.task.maxFailures": spec.get("max_failures", 1),
+            # As the test session: adaptive execution only adds jobs on tiny tables.
+            "spark.sql.adaptive.enabled": "false",
             "spark.driver.extraJavaOptions": FAST_JVM_OPTIONS,
         },
     )
