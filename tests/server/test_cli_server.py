@@ -20,6 +20,7 @@ from TCLIService import ttypes as tt
 
 import hudilite
 from hudilite.thriftserver import UserStore
+from tests.helpers import FAST_JVM_OPTIONS
 from tests.server.clients import SESSION_OPTIONS, connect
 
 pytestmark = pytest.mark.spark
@@ -29,8 +30,14 @@ BEELINE = SPARK_HOME / "bin" / "beeline"
 
 
 @pytest.fixture(scope="module")
-def server_process(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Any, Path, int]]:
-    """``hudilite thriftserver --auth password`` on a free port: (process, warehouse, port)."""
+def server_process(
+    tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest
+) -> Iterator[tuple[Any, Path, int]]:
+    """``hudilite thriftserver --auth password`` on a free port: (process, warehouse, port).
+
+    The shared SparkSession (``test_sigterm_finishes_the_running_write`` reads the table
+    with it) starts while the server does, when it is not running yet: two JVM start-ups
+    at once."""
     root = tmp_path_factory.mktemp("thrift-cli")
     users = root / "users.json"
     UserStore(users).add("alice", "alice-pw", "admin")
@@ -48,6 +55,12 @@ def server_process(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[A
         str(users),
         "--conf",
         "spark.master=local[1]",
+        # Cheaper settings for a short-lived test server (as the shared test session's):
+        # one shuffle partition per core, no adaptive re-planning of these tiny writes.
+        "--conf",
+        "spark.sql.shuffle.partitions=1",
+        "--conf",
+        "spark.sql.adaptive.enabled=false",
         "--conf",
         "hudilite.thriftserver.shutdown.grace=60",
         *[a for k, v in SESSION_OPTIONS.items() for a in ("--conf", f"{k}={v}")],
@@ -57,6 +70,11 @@ def server_process(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[A
         cmd, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True, env=env
     )
     assert proc.stderr is not None
+    try:
+        request.getfixturevalue("spark")
+    except BaseException:
+        proc.kill()
+        raise
     port = None
     deadline = time.monotonic() + 240
     while port is None and time.monotonic() < deadline:
@@ -76,7 +94,9 @@ def server_process(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[A
 
 
 def _beeline(port: int, password: str, sql: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "SPARK_HOME": str(SPARK_HOME)}
+    # beeline's JVM takes its options from SPARK_BEELINE_OPTS, not SPARK_SUBMIT_OPTS:
+    # performance flags only (tests/helpers.py).
+    env = {**os.environ, "SPARK_HOME": str(SPARK_HOME), "SPARK_BEELINE_OPTS": FAST_JVM_OPTIONS}
     return subprocess.run(
         [
             str(BEELINE),
