@@ -223,6 +223,9 @@ def main(master: str, python: str, work: str, java_options: str = "") -> None:
             "spark.cores.max": "2",
             "spark.driver.host": "127.0.0.1",
             "spark.driver.bindAddress": "127.0.0.1",
+            # No adaptive re-planning: with tables this small it only adds a job per shuffle
+            # (as in the shared test session, tests/conftest.py).
+            "spark.sql.adaptive.enabled": "false",
             # Performance flags of the driver's and executors' JVMs (tests/helpers.py).
             "spark.driver.extraJavaOptions": java_options,
             "spark.executor.extraJavaOptions": java_options,

@@ -10,7 +10,10 @@ and one Python process holds one SparkContext):
 - ``submit_app.py`` runs under the wheel's ``spark-submit --py-files`` with no hudilite
   on the driver either, as the README shows.
 
-When the module ends, no master, worker, executor or Python worker is left running.
+The two drivers run at the same time (``submitted`` starts the second as soon as the
+cluster is up), each app on executors of its own (two cores each, the scenario's in two
+one-core executors): the worker offers four cores. When the module ends, no master,
+worker, executor or Python worker is left running.
 """
 
 from __future__ import annotations
@@ -61,7 +64,8 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Pat
     """(master URL, cluster folder, executor python); everything is stopped at the end."""
     base = tmp_path_factory.mktemp("standalone")
     python = executor_python(base / "executor-venv")
-    with standalone_cluster(base / "cluster") as url:
+    # Four cores: two apps at once (two drivers, see `submitted`), two cores each.
+    with standalone_cluster(base / "cluster", cores=4) as url:
         yield url, base / "cluster", python
     deadline = time.monotonic() + 15  # Python daemons exit once their executor is gone
     while (left := _processes_under(base)) and time.monotonic() < deadline:
@@ -69,21 +73,30 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Pat
     assert not left, left
 
 
-def _run(args: list[str], cluster_dir: Path, cwd: Path, env: dict[str, str]) -> str:
-    """Run a driver in its own process group; return its output; fail with the logs."""
-    driver = subprocess.Popen(
-        args,
-        env=env,
-        cwd=cwd,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        start_new_session=True,  # its JVM and Python workers go with it on failure
-    )
+def _start_driver(
+    args: list[str], cwd: Path, env: dict[str, str], log: Path
+) -> subprocess.Popen[bytes]:
+    """Start a driver in its own process group (its JVM and Python workers go with it on
+    failure), its output going to ``log``."""
+    with open(log, "wb") as out:
+        return subprocess.Popen(
+            args,
+            env=env,
+            cwd=cwd,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+
+
+def _finish(driver: subprocess.Popen[bytes], log: Path, cluster_dir: Path) -> str:
+    """Wait for a driver of :func:`_start_driver`; return its output; fail with the logs."""
     try:
-        out, _ = driver.communicate(timeout=900)
+        driver.wait(timeout=900)
     finally:
         stop_group(driver)
+    out = log.read_text(errors="replace")
     if driver.returncode != 0:
         logs = []
         for log in sorted([*cluster_dir.glob("*.log"), *cluster_dir.glob("worker/*/*/stderr")]):
@@ -108,12 +121,13 @@ def test_executor_python_has_the_dependencies_but_not_hudilite(cluster, tmp_path
     assert "ModuleNotFoundError: No module named 'hudilite'" in own.stderr
 
 
-def test_writes_reads_services_and_sql_with_a_shipped_package(cluster, tmp_path):
+def test_writes_reads_services_and_sql_with_a_shipped_package(cluster, submitted, tmp_path):
     url, cluster_dir, python = cluster
     script = str(Path(scenario.__file__).resolve())
     env = cluster_env(cluster_dir)
     args = [sys.executable, script, url, python, str(tmp_path), FAST_JVM_OPTIONS]
-    out = _run(args, cluster_dir, tmp_path, env)
+    log = tmp_path / "driver.log"
+    out = _finish(_start_driver(args, tmp_path, env, log), log, cluster_dir)
     assert re.findall(r"^STEP (\w+) ok", out, re.MULTILINE) == STEPS, out
 
     # The independent reader sees the rows the cluster wrote.
@@ -124,11 +138,17 @@ def test_writes_reads_services_and_sql_with_a_shipped_package(cluster, tmp_path)
     assert scenario.table_rows(orders, scenario.SQL_COLS) == scenario.expected_sql()
 
 
-def test_spark_submit_with_py_files_and_no_hudilite_on_the_driver(cluster, tmp_path):
+@pytest.fixture(scope="module")
+def submitted(
+    cluster: tuple[str, Path, str], tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[tuple[subprocess.Popen[bytes], Path]]:
+    """The README's ``spark-submit --py-files`` recipe, started as soon as the cluster is up
+    so that it runs while the scenario's driver does: (driver process, its folder)."""
     url, cluster_dir, python = cluster
+    work = tmp_path_factory.mktemp("submit")
     # The README's recipe: write the zip, hand it to the wheel's spark-submit.
     made = subprocess.run(
-        [sys.executable, "-m", "hudilite.spark.shipping", str(tmp_path)],
+        [sys.executable, "-m", "hudilite.spark.shipping", str(work)],
         capture_output=True,
         text=True,
         check=True,
@@ -136,15 +156,15 @@ def test_spark_submit_with_py_files_and_no_hudilite_on_the_driver(cluster, tmp_p
     zipped = made.stdout.strip()
     # No PYSPARK_PYTHON: spark.pyspark.python alone picks the driver's and executors' python.
     env = cluster_env(cluster_dir)
-    table = tmp_path / "submitted"
-    out = _run(
+    driver = _start_driver(
         [
             str(SPARK_HOME / "bin" / "spark-submit"),
             "--master", url,
             "--py-files", zipped,
             "--driver-memory", "1g",
             "--conf", "spark.executor.memory=512m",
-            "--conf", "spark.executor.cores=1",
+            # One executor JVM (two cores): a JVM fewer to start than the scenario's two.
+            "--conf", "spark.executor.cores=2",
             "--conf", "spark.cores.max=2",
             "--conf", "spark.driver.host=127.0.0.1",
             "--conf", "spark.ui.enabled=false",
@@ -152,12 +172,22 @@ def test_spark_submit_with_py_files_and_no_hudilite_on_the_driver(cluster, tmp_p
             # Performance flags only (tests/helpers.py), not part of the recipe.
             "--conf", f"spark.driver.extraJavaOptions={FAST_JVM_OPTIONS}",
             "--conf", f"spark.executor.extraJavaOptions={FAST_JVM_OPTIONS}",
-            str(Path(submit_app.__file__).resolve()), url, str(table),
+            str(Path(submit_app.__file__).resolve()), url, str(work / "submitted"),
         ],
-        cluster_dir,
-        tmp_path,
+        work,
         env,
+        work / "driver.log",
     )  # fmt: skip
+    try:
+        yield driver, work
+    finally:
+        stop_group(driver)
+
+
+def test_spark_submit_with_py_files_and_no_hudilite_on_the_driver(cluster, submitted):
+    cluster_dir = cluster[1]
+    driver, work = submitted
+    out = _finish(driver, work / "driver.log", cluster_dir)
     assert "SUBMIT ok" in out, out
-    got = scenario.table_rows(hudi_rs_read(str(table)), ["id", "ts", "v"])
+    got = scenario.table_rows(hudi_rs_read(str(work / "submitted")), ["id", "ts", "v"])
     assert got == submit_app.expected()
