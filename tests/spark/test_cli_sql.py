@@ -11,6 +11,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -225,42 +226,67 @@ def _cli_env() -> dict[str, str]:
 HUDILITE = str(Path(sys.executable).with_name("hudilite"))
 
 
-def test_subprocess_start_is_quiet_and_static_spark_settings_apply(tmp_path):
+_CONNECT_CODE = (
+    "import sys, hudilite\n"
+    "s = hudilite.connect(sys.argv[1])\n"
+    "assert s.sql('SELECT 1 AS one').collect()[0].one == 1\n"
+    "try:\n"
+    "    s.sql('SELECT nope FROM range(1)').collect()\n"
+    "except Exception as e:\n"
+    "    print(type(e).__name__)\n"
+)
+
+
+@pytest.fixture(scope="module")
+def quiet_starts(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[dict[str, subprocess.Popen[str]]]:
+    """The processes of the two quiet start-up tests, started together (two independent
+    JVM start-ups at once): ``cli``, the command with static settings, and ``connect``,
+    ``hudilite.connect()`` starting its own session."""
+    cli_dir, connect_dir = tmp_path_factory.mktemp("cli"), tmp_path_factory.mktemp("connect")
+    procs = {
+        "cli": subprocess.Popen(
+            [
+                HUDILITE, "sql", "--warehouse", str(cli_dir / "wh"),
+                "--driver-memory", "1g", "--conf", "spark.driver.maxResultSize=512m",
+                "--format", "csv",
+                "-e", "SET spark.driver.memory; SET spark.driver.maxResultSize",
+            ],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=cli_dir,
+            env=_cli_env(),
+        ),
+        "connect": subprocess.Popen(
+            [sys.executable, "-c", _CONNECT_CODE, str(connect_dir / "wh")],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=connect_dir,
+            env=_cli_env(),
+        ),
+    }  # fmt: skip
+    yield procs
+    for proc in procs.values():
+        if proc.poll() is None:
+            proc.kill()
+        proc.communicate()
+
+
+def test_subprocess_start_is_quiet_and_static_spark_settings_apply(quiet_starts):
     """No start-up noise on stderr (hostname, log4j banner, native-hadoop, incubator
     modules), and static settings (--driver-memory, --conf spark.driver.*) reach the JVM."""
-    r = subprocess.run(
-        [
-            HUDILITE, "sql", "--warehouse", str(tmp_path / "wh"),
-            "--driver-memory", "1g", "--conf", "spark.driver.maxResultSize=512m",
-            "--format", "csv",
-            "-e", "SET spark.driver.memory; SET spark.driver.maxResultSize",
-        ],
-        capture_output=True, text=True, cwd=tmp_path, env=_cli_env(), timeout=600,
-    )  # fmt: skip
-    assert (r.returncode, r.stderr) == (0, ""), r.stderr
-    assert r.stdout.replace("\r\n", "\n") == (
+    proc = quiet_starts["cli"]
+    out, err = proc.communicate(timeout=600)
+    assert (proc.returncode, err) == (0, ""), err
+    assert out.replace("\r\n", "\n") == (
         "key,value\nspark.driver.memory,1g\n\nkey,value\nspark.driver.maxResultSize,512m\n"
     )
 
 
-def test_connect_in_a_new_process_keeps_stderr_clean(tmp_path):
+def test_connect_in_a_new_process_keeps_stderr_clean(quiet_starts):
     """hudilite.connect() starting its own session: no start-up noise, and a failing query
     raises without pyspark's JSON log line."""
-    code = (
-        "import sys, hudilite\n"
-        "s = hudilite.connect(sys.argv[1])\n"
-        "assert s.sql('SELECT 1 AS one').collect()[0].one == 1\n"
-        "try:\n"
-        "    s.sql('SELECT nope FROM range(1)').collect()\n"
-        "except Exception as e:\n"
-        "    print(type(e).__name__)\n"
-    )
-    r = subprocess.run(
-        [sys.executable, "-c", code, str(tmp_path / "wh")],
-        capture_output=True, text=True, cwd=tmp_path, env=_cli_env(), timeout=600,
-    )  # fmt: skip
-    assert (r.returncode, r.stderr) == (0, ""), r.stderr
-    assert r.stdout == "AnalysisException\n"
+    proc = quiet_starts["connect"]
+    out, err = proc.communicate(timeout=600)
+    assert (proc.returncode, err) == (0, ""), err
+    assert out == "AnalysisException\n"
 
 
 def _event_log_conf(folder: Path) -> list[str]:
