@@ -13,6 +13,7 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner, Result
@@ -471,24 +472,30 @@ def test_read_only_warehouse_in_a_process_of_its_own(warehouse, tmp_path):
     assert "Permission denied" in r.stderr and r.stderr.count("\n") == 1, r.stderr
 
 
-def _read_until(fd: int, wanted: str, seen: list[str], deadline: float) -> str:
-    """Read the pseudo-terminal until ``wanted`` appears in what arrived since the last call
-    (ANSI escapes removed); the text, or an AssertionError with it at the deadline."""
+def _read_until(fd: int, wanted: str, term: dict[str, Any], deadline: float) -> str:
+    """Read the pseudo-terminal until ``wanted`` appears after the previous call's match
+    (ANSI escapes removed); the text from there through ``wanted``, or an AssertionError
+    with it at the deadline. Searching from the previous match, not from the previous
+    read, matters: one read may carry a result and the next prompt together."""
     import select
 
-    start = len("".join(seen))
-    while time.monotonic() < deadline:
+    while True:
+        found = term["text"].find(wanted, term["pos"])
+        if found >= 0:
+            out = term["text"][term["pos"] : found + len(wanted)]
+            term["pos"] = found + len(wanted)
+            return str(out)
+        if time.monotonic() >= deadline:
+            raise AssertionError(f"{wanted!r} did not arrive; got {term['text'][term['pos'] :]!r}")
         ready, _, _ = select.select([fd], [], [], 0.5)
         if ready:
             try:
                 data = os.read(fd, 65536)
             except OSError:  # the child closed the terminal
-                break
-            seen.append(_ANSI.sub("", data.decode(errors="replace")))
-        text = "".join(seen)[start:]
-        if wanted in text:
-            return text
-    raise AssertionError(f"{wanted!r} did not arrive; got {''.join(seen)[start:]!r}")
+                raise AssertionError(
+                    f"{wanted!r} did not arrive; got {term['text'][term['pos'] :]!r}"
+                ) from None
+            term["text"] += _ANSI.sub("", data.decode(errors="replace"))
 
 
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b[=>]|\r")
@@ -508,17 +515,17 @@ def test_prompt_through_a_pseudo_terminal(tmp_path):
         stdin=slave, stdout=slave, stderr=slave, cwd=tmp_path, env=env, close_fds=True,
     )  # fmt: skip
     os.close(slave)
-    seen: list[str] = []
-    deadline = time.monotonic() + 300
+    term: dict[str, Any] = {"text": "", "pos": 0}
+    deadline = time.monotonic() + 180
     try:
-        _read_until(master, "hudilite>", seen, deadline)
+        _read_until(master, "hudilite>", term, deadline)
         os.write(master, b"SELECT 40 + 2\r")
         os.write(master, b"AS answer;\r")
-        out = _read_until(master, "Fetched 1 row(s)", seen, deadline)
+        out = _read_until(master, "Fetched 1 row(s)", term, deadline)
         assert "      -> AS answer;" in out
         assert "| answer |\n+--------+\n|     42 |" in out.replace("\r", "")
         assert re.search(r"Time taken: \d+\.\d\d seconds, Fetched 1 row\(s\)", out)
-        _read_until(master, "hudilite>", seen, deadline)
+        _read_until(master, "hudilite>", term, deadline)
         os.write(master, b"quit\r")
         assert proc.wait(timeout=60) == 0
     finally:
