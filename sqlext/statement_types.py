@@ -81,6 +81,14 @@ class SqlParseError(SqlError):
         self.line = line
         self.column = column
 
+    def at(self, line: int, column: int) -> SqlParseError:
+        """This error (positioned in its statement) positioned in a text where that
+        statement starts at ``line``/``column``; itself when it has no position."""
+        if self.line is None:
+            return self
+        col = self.column if self.line > 1 or self.column is None else self.column + column - 1
+        return SqlParseError(self.description, self.line + line - 1, col)
+
 
 class UnsupportedStatementError(SqlError):
     """A syntactically valid statement hudilite does not support."""

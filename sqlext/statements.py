@@ -223,8 +223,7 @@ def iter_parsed_script(text: str) -> Iterator[tuple[str, int, int, Statement]]:
         except SqlParseError as e:
             if e.line is None:
                 raise
-            col = e.column if e.line > 1 or e.column is None else e.column + column - 1
-            raise SqlParseError(e.description, e.line + line - 1, col) from None
+            raise e.at(line, column) from None
         yield sql, line, column, stmt
 
 

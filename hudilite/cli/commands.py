@@ -419,10 +419,10 @@ def _where(exc: BaseException, line: int, column: int) -> str:
     """``line L, column C: `` in the script for ``exc`` raised by the statement starting at
     ``line``/``column`` (positions of a parse error are relative to the statement)."""
     if isinstance(exc, SqlParseError) and exc.line is not None:
-        if exc.column is None:
-            return f"line {exc.line + line - 1}: "
-        col = exc.column + column - 1 if exc.line == 1 else exc.column
-        return f"line {exc.line + line - 1}, column {col}: "
+        placed = exc.at(line, column)
+        if placed.column is None:
+            return f"line {placed.line}: "
+        return f"line {placed.line}, column {placed.column}: "
     return f"line {line}, column {column}: "
 
 

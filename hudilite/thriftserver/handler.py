@@ -406,20 +406,12 @@ def _assign(session: HiveSession, assignment: Assignment) -> Assignment:
     return Assignment(assignment.name, session.variables.get(assignment.name, "<undefined>"))
 
 
-def _shifted(exc: SqlParseError, step: Step) -> SqlParseError:
-    """``exc`` (positioned in ``step.sql``) positioned in the whole text."""
-    if exc.line is None or (step.line, step.column) == (1, 1):
-        return exc
-    col = exc.column if exc.line > 1 or exc.column is None else exc.column + step.column - 1
-    return SqlParseError(exc.description, exc.line + step.line - 1, col)
-
-
 def _parsed(step: Step) -> list[Statement]:
     """The parsed statements of ``step`` (a substituted value may hold several)."""
     try:
         return [stmt for _, _, _, stmt in iter_parsed_script(step.sql)]
     except SqlParseError as exc:
-        raise _shifted(exc, step) from None
+        raise exc.at(step.line, step.column) from None
 
 
 def _run_step(session: HiveSession, step: Step) -> list[StatementResult]:
@@ -433,7 +425,7 @@ def _run_step(session: HiveSession, step: Step) -> list[StatementResult]:
             conf.set(SPARK_SUBSTITUTE, "false")
             results.append(result)
     except SqlParseError as exc:
-        raise _shifted(exc, step) from None
+        raise exc.at(step.line, step.column) from None
     return results
 
 
