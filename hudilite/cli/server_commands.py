@@ -19,6 +19,7 @@ from hudilite.errors import HudiliteError
 __all__ = ["thriftserver", "users"]
 
 AUTH_CHOICES = ("none", "nosasl", "password")
+TRANSPORT_CHOICES = ("binary", "http")
 ROLE_CHOICES = ("reader", "writer", "admin")
 
 
@@ -62,6 +63,20 @@ def _conf_pair(item: str) -> tuple[str, str]:
     metavar="FILE",
     help="The certificate's unencrypted PEM private key (with --ssl-cert).",
 )
+@click.option(
+    "--transport-mode",
+    type=click.Choice(TRANSPORT_CHOICES, case_sensitive=False),
+    default=None,
+    help="binary (default): Thrift over TCP; http: Thrift over HTTP POST, as HiveServer2's "
+    "hive.server2.transport.mode (Hive's usual HTTP port is 10001: pass --port).",
+)
+@click.option(
+    "--http-path",
+    metavar="PATH",
+    default=None,
+    help="URL path of the service with --transport-mode http (default: cliservice; "
+    "JDBC ;httpPath=).",
+)
 def thriftserver(
     warehouse: str | None,
     host: str,
@@ -71,6 +86,8 @@ def thriftserver(
     users_file: str | None,
     ssl_cert: str | None,
     ssl_key: str | None,
+    transport_mode: str | None,
+    http_path: str | None,
 ) -> None:
     """Serve the warehouse over HiveServer2's Thrift protocol (beeline, JDBC, PyHive,
     SQLAlchemy hive://) until SIGTERM or Ctrl-C.
@@ -85,6 +102,11 @@ def thriftserver(
       beeline -u 'jdbc:hive2://HOST:PORT/default;ssl=true;sslTrustStore=truststore.jks;trustStorePassword=PW'
 
     \b
+    HTTP transport (HiveServer2's transportMode=http): --transport-mode http --port 10001
+      beeline -u 'jdbc:hive2://HOST:10001/default;transportMode=http;httpPath=cliservice'
+      PyHive: hive.connect(HOST, 10001, scheme="http", username=U, password=PW, auth="BASIC")
+
+    \b
     Hive variables in statements: ${x} or ${hivevar:x} (beeline --hivevar x=1,
     SET hivevar:x=1), ${hiveconf:key} or ${spark:key} (session settings).
     See docs/bi-tools.md.
@@ -94,6 +116,8 @@ def thriftserver(
     if (ssl_cert is None) != (ssl_key is None):
         missing = "--ssl-key" if ssl_key is None else "--ssl-cert"
         raise click.UsageError(f"TLS needs both --ssl-cert and --ssl-key: {missing} is missing")
+    if http_path is not None and (transport_mode or "").lower() != "http":
+        raise click.UsageError("--http-path needs --transport-mode http")
     conf = dict(_conf_pair(c) for c in confs)
     # why: thrift and TCLIService come with the optional `server` extra
     from hudilite.thriftserver import serve, tls_context
@@ -110,6 +134,8 @@ def thriftserver(
             conf=conf,
             ssl_cert=ssl_cert,
             ssl_key=ssl_key,
+            transport_mode=transport_mode.lower() if transport_mode else None,
+            http_path=http_path,
         )
     except (ValueError, OSError, HudiliteError) as exc:
         raise click.ClickException(str(exc)) from None
@@ -120,8 +146,9 @@ def thriftserver(
 
     signal.signal(signal.SIGTERM, _stop)
     signal.signal(signal.SIGINT, _stop)
+    http = f", http {server.http_path}" if server.http_path else ""
     click.echo(
-        f"hudilite thriftserver listening on {server.host}:{server.port} (auth {auth}"
+        f"hudilite thriftserver listening on {server.host}:{server.port} (auth {auth}{http}"
         + (", TLS)" if ssl_cert else ")"),
         err=True,
     )

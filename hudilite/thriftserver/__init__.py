@@ -7,11 +7,11 @@ Modules: :mod:`.server` (sockets, threads, ``serve``), :mod:`.handler` (the TCLI
 calls), :mod:`.sessions` (sessions, operations, timeouts), :mod:`.operations` (running and
 streaming one statement), :mod:`.metadata` (GetTables, GetColumns, ...), :mod:`.rowsets`
 (types and row sets), :mod:`.errors` (SQLSTATEs), :mod:`.users` (users file and roles),
-:mod:`.sasl_transport` (SASL PLAIN, server side), :mod:`.variables` (Hive variable
-substitution). See docs/bi-tools.md.
+:mod:`.sasl_transport` (SASL PLAIN, server side), :mod:`.http_transport` (HiveServer2's
+HTTP transport mode), :mod:`.variables` (Hive variable substitution). See docs/bi-tools.md.
 """
 
-from .server import AUTH_MODES, Server, serve, tls_context
+from .server import AUTH_MODES, TRANSPORT_MODES, Server, serve, tls_context
 from .users import ROLES, UserStore
 
-__all__ = ["AUTH_MODES", "ROLES", "Server", "UserStore", "serve", "tls_context"]
+__all__ = ["AUTH_MODES", "ROLES", "TRANSPORT_MODES", "Server", "UserStore", "serve", "tls_context"]

@@ -3,7 +3,10 @@
 Every call answers with a ``TStatus``: ``SUCCESS_STATUS``, or ``ERROR_STATUS`` with a
 SQLSTATE and one line (:mod:`.errors`); an exception never escapes to Thrift (which would
 drop the connection). A connection remembers the sessions it opened, so a client that
-disconnects frees them and their operations (:meth:`Handler.disconnect`).
+disconnects frees them and their operations (:meth:`Handler.disconnect`). Over HTTP
+(:mod:`.http_transport`) a handler serves one request and sessions outlive it. A call on a
+session or operation another user opened is refused (SQLSTATE ``42501``) whenever the
+handler's user is known.
 """
 
 from __future__ import annotations
@@ -64,8 +67,10 @@ def _server_version() -> str:
 
 
 class Handler(TCLIService.Iface):
-    """TCLIService for one connection, authenticated as ``user`` with ``role``
-    (``None``: the user OpenSession names, with ``default_role``)."""
+    """TCLIService for one connection (or one HTTP request), authenticated as ``user`` with
+    ``role`` (``None``: the user OpenSession names, unchecked, as with ``nosasl``).
+    ``sock``: the client's TCP socket, watched for a hang-up during a synchronous
+    statement."""
 
     def __init__(
         self,
@@ -108,7 +113,7 @@ class Handler(TCLIService.Iface):
     @_responds(tt.TCloseSessionResp)
     def CloseSession(self, req: tt.TCloseSessionReq) -> tt.TCloseSessionResp:
         """Close the session and its operations."""
-        session = self.registry.get(req.sessionHandle)
+        session = self.registry.get(req.sessionHandle, self.user)
         self.registry.close(session.key)
         self.session_keys.discard(session.key)
         return tt.TCloseSessionResp(status=ok_status())
@@ -116,7 +121,7 @@ class Handler(TCLIService.Iface):
     @_responds(tt.TGetInfoResp)
     def GetInfo(self, req: tt.TGetInfoReq) -> tt.TGetInfoResp:
         """Server name, DBMS name and version, limits."""
-        self.registry.get(req.sessionHandle)
+        self.registry.get(req.sessionHandle, self.user)
         info = tt.TGetInfoType
         strings = {
             info.CLI_SERVER_NAME: "hudilite",
@@ -176,7 +181,7 @@ class Handler(TCLIService.Iface):
     def ExecuteStatement(self, req: tt.TExecuteStatementReq) -> tt.TExecuteStatementResp:
         """Run a statement (or script), Hive variables substituted (:mod:`.variables`):
         inline, or on a thread with ``runAsync``."""
-        session = self.registry.get(req.sessionHandle)
+        session = self.registry.get(req.sessionHandle, self.user)
         text = req.statement or ""
         steps = plan_script(text, session.variables, lambda key: _setting(session, key))
         self._check_roles(session, steps)
@@ -216,7 +221,7 @@ class Handler(TCLIService.Iface):
             done.set()
 
     def _metadata(self, req: Any, op_type: int, work: Callable[[HiveSession], RowSource]) -> Any:
-        session = self.registry.get(req.sessionHandle)
+        session = self.registry.get(req.sessionHandle, self.user)
         name = tt.TOperationType._VALUES_TO_NAMES.get(op_type, "metadata")
         op = Operation(session.sql.spark, op_type, lambda: work(session), name)
         self.registry.add(session, op)
@@ -299,7 +304,7 @@ class Handler(TCLIService.Iface):
     @_responds(tt.TGetOperationStatusResp)
     def GetOperationStatus(self, req: tt.TGetOperationStatusReq) -> tt.TGetOperationStatusResp:
         """The operation's state; its SQLSTATE and message when it failed."""
-        op = self.registry.operation(req.operationHandle)
+        op = self.registry.operation(req.operationHandle, self.user)
         return tt.TGetOperationStatusResp(
             status=ok_status(),
             operationState=op.state,
@@ -314,13 +319,13 @@ class Handler(TCLIService.Iface):
     @_responds(tt.TCancelOperationResp)
     def CancelOperation(self, req: tt.TCancelOperationReq) -> tt.TCancelOperationResp:
         """Cancel the operation's Spark jobs."""
-        self.registry.operation(req.operationHandle).cancel()
+        self.registry.operation(req.operationHandle, self.user).cancel()
         return tt.TCancelOperationResp(status=ok_status())
 
     @_responds(tt.TCloseOperationResp)
     def CloseOperation(self, req: tt.TCloseOperationReq) -> tt.TCloseOperationResp:
         """Close the operation (cancelling it if it still runs)."""
-        self.registry.close_operation(req.operationHandle)
+        self.registry.close_operation(req.operationHandle, self.user)
         return tt.TCloseOperationResp(status=ok_status())
 
     @_responds(tt.TGetResultSetMetadataResp)
@@ -328,7 +333,7 @@ class Handler(TCLIService.Iface):
         self, req: tt.TGetResultSetMetadataReq
     ) -> tt.TGetResultSetMetadataResp:
         """The result's columns with Hive type names."""
-        op = self.registry.operation(req.operationHandle)
+        op = self.registry.operation(req.operationHandle, self.user)
         if op.state == tt.TOperationState.ERROR_STATE:
             raise ClientError(op.error or "the operation failed", op.sqlstate or "HY000")
         if op.state != tt.TOperationState.FINISHED_STATE:
@@ -339,7 +344,7 @@ class Handler(TCLIService.Iface):
     def FetchResults(self, req: tt.TFetchResultsReq) -> tt.TFetchResultsResp:
         """The next batch of rows (FETCH_NEXT) or the first (FETCH_FIRST); fetch type 1
         (operation logs) is always empty."""
-        op = self.registry.operation(req.operationHandle)
+        op = self.registry.operation(req.operationHandle, self.user)
         session = self.registry.session_of(op)
         protocol = session.protocol if session else COLUMNAR_FROM
         if req.fetchType == 1:

@@ -12,6 +12,10 @@ thread, within the negotiation timeout), then speaks the transport of its auth m
 it, as HiveServer2 with ``hive.server2.use.SSL``. :func:`tls_context` checks and loads the
 files before the server binds; an error names the file at fault. A client that does not
 speak TLS gets its connection closed (after the server's alert, cleanly rather than reset).
+
+``transport_mode="http"`` (HiveServer2's ``hive.server2.transport.mode=http``) serves the
+same calls over HTTP POST at ``/cliservice`` instead, credentials in an ``Authorization:
+Basic`` header, HTTPS with TLS: :mod:`.http_transport`.
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ import os
 import socket
 import ssl
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from types import TracebackType
 
 from pyspark.sql import SparkSession
@@ -35,13 +39,24 @@ from hudilite.catalog import default_warehouse
 from hudilite.spark.session import spark_session
 
 from .handler import Handler
+from .http_transport import (
+    DEFAULT_HTTP_PATH,
+    TRANSPORT_MODES,
+    CredentialCache,
+    ThriftHttpServer,
+    check_transport_mode,
+    normalize_http_path,
+)
 from .sasl_transport import MAX_FRAME, SaslServerTransport
 from .sessions import PREFIX, ServerSettings, SessionRegistry
 from .users import UserStore
 
-__all__ = ["AUTH_MODES", "Server", "serve", "tls_context"]
+__all__ = ["AUTH_MODES", "TRANSPORT_MODES", "Server", "serve", "tls_context"]
 
 AUTH_MODES = ("none", "nosasl", "password")
+#: HiveServer2's settings for the transport, accepted in ``serve``'s ``conf``.
+HIVE_TRANSPORT_MODE = "hive.server2.transport.mode"
+HIVE_HTTP_PATH = "hive.server2.thrift.http.path"
 #: How long a client may take to authenticate before its connection is dropped (seconds).
 NEGOTIATION_TIMEOUT = 30.0
 _log = logging.getLogger(__name__)
@@ -125,6 +140,8 @@ class Server:
         auth: str,
         users: UserStore | None,
         tls: ssl.SSLContext | None = None,
+        transport_mode: str = "binary",
+        http_path: str = DEFAULT_HTTP_PATH,
     ) -> None:
         if auth not in AUTH_MODES:
             raise ValueError(f"unknown auth mode {auth!r}: expected one of {AUTH_MODES}")
@@ -135,8 +152,29 @@ class Server:
         self.auth = auth
         self.users = users
         self.tls = tls
-        self._listener = socket.create_server((host, port), reuse_port=False, backlog=64)
-        self.port: int = self._listener.getsockname()[1]
+        self.transport_mode = check_transport_mode(transport_mode)
+        self._listener: socket.socket | None = None
+        self._http: ThriftHttpServer | None = None
+        self.port: int
+        if self.transport_mode == "http":
+            self._http = ThriftHttpServer(
+                host,
+                port,
+                path=http_path,
+                # Each HTTP request carries the password: checked once, then remembered.
+                authenticate=(
+                    CredentialCache(self._authenticate, self._users_version)
+                    if auth == "password"
+                    else self._authenticate
+                ),
+                require_credentials=auth == "password",
+                handler_for=self._http_handler,
+                tls_handshake=self._tls_handshake if tls is not None else None,
+            )
+            self.port = self._http.port
+        else:
+            self._listener = socket.create_server((host, port), reuse_port=False, backlog=64)
+            self.port = self._listener.getsockname()[1]
         self._stopping = threading.Event()
         self._connections: set[socket.socket] = set()
         self._lock = threading.Lock()
@@ -145,9 +183,17 @@ class Server:
         )
         self._reaper = threading.Thread(target=self._reap_loop, name="thrift-reaper", daemon=True)
 
+    @property
+    def http_path(self) -> str | None:
+        """The URL path of the Thrift service in HTTP mode (``/cliservice``), else None."""
+        return self._http.path if self._http is not None else None
+
     def start(self) -> Server:
         """Start accepting connections (on background threads)."""
-        self._accept_thread.start()
+        if self._http is not None:
+            self._http.start()
+        else:
+            self._accept_thread.start()
         self._reaper.start()
         return self
 
@@ -164,7 +210,8 @@ class Server:
 
     def __repr__(self) -> str:
         tls = ", tls=True" if self.tls is not None else ""
-        return f"Server(host={self.host!r}, port={self.port}, auth={self.auth!r}{tls})"
+        http = f", transport_mode='http', http_path={self.http_path!r}" if self._http else ""
+        return f"Server(host={self.host!r}, port={self.port}, auth={self.auth!r}{http}{tls})"
 
     def wait(self, timeout: float | None = None) -> bool:
         """Block until the server stops (or ``timeout``); whether it stopped."""
@@ -177,22 +224,30 @@ class Server:
         if self._stopping.is_set():
             return
         self._stopping.set()
-        # shutdown() wakes the accept loop up (closing alone leaves accept() blocked).
-        with contextlib.suppress(OSError):
-            self._listener.shutdown(socket.SHUT_RDWR)
-        with contextlib.suppress(OSError):
-            self._listener.close()
+        if self._http is not None:
+            # Requests on open connections get 503 from now on; running ones go on.
+            self._http.stop_accepting()
+        if self._listener is not None:
+            # shutdown() wakes the accept loop up (closing alone leaves accept() blocked).
+            with contextlib.suppress(OSError):
+                self._listener.shutdown(socket.SHUT_RDWR)
+            with contextlib.suppress(OSError):
+                self._listener.close()
         wait = self.registry.settings.shutdown_grace if grace is None else grace
         self.registry.shutdown(wait)
+        if self._http is not None:
+            self._http.close_connections()
         with self._lock:
             conns = list(self._connections)
         for conn in conns:
             with contextlib.suppress(OSError):
                 conn.shutdown(socket.SHUT_RDWR)
-        self._accept_thread.join(5)
+        if self._accept_thread.is_alive():
+            self._accept_thread.join(5)
 
     # ------------------------------------------------------------------ threads
     def _accept_loop(self) -> None:
+        assert self._listener is not None
         while not self._stopping.is_set():
             try:
                 conn, addr = self._listener.accept()
@@ -218,11 +273,22 @@ class Server:
                 _log.exception("closing idle sessions failed")
 
     def _authenticate(self, user: str, password: str) -> str | None:
-        if self.auth == "none":
+        # nosasl reaches here over HTTP only: the Basic header's name, unchecked, as none.
+        if self.auth != "password":
             return user or "anonymous"
         assert self.users is not None
         found = self.users.verify(user, password)
         return None if found is None else found.name
+
+    def _users_version(self) -> object:
+        """What changes when the users file does (for :class:`CredentialCache`)."""
+        if self.users is None:
+            return None
+        try:
+            st = self.users.path.stat()
+        except OSError:
+            return None
+        return (st.st_ino, st.st_size, st.st_mtime_ns)
 
     def _role(self, user: str | None) -> str:
         if self.auth != "password" or self.users is None or user is None:
@@ -231,6 +297,11 @@ class Server:
             if u.name == user:
                 return u.role
         return "reader"
+
+    def _http_handler(self, user: str, peer: str, sock: socket.socket) -> Handler:
+        """The handler of one HTTP request: no per-connection state, sessions stay open
+        after it (HTTP clients may use a new connection for every call)."""
+        return Handler(self.registry, user, self._role(user), peer=peer, sock=sock)
 
     def _serve_connection(self, conn: socket.socket, peer: str) -> None:
         # ``conn`` stays the raw TCP socket (stop() shuts it down, the hang-up watch peeks
@@ -305,6 +376,24 @@ def _close_gently(conn: socket.socket, linger: float = 1.0) -> None:
                 break
 
 
+def _transport_option(
+    keyword: str,
+    given: str | None,
+    conf: dict[str, str],
+    key: str,
+    normalize: Callable[[str], str],
+) -> str | None:
+    """A transport option given as ``serve``'s keyword or as HiveServer2's conf ``key``
+    (taken out of ``conf``: it is not a session option), checked and normalized by
+    ``normalize`` (before Spark starts); ``ValueError`` when both are given and differ."""
+    from_conf = conf.pop(key, None)
+    ours = normalize(given) if given is not None else None
+    theirs = normalize(from_conf) if from_conf is not None else None
+    if ours is not None and theirs is not None and ours != theirs:
+        raise ValueError(f"{keyword}={given!r} and conf {key}={from_conf!r} disagree")
+    return ours if ours is not None else theirs
+
+
 def _split_conf(conf: Mapping[str, str]) -> tuple[dict[str, str], dict[str, str], dict[str, str]]:
     """``(spark.*, hudilite.thriftserver.*, the rest: every session's starting options)``."""
     spark = {k: v for k, v in conf.items() if k.startswith("spark.")}
@@ -324,6 +413,8 @@ def serve(
     spark: SparkSession | None = None,
     ssl_cert: str | os.PathLike[str] | None = None,
     ssl_key: str | os.PathLike[str] | None = None,
+    transport_mode: str | None = None,
+    http_path: str | None = None,
 ) -> Server:
     """Start a HiveServer2-compatible server for the SQL warehouse ``warehouse`` and return
     it (running on background threads; ``port=0`` picks a free port, see ``.port``).
@@ -336,9 +427,23 @@ def serve(
     every session starts with (as ``SET``). ``spark`` defaults to the active session or a
     new local one. ``ssl_cert`` and ``ssl_key`` (PEM files, both or neither): serve over
     TLS; they are checked before anything starts (:func:`tls_context`).
+
+    ``transport_mode``: ``binary`` (default: Thrift over TCP) or ``http`` (Thrift over HTTP
+    POST at ``http_path``, default ``cliservice``; HTTPS with ``ssl_cert``; see
+    :mod:`.http_transport`); also read from ``conf`` as HiveServer2's
+    ``hive.server2.transport.mode`` and ``hive.server2.thrift.http.path``. Hive's usual
+    port for HTTP is 10001; ``port`` is used as given.
     """
     tls = tls_context(ssl_cert, ssl_key)
-    spark_conf, server_conf, options = _split_conf(dict(conf or {}))
+    conf = dict(conf or {})
+    mode = _transport_option(
+        "transport_mode", transport_mode, conf, HIVE_TRANSPORT_MODE, check_transport_mode
+    )
+    path = _transport_option("http_path", http_path, conf, HIVE_HTTP_PATH, normalize_http_path)
+    mode = mode or "binary"
+    if path is not None and mode != "http":
+        raise ValueError(f"an HTTP path ({path!r}) needs transport mode http, not {mode}")
+    spark_conf, server_conf, options = _split_conf(conf)
     settings = ServerSettings.from_conf(server_conf)
     if spark is None:
         spark = spark_session(conf=spark_conf or None)
@@ -350,4 +455,13 @@ def serve(
         raise ValueError(f"users file {users.path} does not exist")
     wh = str(warehouse) if warehouse is not None else None
     registry = SessionRegistry(spark, wh or default_warehouse(), settings, options)
-    return Server(registry, host=host, port=port, auth=auth, users=users, tls=tls).start()
+    return Server(
+        registry,
+        host=host,
+        port=port,
+        auth=auth,
+        users=users,
+        tls=tls,
+        transport_mode=mode,
+        http_path=path or DEFAULT_HTTP_PATH,
+    ).start()

@@ -36,7 +36,7 @@ from TCLIService import ttypes as tt
 from hudilite.spark.datasource import register
 from hudilite.sqlext.session import Session, connect
 
-from .errors import ClientError
+from .errors import DENIED, ClientError
 from .operations import Operation, new_handle_id
 from .variables import SPARK_SUBSTITUTE
 
@@ -181,13 +181,15 @@ class SessionRegistry:
             self._sessions[session.key] = session
         return session
 
-    def get(self, handle: tt.TSessionHandle | None) -> HiveSession:
-        """The open session of ``handle``; :class:`ClientError` when there is none."""
+    def get(self, handle: tt.TSessionHandle | None, user: str | None = None) -> HiveSession:
+        """The open session of ``handle``; :class:`ClientError` when there is none, or when
+        ``user`` (the caller's authenticated name, None: not checked) did not open it."""
         key = bytes(handle.sessionId.guid) if handle and handle.sessionId else b""
         with self._lock:
             session = self._sessions.get(key)
         if session is None:
             raise ClientError(f"invalid session handle {_hex(key)}: no such open session")
+        _check_owner(session, user, f"session {_hex(key)}")
         session.last_access = time.monotonic()
         return session
 
@@ -217,14 +219,16 @@ class SessionRegistry:
             session.operations[op.key] = op
             self._operations[op.key] = (session, op)
 
-    def operation(self, handle: tt.TOperationHandle | None) -> Operation:
-        """The live operation of ``handle``; :class:`ClientError` when there is none."""
+    def operation(self, handle: tt.TOperationHandle | None, user: str | None = None) -> Operation:
+        """The live operation of ``handle``; :class:`ClientError` when there is none, or
+        when its session is not ``user``'s (None: not checked)."""
         key = bytes(handle.operationId.guid) if handle and handle.operationId else b""
         with self._lock:
             found = self._operations.get(key)
         if found is None:
             raise ClientError(f"invalid operation handle {_hex(key)}: no such operation")
         session, op = found
+        _check_owner(session, user, f"operation {_hex(key)}")
         session.last_access = op.last_access = time.monotonic()
         return op
 
@@ -234,9 +238,9 @@ class SessionRegistry:
             found = self._operations.get(op.key)
         return found[0] if found else None
 
-    def close_operation(self, handle: tt.TOperationHandle) -> None:
-        """Close and forget an operation."""
-        op = self.operation(handle)
+    def close_operation(self, handle: tt.TOperationHandle, user: str | None = None) -> None:
+        """Close and forget an operation (of ``user``'s sessions, when given)."""
+        op = self.operation(handle, user)
         with self._lock:
             found = self._operations.pop(op.key, None)
             if found is not None:
@@ -278,6 +282,16 @@ class SessionRegistry:
             time.sleep(0.1)
         for session in self.sessions():
             self.close(session.key)
+
+
+def _check_owner(session: HiveSession, user: str | None, what: str) -> None:
+    """Refuse ``user`` a session (or its operation) another user opened: handles are
+    random, but one must not be enough to act as someone else (over HTTP every request
+    carries its own credentials and a handle). Checked before the access time is touched,
+    so a refused request does not keep another user's session alive. The owner's name is
+    not told."""
+    if user is not None and session.user != user:
+        raise ClientError(f"{what} belongs to another user: user {user!r} may not use it", DENIED)
 
 
 def _hex(key: bytes) -> str:

@@ -9,6 +9,10 @@ per role (:data:`tests.server.clients.USERS`). ``test_cli_server.py`` starts the
 
 from __future__ import annotations
 
+import datetime
+import ipaddress
+import shutil
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -44,3 +48,69 @@ def server(
         spark=spark,
     ) as srv:
         yield srv
+
+
+def make_cert(folder: Path, name: str = "server") -> tuple[Path, Path]:
+    """A self-signed certificate for localhost and 127.0.0.1, and its unencrypted key."""
+    cert, key = folder / f"{name}.crt", folder / f"{name}.key"
+    try:
+        from cryptography import x509
+        from cryptography.hazmat.primitives import hashes, serialization
+        from cryptography.hazmat.primitives.asymmetric import ec
+        from cryptography.x509.oid import NameOID
+    except ImportError:
+        if shutil.which("openssl") is None:
+            pytest.skip("making a test certificate needs the cryptography package or openssl")
+        subprocess.run(
+            [
+                *(
+                    "openssl",
+                    "req",
+                    "-x509",
+                    "-newkey",
+                    "ec",
+                    "-pkeyopt",
+                    "ec_paramgen_curve:P-256",
+                ),
+                *("-nodes", "-keyout", str(key), "-out", str(cert), "-days", "1", "-subj"),
+                *("/CN=localhost", "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1"),
+            ],
+            check=True,
+            capture_output=True,
+        )
+        return cert, key
+    private = ec.generate_private_key(ec.SECP256R1())
+    subject = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "localhost")])
+    now = datetime.datetime.now(datetime.UTC)
+    certificate = (
+        x509.CertificateBuilder()
+        .subject_name(subject)
+        .issuer_name(subject)
+        .public_key(private.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(hours=1))
+        .not_valid_after(now + datetime.timedelta(days=1))
+        .add_extension(
+            x509.SubjectAlternativeName(
+                [x509.DNSName("localhost"), x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]
+            ),
+            critical=False,
+        )
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .sign(private, hashes.SHA256())
+    )
+    cert.write_bytes(certificate.public_bytes(serialization.Encoding.PEM))
+    key.write_bytes(
+        private.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        )
+    )
+    return cert, key
+
+
+@pytest.fixture(scope="session")
+def tls_files(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """(certificate, key) for the TLS servers (binary and HTTPS): self-signed, localhost."""
+    return make_cert(tmp_path_factory.mktemp("thrift-tls"))

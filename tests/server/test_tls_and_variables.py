@@ -5,12 +5,8 @@ over thrift_sasl over Thrift's ``TSSLSocket`` (checking the certificate and host
 
 from __future__ import annotations
 
-import datetime
-import ipaddress
 import re
-import shutil
 import ssl
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -27,74 +23,9 @@ from thrift.transport.TTransport import TTransportException
 from hudilite.cli.server_commands import thriftserver
 from hudilite.thriftserver import Server, serve, tls_context
 from tests.server.clients import SESSION_OPTIONS, USERS, connect
+from tests.server.conftest import make_cert
 
 pytestmark = pytest.mark.spark
-
-
-def _make_cert(folder: Path, name: str = "server") -> tuple[Path, Path]:
-    """A self-signed certificate for localhost and 127.0.0.1, and its unencrypted key."""
-    cert, key = folder / f"{name}.crt", folder / f"{name}.key"
-    try:
-        from cryptography import x509
-        from cryptography.hazmat.primitives import hashes, serialization
-        from cryptography.hazmat.primitives.asymmetric import ec
-        from cryptography.x509.oid import NameOID
-    except ImportError:
-        if shutil.which("openssl") is None:
-            pytest.skip("making a test certificate needs the cryptography package or openssl")
-        subprocess.run(
-            [
-                *(
-                    "openssl",
-                    "req",
-                    "-x509",
-                    "-newkey",
-                    "ec",
-                    "-pkeyopt",
-                    "ec_paramgen_curve:P-256",
-                ),
-                *("-nodes", "-keyout", str(key), "-out", str(cert), "-days", "1", "-subj"),
-                *("/CN=localhost", "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1"),
-            ],
-            check=True,
-            capture_output=True,
-        )
-        return cert, key
-    private = ec.generate_private_key(ec.SECP256R1())
-    subject = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "localhost")])
-    now = datetime.datetime.now(datetime.UTC)
-    certificate = (
-        x509.CertificateBuilder()
-        .subject_name(subject)
-        .issuer_name(subject)
-        .public_key(private.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - datetime.timedelta(hours=1))
-        .not_valid_after(now + datetime.timedelta(days=1))
-        .add_extension(
-            x509.SubjectAlternativeName(
-                [x509.DNSName("localhost"), x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]
-            ),
-            critical=False,
-        )
-        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
-        .sign(private, hashes.SHA256())
-    )
-    cert.write_bytes(certificate.public_bytes(serialization.Encoding.PEM))
-    key.write_bytes(
-        private.private_bytes(
-            serialization.Encoding.PEM,
-            serialization.PrivateFormat.PKCS8,
-            serialization.NoEncryption(),
-        )
-    )
-    return cert, key
-
-
-@pytest.fixture(scope="module")
-def tls_files(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    """(certificate, key) of the TLS server."""
-    return _make_cert(tmp_path_factory.mktemp("thrift-tls"))
 
 
 @pytest.fixture(scope="module")
@@ -152,7 +83,7 @@ def test_tls_query_and_plain_clients_refused(
     with pytest.raises(TTransportException):
         connect(tls_server)
     # ... and a client that does not trust the certificate refuses the server.
-    other_cert, _ = _make_cert(cert.parent, "other")
+    other_cert, _ = make_cert(cert.parent, "other")
     untrusting = TSSLSocket("127.0.0.1", tls_server.port, ca_certs=str(other_cert))
     with pytest.raises(TTransportException) as err:
         untrusting.open()
@@ -183,7 +114,7 @@ def test_tls_files_are_checked_before_anything_starts(
     # serve() and tls_context name the file at fault.
     junk = tmp_path / "junk.pem"
     junk.write_text("not a certificate\n")
-    _, other_key = _make_cert(tmp_path, "other")
+    _, other_key = make_cert(tmp_path, "other")
     with pytest.raises(
         ValueError, match=f"^TLS certificate file {re.escape(str(junk))} does not load"
     ):
