@@ -116,9 +116,10 @@ def thriftserver(
     if (ssl_cert is None) != (ssl_key is None):
         missing = "--ssl-key" if ssl_key is None else "--ssl-cert"
         raise click.UsageError(f"TLS needs both --ssl-cert and --ssl-key: {missing} is missing")
-    if http_path is not None and (transport_mode or "").lower() != "http":
-        raise click.UsageError("--http-path needs --transport-mode http")
     conf = dict(_conf_pair(c) for c in confs)
+    mode = transport_mode or conf.get("hive.server2.transport.mode") or "binary"
+    if http_path is not None and mode.lower() != "http":
+        raise click.UsageError("--http-path needs --transport-mode http")
     # why: thrift and TCLIService come with the optional `server` extra
     from hudilite.thriftserver import serve, tls_context
 
