@@ -3,10 +3,12 @@
 An :class:`Operation` runs at most once (inline for a synchronous ``ExecuteStatement``, on a
 thread of its own for ``runAsync``), in a Spark job group named after its handle, so
 ``CancelOperation`` stops its Spark jobs (``SparkContext.cancelJobGroup``). A statement's
-result is streamed: the DataFrame is read with ``toLocalIterator`` (one partition at a time,
-the next one prefetched), so the driver holds a partition and one fetch batch, never the
-whole result. ``FETCH_FIRST`` starts the iterator again (the query runs again, as Spark's own
-server does without incremental collect's cache).
+result is streamed one partition at a time, the next one prefetched, so the driver holds a
+partition and one fetch batch, never the whole result: as Arrow record batches
+(:func:`_arrow_batches`, then :func:`~.rowsets.column_batch` per fetch) when every shown
+column has an Arrow type, else as rows (``toLocalIterator``). ``FETCH_FIRST`` starts the
+stream again (the query runs again, as Spark's own server does without incremental
+collect's cache).
 """
 
 from __future__ import annotations
@@ -19,10 +21,11 @@ import uuid
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
+import pyarrow as pa
 from TCLIService import ttypes as tt
 
 from .errors import CANCELLED, ClientError, client_message, sqlstate_of
-from .rowsets import ColumnSpec, columns_of, display_frame
+from .rowsets import ColumnSpec, column_batch, columns_of, display_arrow_schema, display_frame
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -32,9 +35,86 @@ __all__ = ["Operation", "RowSource"]
 State = tt.TOperationState
 _TERMINAL = (State.FINISHED_STATE, State.CANCELED_STATE, State.CLOSED_STATE, State.ERROR_STATE)
 
-#: Produces the result: (columns, a function returning a fresh row iterator) or None when
-#: the operation has no rows.
-RowSource = tuple[list[ColumnSpec], Callable[[], Iterator[tuple[Any, ...]]]]
+
+class Rows:
+    """A result's rows, read a batch at a time."""
+
+    def prime(self) -> None:
+        """Read up to the first row (running the query that far)."""
+
+    def take(self, n: int) -> Sequence[tuple[Any, ...]]:
+        """The next ``n`` rows at most (none at the end)."""
+        raise NotImplementedError
+
+    def close(self) -> None:
+        """Free the rows' source."""
+
+
+class _IterRows(Rows):
+    """Rows from an iterator of row tuples."""
+
+    def __init__(self, rows: Iterator[tuple[Any, ...]]) -> None:
+        self._rows = rows
+
+    def prime(self) -> None:
+        first = list(itertools.islice(self._rows, 1))
+        self._rows = itertools.chain(first, self._rows)
+
+    def take(self, n: int) -> list[tuple[Any, ...]]:
+        return list(itertools.islice(self._rows, n))
+
+    def close(self) -> None:
+        close = getattr(self._rows, "close", None)
+        if close is not None:
+            close()
+
+
+class _ArrowRows(Rows):
+    """Rows from a stream of Arrow record batches (of :func:`display_arrow_schema`'s
+    schema): each :meth:`take` slices what it needs (no copy) and converts only that."""
+
+    def __init__(self, batches: Iterator[pa.RecordBatch], schema: pa.Schema) -> None:
+        self._batches = batches
+        self._schema = schema
+        self._pending: pa.RecordBatch | None = None
+        self._pos = 0
+
+    def _next_pending(self) -> bool:
+        """Make the next non-empty batch the pending one; False at the end."""
+        for batch in self._batches:
+            if batch.num_rows:
+                self._pending, self._pos = batch, 0
+                return True
+        self._pending = None
+        return False
+
+    def prime(self) -> None:
+        self._next_pending()
+
+    def take(self, n: int) -> Sequence[tuple[Any, ...]]:
+        parts = []
+        while n > 0:
+            if (
+                self._pending is None or self._pos >= self._pending.num_rows
+            ) and not self._next_pending():
+                break
+            assert self._pending is not None
+            part = self._pending.slice(self._pos, n)
+            self._pos += part.num_rows
+            n -= part.num_rows
+            parts.append(part)
+        return column_batch(pa.Table.from_batches(parts, schema=self._schema))
+
+    def close(self) -> None:
+        self._pending = None
+        close = getattr(self._batches, "close", None)
+        if close is not None:
+            close()
+
+
+#: Produces the result: (columns, a function returning a fresh row iterator or
+#: :class:`Rows`) or None when the operation has no rows.
+RowSource = tuple[list[ColumnSpec], Callable[[], Iterator[tuple[Any, ...]] | Rows]]
 
 
 def new_handle_id() -> tt.THandleIdentifier:
@@ -42,15 +122,65 @@ def new_handle_id() -> tt.THandleIdentifier:
     return tt.THandleIdentifier(guid=uuid.uuid4().bytes, secret=uuid.uuid4().bytes)
 
 
+#: Spark's choice of Arrow string and binary types (large ones when true).
+_LARGE_VAR_TYPES = "spark.sql.execution.arrow.useLargeVarTypes"
+
+
 def frame_rows(df: DataFrame) -> RowSource:
     """The columns of ``df`` and a function streaming its rows."""
     columns = columns_of(df.schema)
     shown = display_frame(df)
 
-    def rows() -> Iterator[tuple[Any, ...]]:
+    def rows() -> Iterator[tuple[Any, ...]] | Rows:
+        try:
+            large = str(shown.sparkSession.conf.get(_LARGE_VAR_TYPES)).lower()
+        except Exception:  # a Spark without the setting: no Arrow
+            large = ""
+        schema = (
+            display_arrow_schema(shown.schema, large == "true")
+            if large in ("true", "false")
+            else None
+        )
+        if schema is not None:
+            batches = _arrow_batches(shown, schema)
+            if batches is not None:
+                return _ArrowRows(batches, schema)
         return (tuple(r) for r in shown.toLocalIterator(prefetchPartitions=True))
 
     return columns, rows
+
+
+def _arrow_batches(df: DataFrame, schema: pa.Schema) -> Iterator[pa.RecordBatch] | None:
+    """``df``'s rows as Arrow record batches, streamed as ``toLocalIterator`` streams rows
+    (one partition at a time, the next one prefetched); None when this PySpark lacks the
+    internals it uses (the caller then uses ``toLocalIterator``).
+
+    No public PySpark API streams Arrow batches (``toArrow`` collects the whole result), so
+    this joins the internals ``toLocalIterator`` and ``toArrow`` are built on: the JVM
+    Dataset's ``toArrowBatchRdd`` (an RDD of Arrow IPC record batch messages without their
+    schema, which is ``schema``: Spark's ArrowUtils mapping, as display_arrow_schema
+    mirrors it), ``PythonRDD.toLocalIteratorAndServe`` (serves an RDD's partitions in
+    order, one at a time, each element length-framed) and
+    ``pyspark.util._local_iterator_from_socket`` with ``NoOpSerializer`` (reads the frames
+    back as bytes). Unlike ``toLocalIterator`` the query runs without a SQL execution id
+    (as ``DataFrame.rdd`` does): it is missing from the UI's SQL tab and query execution
+    listeners do not hear of it."""
+    try:
+        from py4j.protocol import Py4JError, Py4JJavaError
+        from pyspark.serializers import NoOpSerializer
+        from pyspark.util import _local_iterator_from_socket
+    except ImportError:
+        return None
+    sc = df.sparkSession.sparkContext
+    try:
+        rdd = df._jdf.toArrowBatchRdd()
+        sock_info = sc._jvm.PythonRDD.toLocalIteratorAndServe(rdd, True)  # type: ignore[union-attr]
+    except Py4JJavaError:
+        raise  # the query's own failure
+    except (Py4JError, AttributeError):
+        return None  # no such method in this Spark
+    messages = _local_iterator_from_socket(sock_info, NoOpSerializer())
+    return (pa.ipc.read_record_batch(pa.py_buffer(m), schema) for m in messages)
 
 
 def static_rows(columns: list[ColumnSpec], rows: Sequence[tuple[Any, ...]]) -> RowSource:
@@ -83,8 +213,8 @@ class Operation:
         self._spark = spark
         self._work = work
         self._columns: list[ColumnSpec] = []
-        self._make_rows: Callable[[], Iterator[tuple[Any, ...]]] = lambda: iter(())
-        self._rows: Iterator[tuple[Any, ...]] | None = None
+        self._make_rows: Callable[[], Iterator[tuple[Any, ...]] | Rows] = lambda: iter(())
+        self._rows: Rows | None = None
         self._offset = 0
         self._lock = threading.RLock()  # one fetch at a time; cancel and close take it too
         self._thread: threading.Thread | None = None
@@ -131,8 +261,8 @@ class Operation:
         failing query fails here, as the statement, not in a later fetch."""
         self._offset = 0
         rows = self._make_rows()
-        first = list(itertools.islice(rows, 1))
-        self._rows = itertools.chain(first, rows)
+        self._rows = rows if isinstance(rows, Rows) else _IterRows(rows)
+        self._rows.prime()
 
     # ------------------------------------------------------------------ state
     @property
@@ -167,14 +297,13 @@ class Operation:
 
     def _close_rows(self) -> None:
         rows, self._rows = self._rows, None
-        close = getattr(rows, "close", None)
-        if close is not None:
+        if rows is not None:
             # The iterator's socket may already be gone.
             with contextlib.suppress(Exception):
-                close()
+                rows.close()
 
     # ------------------------------------------------------------------ fetching
-    def fetch(self, max_rows: int, first: bool) -> tuple[int, list[tuple[Any, ...]]]:
+    def fetch(self, max_rows: int, first: bool) -> tuple[int, Sequence[tuple[Any, ...]]]:
         """Up to ``max_rows`` rows from the current position (from the start when
         ``first``): ``(offset of the first row, rows)``."""
         with self._lock:
@@ -186,15 +315,16 @@ class Operation:
                 raise ClientError("the operation is closed")
             if self.state != State.FINISHED_STATE:
                 raise ClientError("the operation has not finished: poll GetOperationStatus")
-            if first:
-                self._close_rows()
-                self._start_rows()
-            if self._rows is None:
-                return self._offset, []
             sc = self._spark.sparkContext
+            # The operation's job group also for the query FETCH_FIRST runs again.
             sc.setJobGroup(self.group, self.description, interruptOnCancel=True)
             try:
-                batch = list(itertools.islice(self._rows, max(1, max_rows)))
+                if first:
+                    self._close_rows()
+                    self._start_rows()
+                if self._rows is None:
+                    return self._offset, []
+                batch = self._rows.take(max(1, max_rows))
             finally:
                 sc.setLocalProperty("spark.jobGroup.id", None)  # type: ignore[arg-type]
             start = self._offset

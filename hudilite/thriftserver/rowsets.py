@@ -9,23 +9,32 @@ values into Thrift columns.
 
 Row sets are columnar (``TColumn`` per column, a null bitmap with bit ``i % 8`` of byte
 ``i // 8`` set for a null row) from protocol V6 on, row-based (``TRow`` of ``TColumnValue``)
-before, as ``TCLIService.thrift`` specifies.
+before, as ``TCLIService.thrift`` specifies. A statement's rows arrive from Spark as Arrow
+record batches when the shown columns all have an Arrow type here
+(:func:`display_arrow_schema`), and reach :func:`row_set` as a :class:`ColumnBatch`: one
+Python list per column (``to_pylist``) and the null bitmaps computed from Arrow's, so no
+per-value Python loop runs unless a column has nulls.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, overload
 
+import numpy as np
+import pyarrow as pa
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 from TCLIService import ttypes as tt
 
 __all__ = [
+    "ColumnBatch",
     "ColumnSpec",
+    "column_batch",
     "columns_of",
+    "display_arrow_schema",
     "display_frame",
     "jdbc_type",
     "row_set",
@@ -152,6 +161,85 @@ def display_frame(df: DataFrame) -> DataFrame:
     return positional.select(*exprs)
 
 
+# Arrow type of each Spark type a shown column may have (Spark's ArrowUtils mapping); strings
+# and binaries are the large types under spark.sql.execution.arrow.useLargeVarTypes.
+_ARROW_TYPES: dict[type, pa.DataType] = {
+    T.BooleanType: pa.bool_(),
+    T.ByteType: pa.int8(),
+    T.ShortType: pa.int16(),
+    T.IntegerType: pa.int32(),
+    T.LongType: pa.int64(),
+    T.FloatType: pa.float32(),
+    T.DoubleType: pa.float64(),
+}
+
+
+def display_arrow_schema(schema: T.StructType, large_var_types: bool) -> pa.Schema | None:
+    """The Arrow schema Spark gives the record batches of a :func:`display_frame` with
+    ``schema``; None when a column's type has no mapping here (the rows then come as
+    Python rows). ``large_var_types``: Spark's ``spark.sql.execution.arrow.useLargeVarTypes``."""
+    if not schema.fields:
+        return None
+    fields = []
+    for f in schema.fields:
+        kind = type(f.dataType)
+        if kind is T.StringType:
+            at = pa.large_string() if large_var_types else pa.string()
+        elif kind is T.BinaryType:
+            at = pa.large_binary() if large_var_types else pa.binary()
+        elif kind in _ARROW_TYPES:
+            at = _ARROW_TYPES[kind]
+        else:
+            return None
+        fields.append(pa.field(f.name, at, nullable=f.nullable))
+    return pa.schema(fields)
+
+
+class ColumnBatch(Sequence[tuple[Any, ...]]):
+    """Rows held by column: ``columns[j][i]`` is row ``i``'s value of column ``j`` (None for
+    a null); ``nulls[j]`` is column ``j``'s Hive null bitmap, or None when it has no nulls.
+    Reads as a sequence of row tuples too (row-based row sets)."""
+
+    __slots__ = ("_length", "columns", "nulls")
+
+    def __init__(self, columns: list[list[Any]], nulls: list[bytes | None], length: int) -> None:
+        self.columns = columns
+        self.nulls = nulls
+        self._length = length
+
+    def __len__(self) -> int:
+        return self._length
+
+    @overload
+    def __getitem__(self, index: int) -> tuple[Any, ...]: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[tuple[Any, ...]]: ...
+    def __getitem__(self, index: int | slice) -> tuple[Any, ...] | list[tuple[Any, ...]]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(self._length))]
+        if not -self._length <= index < self._length:
+            raise IndexError(index)
+        return tuple(c[index] for c in self.columns)
+
+    def __iter__(self) -> Iterator[tuple[Any, ...]]:
+        return zip(*self.columns, strict=True)
+
+
+def column_batch(table: pa.Table) -> ColumnBatch:
+    """``table`` (rows of a :func:`display_frame`) as a :class:`ColumnBatch`."""
+    columns: list[list[Any]] = []
+    nulls: list[bytes | None] = []
+    for col in table.columns:
+        columns.append(col.to_pylist())
+        nulls.append(
+            # Hive's bit order is Arrow's (bit i % 8 of byte i // 8), the meaning inverted.
+            np.packbits(np.asarray(col.is_null()), bitorder="little").tobytes()
+            if col.null_count
+            else None
+        )
+    return ColumnBatch(columns, nulls, table.num_rows)
+
+
 def table_schema(columns: Sequence[ColumnSpec]) -> tt.TTableSchema:
     """``TTableSchema`` for GetResultSetMetadata."""
     descs = []
@@ -226,6 +314,35 @@ def _column(spec: ColumnSpec, values: list[Any], columnar_binary: bool) -> tt.TC
     return tt.TColumn(**{field: cls(values=vals, nulls=_null_bitmap(values))})
 
 
+# Python type of each column kind's values as Arrow's to_pylist gives them for the Arrow
+# type display_arrow_schema maps the kind's Spark types to.
+_PY_TYPES = {
+    "boolVal": bool,
+    "byteVal": int,
+    "i16Val": int,
+    "i32Val": int,
+    "i64Val": int,
+    "doubleVal": float,
+    "stringVal": str,
+    "binaryVal": bytes,
+}
+
+
+def _arrow_column(spec: ColumnSpec, values: list[Any], nulls: bytes | None) -> tt.TColumn:
+    """A column of a :class:`ColumnBatch` (``nulls`` None: no nulls). Its values have
+    their kind's Python type (a shown column's Arrow type is the one its Spark type maps to,
+    and the kind follows the same Spark type), so only nulls are replaced, and only when
+    there are; a column whose values are not of that type takes :func:`_column`'s path."""
+    field, cls, null = _KINDS.get(spec.type_id, _STRING_KIND)
+    sample = next((v for v in values if v is not None), None)
+    if sample is not None and type(sample) is not _PY_TYPES[field]:
+        return _column(spec, values, True)  # not of the kind's type: the general path
+    if nulls is None:
+        return tt.TColumn(**{field: cls(values=values, nulls=bytes((len(values) + 7) // 8))})
+    vals = [null if v is None else v for v in values]
+    return tt.TColumn(**{field: cls(values=vals, nulls=nulls)})
+
+
 def _text(value: Any) -> str:
     if isinstance(value, bytes | bytearray):
         return bytes(value).decode("utf-8", "replace")
@@ -238,6 +355,12 @@ def row_set(
     columns: Sequence[ColumnSpec], rows: Sequence[Sequence[Any]], offset: int, protocol: int
 ) -> tt.TRowSet:
     """``rows`` (tuples in ``columns`` order) as a ``TRowSet`` for ``protocol``."""
+    if protocol >= COLUMNAR_FROM and isinstance(rows, ColumnBatch):
+        cols = [
+            _arrow_column(c, v, n)
+            for c, v, n in zip(columns, rows.columns, rows.nulls, strict=True)
+        ]
+        return tt.TRowSet(startRowOffset=offset, rows=[], columns=cols)
     if protocol >= COLUMNAR_FROM:
         by_column = list(zip(*rows, strict=True)) if rows else [() for _ in columns]
         cols = [_column(c, list(v), True) for c, v in zip(columns, by_column, strict=True)]

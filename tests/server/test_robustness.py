@@ -131,7 +131,7 @@ def test_large_result_streams_in_batches(server: Server) -> None:
         run = client.ExecuteStatement(
             tt.TExecuteStatementReq(
                 sessionHandle=conn.sessionHandle,
-                statement="SELECT id, CAST(id % 7 AS STRING) AS s FROM range(0, 200000, 1, 4)",
+                statement="SELECT id, CAST(id % 7 AS STRING) AS s FROM range(0, 1000000, 1, 4)",
             )
         )
         assert run.status.statusCode == tt.TStatusCode.SUCCESS_STATUS
@@ -152,8 +152,8 @@ def test_large_result_streams_in_batches(server: Server) -> None:
             batches += 1
             total += len(ids)
             id_sum += sum(ids)
-        assert (total, id_sum, batches) == (200000, sum(range(200000)), 10)
-        assert offsets == list(range(0, 200000, 20000))
+        assert (total, id_sum, batches) == (1_000_000, sum(range(1_000_000)), 50)
+        assert offsets == list(range(0, 1_000_000, 20000))
         # FETCH_FIRST starts over.
         first = client.FetchResults(
             tt.TFetchResultsReq(operationHandle=run.operationHandle, orientation=4, maxRows=3)
