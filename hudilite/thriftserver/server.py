@@ -31,7 +31,6 @@ from types import TracebackType
 
 from pyspark.sql import SparkSession
 from TCLIService import TCLIService
-from thrift.protocol.TBinaryProtocol import TBinaryProtocol
 from thrift.transport import TSocket
 from thrift.transport.TTransport import TBufferedTransport, TTransportBase, TTransportException
 
@@ -47,6 +46,7 @@ from .http_transport import (
     check_transport_mode,
     normalize_http_path,
 )
+from .protocol import binary_protocol
 from .sasl_transport import MAX_FRAME, SaslServerTransport
 from .sessions import PREFIX, ServerSettings, SessionRegistry
 from .users import UserStore
@@ -324,11 +324,8 @@ class Server:
                 stream.settimeout(None)
                 trans = sasl
             handler = Handler(self.registry, user, self._role(user), peer=peer, sock=conn)
-            # Not TBinaryProtocolAccelerated: PyHive's generated TCLIService code hands the
-            # C encoder of current Thrift a tuple where it wants a list (TypeError).
-            protocol = TBinaryProtocol(
-                trans, string_length_limit=MAX_FRAME, container_length_limit=MAX_FRAME
-            )
+            # Thrift's C encoder and decoder, adapted to PyHive's generated code (.protocol).
+            protocol = binary_protocol(trans, MAX_FRAME)
             processor = TCLIService.Processor(handler)
             while not self._stopping.is_set():
                 processor.process(protocol, protocol)
