@@ -23,6 +23,7 @@ tables under ``<warehouse>/<db>.db``.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from hudilite.catalog import DatabaseNotFoundError
@@ -103,7 +104,10 @@ def _drop_database(session: SqlContext, stmt: DropDatabase) -> Outcome:
 def _drop_views(session: SqlContext, db: str, table: str) -> None:
     """Drop the views this session registered for ``db.table``."""
     prefix = f"{VIEW_PREFIX}{db}__{table}__"
-    for t in session.spark.catalog.listTables():
+    # A name pattern lets Spark skip the other views (listing them all costs a Py4J object
+    # each); Spark patterns only know `*` and `|`, so other names take the full listing.
+    pattern = f"{prefix}*" if re.fullmatch(r"\w+", prefix) else None
+    for t in session.spark.catalog.listTables(pattern=pattern):
         if t.isTemporary and t.name.startswith(prefix):
             session.spark.catalog.dropTempView(t.name)
 

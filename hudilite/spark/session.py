@@ -94,6 +94,11 @@ def spark_session(
         .config("spark.sql.execution.arrow.maxRecordsPerBatch", "65536")
         .config("spark.sql.adaptive.enabled", "true")
         .config("spark.sql.sources.partitionOverwriteMode", "dynamic")
+        # pyspark (4.x) records the Python call site of every Column and DataFrame function
+        # by default: five JVM round trips per call, a fifth of a small write's time (a
+        # write builds dozens of expressions). It only adds the call site to the DataFrame
+        # context of error messages; pass conf={DATAFRAME_DEBUGGING: "true"} to have it back.
+        .config(DATAFRAME_DEBUGGING, "false")
         .config(
             "spark.driver.memory", driver_memory or os.environ.get("HUDILITE_DRIVER_MEMORY", "4g")
         )
@@ -127,6 +132,7 @@ LOG_LEVEL_ENV = "HUDILITE_SPARK_LOG_LEVEL"
 # Levels that ask for Spark's warnings (and so for its start-up messages).
 VERBOSE_LEVELS = frozenset({"ALL", "TRACE", "DEBUG", "INFO", "WARN"})
 DRIVER_JAVA_OPTIONS = "spark.driver.extraJavaOptions"
+DATAFRAME_DEBUGGING = "spark.python.sql.dataFrameDebugging.enabled"
 QUIET_LOG4J = Path(__file__).with_name("log4j2-quiet.properties")
 # pyspark's loggers that print each captured SQL error (already raised) as a JSON line.
 PYSPARK_JSON_LOGGERS = ("SQLQueryContextLogger", "DataFrameQueryContextLogger")
