@@ -5,8 +5,9 @@ through the same client (PyHive, SASL PLAIN, one connection each):
 
 * latency: ``--queries`` small queries (``SELECT sum(id) FROM range(1000)``), p50 and p95
   of the wall time from ``execute`` to the last row fetched;
-* throughput: one ``--rows``-row result (``SELECT id, CAST(id AS STRING) FROM range(n)``)
-  fetched in batches of ``--fetch-size`` rows, rows per second.
+* throughput: a ``--rows``-row result (``SELECT id, CAST(id AS STRING) FROM range(n)``)
+  fetched in batches of ``--fetch-size`` rows, rows per second: the median of
+  ``--fetch-runs`` runs (one run alone swings by a third on a busy machine).
 
 Spark's server is ``org.apache.spark.sql.hive.thriftserver.HiveThriftServer2`` from the
 pyspark wheel, started with ``spark-submit`` (in-memory catalog, incremental collect so it
@@ -80,8 +81,11 @@ def start_spark_server(workdir: Path) -> tuple[subprocess.Popen[bytes], int]:
     return proc, port
 
 
-def measure(port: int, queries: int, rows: int, fetch_size: int) -> dict[str, float]:
-    """p50/p95 small-query latency (ms) and fetch throughput (rows/s) on ``port``."""
+def measure(
+    port: int, queries: int, rows: int, fetch_size: int, fetch_runs: int
+) -> dict[str, float]:
+    """p50/p95 small-query latency (ms) and fetch throughput (rows/s, the median of
+    ``fetch_runs`` runs) on ``port``."""
     conn = hive.connect("127.0.0.1", port, username="bench")
     cur = conn.cursor(arraysize=fetch_size)
     for _ in range(5):  # warm up: JIT, Python workers
@@ -93,19 +97,22 @@ def measure(port: int, queries: int, rows: int, fetch_size: int) -> dict[str, fl
         cur.execute(SMALL)
         cur.fetchall()
         times.append(time.perf_counter() - t0)
-    t0 = time.perf_counter()
-    cur.execute(f"SELECT id, CAST(id AS STRING) AS s FROM range({rows})")
-    seen = 0
-    while batch := cur.fetchmany(fetch_size):
-        seen += len(batch)
-    elapsed = time.perf_counter() - t0
-    assert seen == rows, (seen, rows)
+    rates = []
+    for _ in range(fetch_runs):
+        t0 = time.perf_counter()
+        cur.execute(f"SELECT id, CAST(id AS STRING) AS s FROM range({rows})")
+        seen = 0
+        while batch := cur.fetchmany(fetch_size):
+            seen += len(batch)
+        elapsed = time.perf_counter() - t0
+        assert seen == rows, (seen, rows)
+        rates.append(rows / elapsed)
     conn.close()
     q = statistics.quantiles(times, n=20)
     return {
         "p50_ms": 1000 * statistics.median(times),
         "p95_ms": 1000 * q[18],
-        "rows_s": rows / elapsed,
+        "rows_s": statistics.median(rates),
     }
 
 
@@ -119,6 +126,7 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=1_000_000)
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--fetch-size", type=int, default=10_000)
+    parser.add_argument("--fetch-runs", type=int, default=3, help="median of this many fetches")
     parser.add_argument("--out", help="also write the Markdown table to this file")
     args = parser.parse_args()
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
@@ -132,20 +140,25 @@ def main() -> None:
         spark = hudilite.spark_session(master="local[2]")
         with serve(Path(tmp) / "wh", port=0, spark=spark) as server:
             results["hudilite thriftserver"] = _run(
-                "hudilite", lambda: measure(server.port, args.queries, args.rows, args.fetch_size)
+                "hudilite",
+                lambda: measure(
+                    server.port, args.queries, args.rows, args.fetch_size, args.fetch_runs
+                ),
             )
         spark.stop()
         proc, port = start_spark_server(Path(tmp))
         try:
             results["Spark Thrift server"] = _run(
-                "Spark", lambda: measure(port, args.queries, args.rows, args.fetch_size)
+                "Spark",
+                lambda: measure(port, args.queries, args.rows, args.fetch_size, args.fetch_runs),
             )
         finally:
             proc.terminate()
             proc.wait(60)
     lines = [
         f"Thrift servers, local[2], PyHive client; {args.queries} small queries, "
-        f"{args.rows:,} rows fetched {args.fetch_size:,} at a time",
+        f"{args.rows:,} rows fetched {args.fetch_size:,} at a time "
+        f"(fetch rate: median of {args.fetch_runs} runs)",
         "",
         "| server | small query p50 (ms) | p95 (ms) | fetch (rows/s) |",
         "| --- | ---: | ---: | ---: |",

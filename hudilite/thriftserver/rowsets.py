@@ -134,28 +134,33 @@ def columns_of(schema: T.StructType) -> list[ColumnSpec]:
     return [spec_of(f) for f in schema.fields]
 
 
+_AS_TEXT = (
+    T.TimestampType
+    | T.TimestampNTZType
+    | T.DateType
+    | T.DecimalType
+    | T.YearMonthIntervalType
+    | T.DayTimeIntervalType
+    | T.NullType
+)
+_AS_JSON = T.ArrayType | T.MapType | T.StructType
+
+
 def display_frame(df: DataFrame) -> DataFrame:
     """``df`` with every column the driver cannot send as it is turned into text by Spark:
     timestamps, dates, decimals and intervals cast to strings (Spark's rendering, in the
-    session time zone), complex values as JSON. Names are kept, duplicates included."""
+    session time zone), complex values as JSON. Names are kept, duplicates included; ``df``
+    itself when no column needs turning."""
     fields = df.schema.fields
+    if not any(isinstance(f.dataType, _AS_TEXT | _AS_JSON) for f in fields):
+        return df
     positional = df.toDF(*[f"_c{i}" for i in range(len(fields))])
     exprs: list[Column] = []
     for i, f in enumerate(fields):
         col = F.col(f"_c{i}")
-        dt = f.dataType
-        if isinstance(dt, T.ArrayType | T.MapType | T.StructType):
+        if isinstance(f.dataType, _AS_JSON):
             col = F.to_json(col)
-        elif isinstance(
-            dt,
-            T.TimestampType
-            | T.TimestampNTZType
-            | T.DateType
-            | T.DecimalType
-            | T.YearMonthIntervalType
-            | T.DayTimeIntervalType
-            | T.NullType,
-        ):
+        elif isinstance(f.dataType, _AS_TEXT):
             col = col.cast("string")
         exprs.append(col.alias(f.name))
     return positional.select(*exprs)
