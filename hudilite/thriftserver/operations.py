@@ -315,18 +315,20 @@ class Operation:
                 raise ClientError("the operation is closed")
             if self.state != State.FINISHED_STATE:
                 raise ClientError("the operation has not finished: poll GetOperationStatus")
-            sc = self._spark.sparkContext
-            # The operation's job group also for the query FETCH_FIRST runs again.
-            sc.setJobGroup(self.group, self.description, interruptOnCancel=True)
-            try:
-                if first:
+            if first:
+                # The query runs again in the operation's job group. Only starting needs it:
+                # the JVM thread serving the partitions (one job each) inherits the group
+                # when the rows start, here or in _execute, so later fetches set nothing.
+                sc = self._spark.sparkContext
+                sc.setJobGroup(self.group, self.description, interruptOnCancel=True)
+                try:
                     self._close_rows()
                     self._start_rows()
-                if self._rows is None:
-                    return self._offset, []
-                batch = self._rows.take(max(1, max_rows))
-            finally:
-                sc.setLocalProperty("spark.jobGroup.id", None)  # type: ignore[arg-type]
+                finally:
+                    sc.setLocalProperty("spark.jobGroup.id", None)  # type: ignore[arg-type]
+            if self._rows is None:
+                return self._offset, []
+            batch = self._rows.take(max(1, max_rows))
             start = self._offset
             self._offset += len(batch)
             if not batch:

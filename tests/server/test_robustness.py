@@ -8,6 +8,7 @@ import socket
 import struct
 import threading
 import time
+import uuid
 from collections.abc import Callable
 from typing import Any
 
@@ -125,7 +126,7 @@ def test_garbage_bytes_do_not_hurt_the_server(server: Server) -> None:
         assert cur.fetchall() == [("still up",)]
 
 
-def test_large_result_streams_in_batches(server: Server) -> None:
+def test_large_result_streams_in_batches(server: Server, spark: Any) -> None:
     with connect(server) as conn:
         client = conn.client
         run = client.ExecuteStatement(
@@ -154,6 +155,9 @@ def test_large_result_streams_in_batches(server: Server) -> None:
             id_sum += sum(ids)
         assert (total, id_sum, batches) == (1_000_000, sum(range(1_000_000)), 50)
         assert offsets == list(range(0, 1_000_000, 20000))
+        # Every partition's job ran in the operation's job group (CancelOperation reaches it).
+        group = f"hudilite-thrift-{uuid.UUID(bytes=run.operationHandle.operationId.guid)}"
+        assert len(spark.sparkContext.statusTracker().getJobIdsForGroup(group)) == 4
         # FETCH_FIRST starts over.
         first = client.FetchResults(
             tt.TFetchResultsReq(operationHandle=run.operationHandle, orientation=4, maxRows=3)
