@@ -375,13 +375,18 @@ def run_script_text(
             raise _Interrupted(where, finished=True)
 
 
+#: How often a cancelled statement's new Spark jobs are cancelled until it ends.
+CANCEL_POLL_S = 0.1
+
+
 class CtrlC:
     """Ctrl-C while ``hudilite sql`` runs a statement: the first press cancels the
     session's Spark jobs from another thread (a py4j call of the main thread is never cut
     in half), so the statement fails the ordinary way and a write rolls itself back; the
     caller reports it as interrupted. A second press, or one while no statement runs,
     raises :class:`KeyboardInterrupt` at once (pyspark's own handler does that on the first,
-    cancelling from inside the interrupted py4j call, which breaks its connection)."""
+    cancelling from inside the interrupted py4j call, which breaks its connection). Jobs
+    the statement starts after the press are cancelled too, until it ends."""
 
     def __init__(self, session: Session | None) -> None:
         self.session = session
@@ -404,7 +409,15 @@ class CtrlC:
         if not self.running or self.cancelled:
             raise KeyboardInterrupt
         self.cancelled = True
-        threading.Thread(target=_cancel, args=(self.session,), daemon=True).start()
+        threading.Thread(target=self._cancel_until_done, daemon=True).start()
+
+    def _cancel_until_done(self) -> None:
+        # Cancelling reaches only jobs already running: a press while the statement is
+        # still planning (or between two of its jobs) would cancel nothing and let it run
+        # on, so the statement's jobs are cancelled until it ends.
+        while self.running:
+            _cancel(self.session)
+            time.sleep(CANCEL_POLL_S)
 
     @contextlib.contextmanager
     def statement(self) -> Iterator[None]:

@@ -290,32 +290,6 @@ def test_connect_in_a_new_process_keeps_stderr_clean(quiet_starts):
     assert out == "AnalysisException\n"
 
 
-def _event_log_conf(folder: Path) -> list[str]:
-    """``--conf`` options for Spark's event log in ``folder``: one uncompressed file of JSON
-    lines, flushed at every job start."""
-    return [
-        "--conf", "spark.eventLog.enabled=true",
-        "--conf", f"spark.eventLog.dir={folder.as_uri()}",
-        "--conf", "spark.eventLog.compress=false",
-        "--conf", "spark.eventLog.rolling.enabled=false",
-    ]  # fmt: skip
-
-
-def _wait_for_job_start(
-    folder: Path, plan_text: str, proc: subprocess.Popen[str], deadline: float
-) -> None:
-    """Wait until the event log in ``folder`` records the start of a job whose plan shows
-    ``plan_text``."""
-    while time.monotonic() < deadline and proc.poll() is None:
-        for log in folder.iterdir():
-            if log.is_file() and not log.name.startswith("."):
-                for line in log.read_text(errors="replace").splitlines():
-                    if '"Event":"SparkListenerJobStart"' in line and plan_text in line:
-                        return
-        time.sleep(0.1)
-    pytest.fail(f"no job of {plan_text!r} started (exit status {proc.poll()})")
-
-
 def test_ctrl_c_cancels_the_write_rolls_it_back_and_exits_130(spark, tmp_path):
     wh = tmp_path / "wh"
     # The table and its one committed row come from this process's warm session (a write
@@ -334,12 +308,9 @@ def test_ctrl_c_cancels_the_write_rolls_it_back_and_exits_130(spark, tmp_path):
         "SELECT 'go' AS ready;\n"
         "INSERT INTO big SELECT id, 1, repeat('x', 200) FROM range(2, 3000000000);\n"
     )
-    events = tmp_path / "events"
-    events.mkdir()
     proc = subprocess.Popen(
         [
             HUDILITE, "sql", "--warehouse", str(wh), "-f", str(script), "--format", "csv",
-            *_event_log_conf(events),
         ],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path,
         env=_cli_env(), start_new_session=True,
@@ -351,9 +322,10 @@ def test_ctrl_c_cancels_the_write_rolls_it_back_and_exits_130(spark, tmp_path):
                 break
         else:
             pytest.fail(f"the script ended early: {proc.stderr.read() if proc.stderr else ''}")
-        # The long INSERT is under way once its first Spark job has started (a Ctrl-C
-        # before that would cancel no job, and the statement would run on).
-        _wait_for_job_start(events, "Range (2, 3000000000,", proc, time.monotonic() + 300)
+        # The long INSERT starts now: the press lands while it is still being planned
+        # (before its first Spark job, which must be cancelled all the same) or, on a
+        # faster machine, while its first job runs.
+        time.sleep(0.3)
         os.killpg(proc.pid, signal.SIGINT)  # what Ctrl-C in a terminal does
         _, err = proc.communicate(timeout=300)
     finally:
