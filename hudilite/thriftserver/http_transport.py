@@ -15,8 +15,8 @@ may use a new connection per call) and ends with ``CloseSession``, the idle-sess
 or the server's stop; the handler refuses a session or operation of another user.
 
 The HTTP side is Python's :mod:`http.server` (one thread per connection, HTTP/1.1
-keep-alive), the Thrift side the thrift library's ``TBinaryProtocol`` over
-``TMemoryBuffer``s.
+keep-alive), the Thrift side the server's binary protocol (Thrift's C module, see
+:mod:`.protocol`) over ``TMemoryBuffer``s.
 """
 
 from __future__ import annotations
@@ -43,6 +43,7 @@ from thrift.protocol.TBinaryProtocol import TBinaryProtocol
 from thrift.Thrift import TApplicationException, TMessageType
 from thrift.transport.TTransport import TMemoryBuffer
 
+from .protocol import binary_protocol
 from .sasl_transport import MAX_FRAME, Authenticator
 
 __all__ = [
@@ -325,10 +326,9 @@ class _ThriftRequestHandler(BaseHTTPRequestHandler):
             return
         handler = server.handler_for(user, self.peer, self.raw)
         reply = TMemoryBuffer()
-        limits = {"string_length_limit": MAX_FRAME, "container_length_limit": MAX_FRAME}
         try:
             TCLIService.Processor(handler).process(
-                TBinaryProtocol(TMemoryBuffer(body), **limits), TBinaryProtocol(reply)
+                binary_protocol(TMemoryBuffer(body), MAX_FRAME), binary_protocol(reply, MAX_FRAME)
             )
         except Exception as exc:  # bytes that are not a TCLIService call
             detail = str(exc) or type(exc).__name__

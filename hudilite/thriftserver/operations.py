@@ -166,6 +166,7 @@ def _arrow_batches(df: DataFrame, schema: pa.Schema) -> Iterator[pa.RecordBatch]
     (as ``DataFrame.rdd`` does): it is missing from the UI's SQL tab and query execution
     listeners do not hear of it."""
     try:
+        # why: PySpark internals: a PySpark without them loses only this fast path
         from py4j.protocol import Py4JError, Py4JJavaError
         from pyspark.serializers import NoOpSerializer
         from pyspark.util import _local_iterator_from_socket
