@@ -8,7 +8,8 @@ calls), :mod:`.sessions` (sessions, operations, timeouts), :mod:`.operations` (r
 streaming one statement), :mod:`.metadata` (GetTables, GetColumns, ...), :mod:`.rowsets`
 (types and row sets), :mod:`.errors` (SQLSTATEs), :mod:`.users` (users file and roles),
 :mod:`.sasl_transport` (SASL PLAIN, server side), :mod:`.http_transport` (HiveServer2's
-HTTP transport mode), :mod:`.variables` (Hive variable substitution). See docs/bi-tools.md.
+HTTP transport mode), :mod:`.protocol` (Thrift's binary protocol with its C module),
+:mod:`.variables` (Hive variable substitution). See docs/bi-tools.md.
 """
 
 from .server import AUTH_MODES, TRANSPORT_MODES, Server, serve, tls_context
