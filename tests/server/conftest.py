@@ -38,16 +38,23 @@ def server(
     spark: Any, users_file: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Server]:
     """The server, password auth, on a free port, over a fresh warehouse."""
-    warehouse = tmp_path_factory.mktemp("thrift-warehouse")
-    with serve(
+    with password_server(spark, users_file, tmp_path_factory.mktemp("thrift-warehouse")) as srv:
+        yield srv
+
+
+def password_server(spark: Any, users_file: Path, warehouse: Path, **options: Any) -> Server:
+    """A server over ``warehouse`` with password auth for :data:`USERS`, on a free port, with
+    the tests' session options; ``options`` go to ``serve`` (transport, TLS, ...). Use it
+    as a context manager: it stops at the end of the block."""
+    return serve(
         warehouse,
         port=0,
         auth="password",
         users_file=users_file,
         conf=SESSION_OPTIONS,
         spark=spark,
-    ) as srv:
-        yield srv
+        **options,
+    )
 
 
 def make_cert(folder: Path, name: str = "server") -> tuple[Path, Path]:

@@ -38,6 +38,7 @@ from hudilite.thriftserver.http_transport import (
 )
 from tests.helpers import FAST_JVM_OPTIONS
 from tests.server.clients import SESSION_OPTIONS, USERS
+from tests.server.conftest import password_server
 
 spark_test = pytest.mark.spark
 SPARK_HOME = Path(pyspark.__file__).parent
@@ -133,15 +134,8 @@ def http_server(
     spark: Any, users_file: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Server]:
     """The server in HTTP mode, password auth, on a free port."""
-    with serve(
-        tmp_path_factory.mktemp("thrift-http-warehouse"),
-        port=0,
-        auth="password",
-        users_file=users_file,
-        conf=SESSION_OPTIONS,
-        spark=spark,
-        transport_mode="http",
-    ) as srv:
+    warehouse = tmp_path_factory.mktemp("thrift-http-warehouse")
+    with password_server(spark, users_file, warehouse, transport_mode="http") as srv:
         yield srv
 
 

@@ -22,8 +22,8 @@ from thrift.transport.TTransport import TTransportException
 
 from hudilite.cli.server_commands import thriftserver
 from hudilite.thriftserver import Server, serve, tls_context
-from tests.server.clients import SESSION_OPTIONS, USERS, connect
-from tests.server.conftest import make_cert
+from tests.server.clients import USERS, connect
+from tests.server.conftest import make_cert, password_server
 
 pytestmark = pytest.mark.spark
 
@@ -37,16 +37,8 @@ def tls_server(
 ) -> Iterator[Server]:
     """The server over TLS, password auth, on a free port."""
     cert, key = tls_files
-    with serve(
-        tmp_path_factory.mktemp("thrift-tls-warehouse"),
-        port=0,
-        auth="password",
-        users_file=users_file,
-        conf=SESSION_OPTIONS,
-        spark=spark,
-        ssl_cert=cert,
-        ssl_key=key,
-    ) as srv:
+    warehouse = tmp_path_factory.mktemp("thrift-tls-warehouse")
+    with password_server(spark, users_file, warehouse, ssl_cert=cert, ssl_key=key) as srv:
         yield srv
 
 
