@@ -1,0 +1,128 @@
+"""Interactive statements: one-row INSERT, UPDATE and point SELECT through hudilite's SQL
+against Spark SQL's own statements on a plain Parquet table, in one run, one SparkSession.
+
+Both tables hold the same ``--rows`` trips-like rows (``bench_cow.make_rows``: string key,
+20 city partitions). hudilite's is a copy-on-write table created and filled through
+``hudilite.connect(...).sql`` (``USING hudi``, record key ``uuid``, ordering field ``ts``);
+Spark's is a session-catalog table ``USING parquet PARTITIONED BY (city)`` filled by
+``INSERT INTO ... SELECT``. Then, warm (after ``--warmup`` untimed statements of each kind),
+``--repeats`` times each:
+
+* ``INSERT INTO t VALUES (...)``: one new row (Spark appends a file to the partition);
+* ``UPDATE t SET fare = ... WHERE uuid = '...'``: one stored row (hudilite); Spark SQL has no
+  UPDATE on Parquet, so its figure is the one-row INSERT's, the write it can do;
+* ``SELECT * FROM t WHERE uuid = '...'`` collected: one stored row.
+
+Prints medians (ms) and the hudilite/Spark ratios as a Markdown table (issue 15's
+"one-row INSERT / UPDATE / point SELECT" row; target <= 1.5x); ``--out`` writes it too.
+
+    python benchmarks/bench_interactive.py --rows 1000000
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from bench_cow import make_rows
+
+COLUMNS = "uuid, ts, rider, driver, fare, tip, distance_km, passengers, begin_lat, city"
+DDL_COLUMNS = (
+    "uuid STRING, ts BIGINT, rider STRING, driver STRING, fare DOUBLE, tip DOUBLE, "
+    "distance_km DOUBLE, passengers INT, begin_lat DOUBLE, city STRING"
+)
+
+
+def _row(n: int) -> str:
+    """The VALUES tuple of a new row with key ``new-<n>``."""
+    return f"('new-{n:08d}', {1_900_000_000_000 + n}, 'r', 'd', 1.5, 0.5, 2.0, 1, 10.0, 'city_03')"
+
+
+def _median_ms(fn: Callable[[int], object], warmup: int, repeats: int, start: int) -> float:
+    for i in range(warmup):
+        fn(start + i)
+    times = []
+    for i in range(repeats):
+        t0 = time.perf_counter()
+        fn(start + warmup + i)
+        times.append(time.perf_counter() - t0)
+    return 1000 * statistics.median(times)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--rows", type=int, default=1_000_000)
+    parser.add_argument("--repeats", type=int, default=15)
+    parser.add_argument("--warmup", type=int, default=3)
+    parser.add_argument("--out", help="also write the Markdown table to this file")
+    args = parser.parse_args()
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+
+    # why: pyspark and hudilite load only once the arguments parsed (--help stays quick)
+    import hudilite
+
+    spark = hudilite.spark_session()
+    with tempfile.TemporaryDirectory() as tmp:
+        source = make_rows(0, args.rows, seed=1)
+        src = spark.createDataFrame(source.to_pandas())
+        src.createOrReplaceTempView("bench_source")
+        spark.sql(f"CREATE TABLE spark_t ({DDL_COLUMNS}) USING parquet PARTITIONED BY (city)")
+        spark.sql(f"INSERT INTO spark_t SELECT {COLUMNS} FROM bench_source")
+        session = hudilite.connect(str(Path(tmp) / "wh"), spark=spark)
+        session.sql(
+            f"CREATE TABLE t ({DDL_COLUMNS}) USING hudi PARTITIONED BY (city) "
+            "TBLPROPERTIES (primaryKey = 'uuid', preCombineField = 'ts')"
+        )
+        session.sql("SET hoodie.spark.sql.insert.into.operation = bulk_insert")
+        session.sql(f"INSERT INTO t SELECT {COLUMNS} FROM bench_source")
+        session.sql("RESET hoodie.spark.sql.insert.into.operation")
+        key = source.column("uuid")[args.rows // 2].as_py()
+
+        def spark_insert(n: int) -> object:
+            return spark.sql(f"INSERT INTO spark_t VALUES {_row(n)}")
+
+        def spark_select(n: int) -> object:
+            return spark.sql(f"SELECT * FROM spark_t WHERE uuid = '{key}'").collect()
+
+        def ours_insert(n: int) -> object:
+            return session.sql(f"INSERT INTO t VALUES {_row(n)}")
+
+        def ours_update(n: int) -> object:
+            return session.sql(f"UPDATE t SET fare = {n} WHERE uuid = '{key}'")
+
+        def ours_select(n: int) -> object:
+            return session.sql(f"SELECT * FROM t WHERE uuid = '{key}'").collect()
+
+        w, r = args.warmup, args.repeats
+        figures = {
+            "one-row INSERT": (_median_ms(ours_insert, w, r, 0), _median_ms(spark_insert, w, r, 0)),
+            "one-row UPDATE (Spark: INSERT)": (
+                _median_ms(ours_update, w, r, 0),
+                _median_ms(spark_insert, w, r, 1000),
+            ),
+            "point SELECT": (_median_ms(ours_select, w, r, 0), _median_ms(spark_select, w, r, 0)),
+        }
+        spark.sql("DROP TABLE spark_t")
+    lines = [
+        f"Interactive statements, {args.rows:,}-row tables (20 partitions), warm, "
+        f"median of {args.repeats}",
+        "",
+        "| statement | hudilite SQL (ms) | Spark SQL on Parquet (ms) | ratio |",
+        "| --- | ---: | ---: | ---: |",
+    ]
+    for name, (ours, theirs) in figures.items():
+        lines.append(f"| {name} | {ours:.0f} | {theirs:.0f} | {ours / theirs:.2f}x |")
+    table = "\n".join(lines)
+    print(table)
+    if args.out:
+        Path(args.out).write_text(table + "\n")
+
+
+if __name__ == "__main__":
+    main()
