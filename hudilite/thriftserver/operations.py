@@ -187,7 +187,7 @@ def _arrow_batches(df: DataFrame, schema: pa.Schema) -> Iterator[pa.RecordBatch]
         # A result known to be small (an aggregate without GROUP BY, a LIMIT, VALUES) is
         # collected at once: the local iterator's extra job and socket cost ~30 ms, a third
         # of a small query. The batches carry Spark's own Arrow schema, ``schema``'s twin.
-        collected = df._collect_as_arrow()
+        collected = df._collect_as_arrow()  # type: ignore[operator]  # private: typed as a column
         return (b if b.schema == schema else b.cast(schema) for b in collected)
     try:
         rdd = df._jdf.toArrowBatchRdd()
