@@ -121,11 +121,10 @@ def thriftserver(
     if http_path is not None and mode.lower() != "http":
         raise click.UsageError("--http-path needs --transport-mode http")
     # why: thrift and TCLIService come with the optional `server` extra
-    from hudilite.thriftserver import serve, tls_context
+    from hudilite.thriftserver import serve
 
     try:
-        # Checked here too, so a bad file is reported before Spark starts.
-        tls_context(ssl_cert, ssl_key)
+        # serve() checks the TLS files and the transport options before Spark starts.
         server = serve(
             warehouse,
             host=host,
@@ -135,7 +134,7 @@ def thriftserver(
             conf=conf,
             ssl_cert=ssl_cert,
             ssl_key=ssl_key,
-            transport_mode=transport_mode.lower() if transport_mode else None,
+            transport_mode=transport_mode,
             http_path=http_path,
         )
     except (ValueError, OSError, HudiliteError) as exc:

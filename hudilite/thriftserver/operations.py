@@ -177,7 +177,6 @@ def _arrow_batches(df: DataFrame, schema: pa.Schema) -> Iterator[pa.RecordBatch]
         from pyspark.util import _local_iterator_from_socket
     except ImportError:
         return None
-    sc = df.sparkSession.sparkContext
     try:
         bound = df._jdf.queryExecution().optimizedPlan().maxRows()
         small = bool(bound.isDefined()) and int(bound.get()) <= COLLECT_AT_ONCE_ROWS
@@ -189,6 +188,7 @@ def _arrow_batches(df: DataFrame, schema: pa.Schema) -> Iterator[pa.RecordBatch]
         # of a small query. The batches carry Spark's own Arrow schema, ``schema``'s twin.
         collected = df._collect_as_arrow()  # type: ignore[operator]  # private: typed as a column
         return (b if b.schema == schema else b.cast(schema) for b in collected)
+    sc = df.sparkSession.sparkContext
     try:
         rdd = df._jdf.toArrowBatchRdd()
         sock_info = sc._jvm.PythonRDD.toLocalIteratorAndServe(rdd, True)  # type: ignore[union-attr]
