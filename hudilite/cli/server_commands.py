@@ -153,12 +153,10 @@ def thriftserver(
         err=True,
     )
     sys.stderr.flush()
+    # Until stop() has returned (running statements finished or cancelled, sessions
+    # closed): the interpreter's exit would kill its thread half-way.
     while not server.wait(1.0):
         pass
-    # Let stop() finish closing sessions before the interpreter exits.
-    for t in threading.enumerate():
-        if t.name == "thrift-stop":
-            t.join(60)
     click.echo("hudilite thriftserver stopped", err=True)
 
 

@@ -176,6 +176,7 @@ class Server:
             self._listener = socket.create_server((host, port), reuse_port=False, backlog=64)
             self.port = self._listener.getsockname()[1]
         self._stopping = threading.Event()
+        self._stopped = threading.Event()
         self._connections: set[socket.socket] = set()
         self._lock = threading.Lock()
         self._accept_thread = threading.Thread(
@@ -214,8 +215,9 @@ class Server:
         return f"Server(host={self.host!r}, port={self.port}, auth={self.auth!r}{http}{tls})"
 
     def wait(self, timeout: float | None = None) -> bool:
-        """Block until the server stops (or ``timeout``); whether it stopped."""
-        return self._stopping.wait(timeout)
+        """Block until the server has stopped (or ``timeout``): :meth:`stop` has returned,
+        running statements finished or cancelled; whether it has."""
+        return self._stopped.wait(timeout)
 
     def stop(self, grace: float | None = None) -> None:
         """Stop: no new connections, running statements finish within ``grace`` (default
@@ -224,6 +226,12 @@ class Server:
         if self._stopping.is_set():
             return
         self._stopping.set()
+        try:
+            self._stop(grace)
+        finally:
+            self._stopped.set()
+
+    def _stop(self, grace: float | None) -> None:
         if self._http is not None:
             # Requests on open connections get 503 from now on; running ones go on.
             self._http.stop_accepting()
