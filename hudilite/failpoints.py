@@ -17,7 +17,10 @@ A spec is a comma-separated list of entries, each one of:
     worker, as an out-of-memory kill would;
 ``fail_once:<point>``
     raise only in the first attempt of a Spark task (attempt number 0), so the
-    retried task succeeds.
+    retried task succeeds;
+``delay:<point>``
+    sleep :data:`DELAY_S` seconds and go on: holds a write at the point so that a
+    second writer's write overlaps it (race tests).
 
 The engine never imports pyspark: inside a Spark task pyspark is already loaded,
 so the attempt number is read from its ``TaskContext`` when the caller does not
@@ -29,6 +32,7 @@ from __future__ import annotations
 import os
 import signal
 import sys
+import time
 
 from hudilite.config import FAIL_POINT
 from hudilite.errors import WriteError
@@ -38,8 +42,10 @@ FAIL_POINT_KEY = FAIL_POINT.name
 #: Environment variable with the same syntax, read at every check.
 ENV_VAR = "HUDILITE_FAIL_POINT"
 
-RAISE, KILL, FAIL_ONCE = "raise", "kill", "fail_once"
-_MODES = (KILL, FAIL_ONCE)
+RAISE, KILL, FAIL_ONCE, DELAY = "raise", "kill", "fail_once", "delay"
+_MODES = (KILL, FAIL_ONCE, DELAY)
+#: How long a ``delay:`` point holds the write.
+DELAY_S = 2.0
 
 
 def parse(spec: str | None) -> list[tuple[str, str]]:
@@ -79,6 +85,9 @@ def check(active: str | None, name: str, attempt: int | None = None) -> None:
             sys.stdout.flush()
             sys.stderr.flush()
             os.kill(os.getpid(), signal.SIGKILL)
+        if mode == DELAY:
+            time.sleep(DELAY_S)
+            continue
         if mode == FAIL_ONCE and (task_attempt() if attempt is None else attempt) > 0:
             continue
         raise WriteError(f"simulated failure at {name!r}")

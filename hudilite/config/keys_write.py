@@ -155,6 +155,15 @@ NATIVE_KEYS = _key(
     parse=parse_bool,
     internal=True,
 )
+LOCAL_WRITE_MAX_ROWS = _key(
+    "hoodie.hudilite.write.local.max.rows",
+    10000,
+    "An upsert, insert or delete of at most this many records runs in the driver "
+    "with pyarrow once its input is computed (one Spark job instead of five to nine); 0 "
+    "always runs writes as Spark jobs. Bulk inserts, overwrites and global indexes always "
+    "run as Spark jobs.",
+    parse=parse_int,
+)
 OVERWRITE_PARTITIONS = _key(
     "hudilite.overwrite.partitions",
     None,

@@ -13,6 +13,7 @@ import uuid
 from collections.abc import Iterable, Sequence
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 _BUCKET_PREFIX = re.compile(r"^(\d{8})-")
 
@@ -78,3 +79,42 @@ def bucket_of_file_id(file_id: str) -> int | None:
 def new_bucket_file_id(bucket: int) -> str:
     """A fresh file id for ``bucket``: a UUID whose first eight characters are the bucket."""
     return f"{bucket:08d}{str(uuid.uuid4())[8:]}-0"
+
+
+def bucket_file_ids(
+    partitions: Sequence[str], existing: Iterable[tuple[str, str]], num_buckets: int
+) -> list[str]:
+    """The file id of (partition ``i``, bucket ``b``) at ``i * num_buckets + b``.
+
+    An existing bucket's file group (from ``existing``, ``(partition, file id)`` pairs of
+    the latest slices), else a fresh one.
+    """
+    known: dict[tuple[str, int], str] = {}
+    for partition, file_id in existing:
+        b = bucket_of_file_id(file_id)
+        if b is not None:
+            known[(partition, b)] = file_id
+    return [
+        known.get((p, b)) or new_bucket_file_id(b) for p in partitions for b in range(num_buckets)
+    ]
+
+
+def bucket_file_id_column(
+    keys: pa.Array | pa.ChunkedArray,
+    paths: pa.Array | pa.ChunkedArray,
+    partitions: pa.Array,
+    file_ids: pa.Array,
+    num_buckets: int,
+    index_fields: Sequence[str] = (),
+) -> pa.Array:
+    """Each record's file id under the bucket index: its key's bucket in its partition.
+
+    ``partitions`` and ``file_ids`` are laid out as :func:`bucket_file_ids` returns them;
+    a record whose partition is not among ``partitions`` gets null.
+    """
+    ids = bucket_ids(keys, num_buckets, index_fields)
+    slot = pc.add(
+        pc.multiply(pc.index_in(paths, value_set=partitions).cast(pa.int64()), num_buckets),
+        ids.cast(pa.int64()),
+    )
+    return pc.take(file_ids, slot)

@@ -12,45 +12,32 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterator
-from dataclasses import dataclass
 
 import pyarrow as pa
-import pyarrow.compute as pc
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from hudilite import config as cfg
 from hudilite.errors import ConfigError
 from hudilite.index.bloom_index import IndexSettings
-from hudilite.index.bucket import bucket_ids, bucket_of_file_id, new_bucket_file_id
+from hudilite.index.bucket import bucket_file_id_column, bucket_file_ids
 from hudilite.schema import FILE_ID_COL, PARTITION_PATH_COL, RECORD_KEY_COL
 from hudilite.spark.convert import arrow_schema, spark_schema
-from hudilite.storage.layout import BaseFileName, new_file_id, parse_data_file_name
+from hudilite.storage.layout import new_file_id
 from hudilite.table.state import TableState
-from hudilite.timeline.instant import COMMIT, DELTA_COMMIT
 from hudilite.write.assign import (
     InsertBucket,
     PackingSettings,
     SmallFile,
+    WritePlan,
     assign_inserts,
-    average_record_size,
+    small_files,
 )
 from hudilite.write.file_group_writer import WriteContext
 
 _FRACTION_MOD = 1_000_003  # prime modulus turning a key hash into a fraction of [0, 1)
 # Insert buckets assigned by a CASE expression (no broadcast job); more use a broadcast join.
 _ASSIGN_CASE_LIMIT = 256
-
-
-@dataclass
-class WritePlan:
-    """Driver-side facts about one write (all small)."""
-
-    partitions: dict[str, int]  # partition path -> incoming record count
-    key_ranges: dict[str, tuple[str, str]]
-    # partition path -> incoming records that are not deletes: the most inserts it can
-    # receive (exactly its inserts when the index finds no stored key).
-    kept: dict[str, int]
 
 
 def assign_file_groups(keyed: DataFrame, buckets: list[InsertBucket]) -> DataFrame:
@@ -96,49 +83,6 @@ def assign_file_groups(keyed: DataFrame, buckets: list[InsertBucket]) -> DataFra
             FILE_ID_COL, F.coalesce(F.col(FILE_ID_COL), F.col("_b_fid"))
         ).drop("_b_pp", "_b_fid", "_b_lo", "_b_hi")
     return assigned.filter(F.col(FILE_ID_COL).isNotNull()).drop("_b_frac")
-
-
-def small_files(state: TableState, partitions: list[str], limit: int) -> dict[str, list[SmallFile]]:
-    """The latest base files of ``partitions`` below ``limit`` bytes, as candidates for
-    inserts (none when ``limit`` is not positive)."""
-    out: dict[str, list[SmallFile]] = {}
-    if limit <= 0:
-        return out
-    for p in partitions:
-        for bf in state.view.small_files(p, limit):
-            name = bf.name.render()
-            rel = f"{p}/{name}" if p else name
-            out.setdefault(p, []).append(
-                SmallFile(p, bf.name.file_id, rel, bf.name.instant_time, bf.size)
-            )
-    return out
-
-
-def avg_record_size(state: TableState, opts: cfg.Options) -> int:
-    """Hudi's record size estimate: recent commits, deltacommits (base files only) and
-    compactions, newest first; clustering's replacecommits are left out (their files are
-    denser than what writers produce)."""
-    metadata_size = int(opts.get(cfg.RECORD_SIZE_ESTIMATOR_METADATA_SIZE))
-    recent = [i for i in state.timeline.commits() if i.action in (COMMIT, DELTA_COMMIT)]
-    samples = []
-    for instant in reversed(recent[-int(opts.get(cfg.RECORD_SIZE_ESTIMATOR_MAX_COMMITS)) :]):
-        meta = state.timeline.commit_metadata(instant)
-        stats = [s for ss in meta.partition_to_write_stats.values() for s in ss]
-        if instant.action == DELTA_COMMIT:
-            stats = [
-                s
-                for s in stats
-                if s.path
-                and isinstance(parse_data_file_name(s.path.rsplit("/", 1)[-1]), BaseFileName)
-            ]
-        written = sum(s.total_write_bytes - metadata_size for s in stats)
-        samples.append((written, sum(s.num_writes for s in stats)))
-    threshold = float(opts.get(cfg.RECORD_SIZE_ESTIMATION_THRESHOLD)) * int(
-        opts.get(cfg.SMALL_FILE_LIMIT)
-    )
-    return average_record_size(
-        samples, int(opts.get(cfg.RECORD_SIZE_ESTIMATE)), threshold=int(threshold)
-    )
 
 
 def plan_inserts(
@@ -196,30 +140,23 @@ def tag_buckets(
     # File id of (partition i, bucket b) at i * num_buckets + b: an existing bucket's
     # group, else a new one. Looked up in the keying task itself, so the bucket index
     # reads no base file and runs no job of its own (no broadcast to build).
-    file_ids: list[str] = []
-    for partition in partitions:
-        known = {bucket_of_file_id(fid): fid for (p, fid) in ctx.existing if p == partition}
-        file_ids += [known.get(b) or new_bucket_file_id(b) for b in range(num_buckets)]
+    file_ids = bucket_file_ids(partitions, ctx.existing, num_buckets)
     schema = arrow_schema(keyed.schema).append(pa.field(FILE_ID_COL, pa.string()))
 
     def bucketfn(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         names = pa.array(partitions, pa.string())
         ids_by_slot = pa.array(file_ids, pa.string())
         for batch in batches:
-            ids = bucket_ids(
-                batch.column(batch.schema.get_field_index(RECORD_KEY_COL)), num_buckets, fields
-            )
             # Every record's partition is one of the plan's (they were counted from it).
-            slot = pc.add(
-                pc.multiply(
-                    pc.index_in(batch.column(PARTITION_PATH_COL), value_set=names).cast(pa.int64()),
-                    num_buckets,
-                ),
-                ids.cast(pa.int64()),
+            fid = bucket_file_id_column(
+                batch.column(RECORD_KEY_COL),
+                batch.column(PARTITION_PATH_COL),
+                names,
+                ids_by_slot,
+                num_buckets,
+                fields,
             )
-            yield pa.RecordBatch.from_arrays(
-                [*batch.columns, pc.take(ids_by_slot, slot)], schema=schema
-            )
+            yield pa.RecordBatch.from_arrays([*batch.columns, fid], schema=schema)
 
     # (A record no slot names would have been dropped by the join this replaces.)
     return keyed.mapInArrow(bucketfn, spark_schema(schema)).filter(F.col(FILE_ID_COL).isNotNull())

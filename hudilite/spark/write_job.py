@@ -11,8 +11,9 @@ from __future__ import annotations
 import json
 import logging
 import math
+import os
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 import pyarrow as pa
@@ -37,13 +38,7 @@ from hudilite.schema import (
 )
 from hudilite.services.compaction import log_base_instants
 from hudilite.spark.convert import arrow_schema, conform_columns, spark_schema
-from hudilite.spark.file_group_assignment import (
-    WritePlan,
-    assign_file_groups,
-    avg_record_size,
-    plan_inserts,
-    tag_buckets,
-)
+from hudilite.spark.file_group_assignment import assign_file_groups, plan_inserts, tag_buckets
 from hudilite.spark.index_job import LOC_PARTITION_COL, locate, route_global
 from hudilite.spark.insert_dedup import combine_batch, prepare_inserts
 from hudilite.spark.keying import native_key_columns
@@ -53,7 +48,14 @@ from hudilite.table.schema_evolution import required_columns
 from hudilite.table.state import TableState
 from hudilite.timeline.instant import COMMIT, DELTA_COMMIT, REPLACE_COMMIT
 from hudilite.timeline.metadata import CommitMetadata
-from hudilite.write.assign import InsertBucket, PackingSettings, SmallFile
+from hudilite.write import small_write
+from hudilite.write.assign import (
+    InsertBucket,
+    PackingSettings,
+    SmallFile,
+    WritePlan,
+    avg_record_size,
+)
 from hudilite.write.file_group_writer import (
     STATS_SCHEMA,
     ExistingFile,
@@ -326,8 +328,14 @@ def run_write(
         delete_marker=opts.get(cfg.DELETE_MARKER),
     )
     keyed = _keyed(df, keyspec, native=opts.raw.get(NATIVE_KEYS_KEY, "true") != "false")
+    local_rows = _local_max_rows(operation, opts)
     cached = [keyed]
     try:
+        timer = PhaseTimer()
+        if local_rows and _row_bound(keyed) <= local_rows:
+            # Bounded by its plan (VALUES, a LIMIT, a small local table): no probe needed.
+            small = _collect(prepare_inserts(state, keyed, operation, opts))
+            return _run_small(state, small, operation, opts, action, started, timer, extra_metadata)
         if operation != "bulk_insert":
             # Upserts read the keyed batch several times (plan, index, write); bulk inserts
             # read it twice and are large, so re-reading the source beats caching it.
@@ -342,7 +350,15 @@ def run_write(
         if prepared is not keyed:
             keyed = prepared.persist() if operation != "bulk_insert" else prepared
             cached.append(keyed)
-        return _run(state, keyed, operation, opts, action, started, extra_metadata)
+        if local_rows:
+            # The input's size is known only by computing it: take one row more than the
+            # limit from the cached records (what is computed stays cached for a Spark write).
+            head = _collect(keyed.limit(local_rows + 1))
+            if head.num_rows <= local_rows:
+                return _run_small(
+                    state, head, operation, opts, action, started, timer, extra_metadata
+                )
+        return _run(state, keyed, operation, opts, action, started, timer, extra_metadata)
     except Exception as exc:
         # Errors raised inside executors arrive wrapped by Spark: surface ours as themselves.
         mapped = hudilite_error_from(exc)
@@ -356,6 +372,73 @@ def run_write(
             frame.unpersist()
 
 
+def _local_max_rows(operation: str, opts: cfg.Options) -> int:
+    """The driver-side write's row limit for this write; 0 when it cannot run there."""
+    limit = int(opts.get(cfg.LOCAL_WRITE_MAX_ROWS))
+    index = index_settings(opts)
+    if (
+        limit <= 0
+        or operation not in ("upsert", "insert", "delete")
+        or index.is_global
+        or index.kind not in ("SIMPLE", "BLOOM", "BUCKET")
+    ):
+        return 0
+    return limit
+
+
+def _row_bound(df: DataFrame) -> float:
+    """The most rows ``df`` can have by its optimized plan (``inf`` when unbounded)."""
+    bound = df._jdf.queryExecution().optimizedPlan().maxRows()
+    return int(bound.get()) if bound.isDefined() else math.inf
+
+
+def _collect(df: DataFrame) -> pa.Table:
+    """``df`` in the driver as Arrow, with the types a Spark task would see."""
+    table = df.toArrow()
+    return (
+        table.cast(arrow_schema(df.schema))
+        if table.num_rows
+        else arrow_schema(df.schema).empty_table()
+    )
+
+
+def _run_small(
+    state: TableState,
+    keyed: pa.Table,
+    operation: str,
+    opts: cfg.Options,
+    action: str,
+    started: float,
+    timer: PhaseTimer,
+    extra_metadata: Mapping[str, str] | None,
+) -> WriteResult:
+    """The write of a small input in the driver (:mod:`hudilite.write.small_write`)."""
+    plan = small_write.key_stats(keyed)
+    timer.mark("key")
+    # File groups are written in driver threads: as many as there are cores, up to four.
+    threads = min(4, os.cpu_count() or 1)
+
+    def write(state: TableState, ctx: WriteContext, extra: dict[str, Any]) -> list[dict[str, Any]]:
+        stats = small_write.index_and_write(
+            state, ctx, keyed, plan, operation, opts, extra, threads=threads
+        )
+        timer.mark("write")
+        return stats
+
+    return _commit(
+        state,
+        plan,
+        write,
+        operation,
+        opts,
+        action,
+        started,
+        timer,
+        extra_metadata,
+        driver_side=True,
+    )
+
+
 def _run(
     state: TableState,
     keyed: DataFrame,
@@ -363,10 +446,9 @@ def _run(
     opts: cfg.Options,
     action: str,
     started: float,
+    timer: PhaseTimer,
     extra_metadata: Mapping[str, str] | None = None,
 ) -> WriteResult:
-    timer = PhaseTimer()
-    extra: dict[str, Any] = {}  # index metrics
     rows = (
         keyed.groupBy(PARTITION_PATH_COL)
         .agg(
@@ -385,6 +467,33 @@ def _run(
         kept={r[PARTITION_PATH_COL]: r["kept"] for r in rows},
     )
     timer.mark("key")
+
+    def write(state: TableState, ctx: WriteContext, extra: dict[str, Any]) -> list[dict[str, Any]]:
+        if operation == "bulk_insert":
+            stats = _bulk_write(ctx, keyed, plan) if plan.partitions else []
+            timer.mark("write")
+            return stats
+        return _index_and_write(state, ctx, keyed, plan, operation, opts, timer, extra)
+
+    return _commit(state, plan, write, operation, opts, action, started, timer, extra_metadata)
+
+
+def _commit(
+    state: TableState,
+    plan: WritePlan,
+    write: Callable[[TableState, WriteContext, dict[str, Any]], list[dict[str, Any]]],
+    operation: str,
+    opts: cfg.Options,
+    action: str,
+    started: float,
+    timer: PhaseTimer,
+    extra_metadata: Mapping[str, str] | None,
+    *,
+    driver_side: bool = False,
+) -> WriteResult:
+    """Run ``write`` inside a write transaction and commit what it wrote: one commit
+    protocol for the Spark write and the driver-side one."""
+    extra: dict[str, Any] = {}  # index metrics
     overwrite = operation.startswith("insert_overwrite")
     max_file_size = int(opts.get(cfg.MAX_FILE_SIZE))
     with WriteTransaction(
@@ -438,11 +547,7 @@ def _run(
             write_partition_metadata(state.gw, p, txn.instant_time, p.count("/") + 1 if p else 0)
         txn.start_inflight(_inflight_content(state, touched, operation))
         timer.mark("start")
-        if operation == "bulk_insert":
-            stats = _bulk_write(ctx, keyed, plan) if plan.partitions else []
-            timer.mark("write")
-        else:
-            stats = _index_and_write(state, ctx, keyed, plan, operation, opts, timer, extra)
+        stats = write(state, ctx, extra)
         ctx.check_fail_point("before_commit")
         metadata = _commit_metadata(state, stats, operation, replaced, extra_metadata)
         txn.check_keys = bool(opts.get(cfg.KEY_CONFLICT_CHECK))
@@ -456,7 +561,7 @@ def _run(
         replaced_file_groups=sum(len(v) for v in replaced.values()),
         rolled_back=tuple(r.rolled_back_instant for r in txn.rolled_back),
         duration_s=time.monotonic() - started,
-        extra={"phases": timer.phases, **extra},
+        extra={"phases": timer.phases, "driver_side": driver_side, **extra},
     )
 
 

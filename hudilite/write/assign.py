@@ -14,6 +14,22 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
+from hudilite import config as cfg
+from hudilite.storage.layout import BaseFileName, parse_data_file_name
+from hudilite.table.state import TableState
+from hudilite.timeline.instant import COMMIT, DELTA_COMMIT
+
+
+@dataclass
+class WritePlan:
+    """Driver-side facts about one write (all small)."""
+
+    partitions: dict[str, int]  # partition path -> incoming record count
+    key_ranges: dict[str, tuple[str, str]]
+    # partition path -> incoming records that are not deletes: the most inserts it can
+    # receive (exactly its inserts when the index finds no stored key).
+    kept: dict[str, int]
+
 
 @dataclass(frozen=True)
 class SmallFile:
@@ -114,3 +130,46 @@ def average_record_size(
         if records > 0 and total_bytes > threshold:
             return max(1, math.ceil(total_bytes / records))
     return default
+
+
+def small_files(state: TableState, partitions: list[str], limit: int) -> dict[str, list[SmallFile]]:
+    """The latest base files of ``partitions`` below ``limit`` bytes, as candidates for
+    inserts (none when ``limit`` is not positive)."""
+    out: dict[str, list[SmallFile]] = {}
+    if limit <= 0:
+        return out
+    for p in partitions:
+        for bf in state.view.small_files(p, limit):
+            name = bf.name.render()
+            rel = f"{p}/{name}" if p else name
+            out.setdefault(p, []).append(
+                SmallFile(p, bf.name.file_id, rel, bf.name.instant_time, bf.size)
+            )
+    return out
+
+
+def avg_record_size(state: TableState, opts: cfg.Options) -> int:
+    """Hudi's record size estimate: recent commits, deltacommits (base files only) and
+    compactions, newest first; clustering's replacecommits are left out (their files are
+    denser than what writers produce)."""
+    metadata_size = int(opts.get(cfg.RECORD_SIZE_ESTIMATOR_METADATA_SIZE))
+    recent = [i for i in state.timeline.commits() if i.action in (COMMIT, DELTA_COMMIT)]
+    samples = []
+    for instant in reversed(recent[-int(opts.get(cfg.RECORD_SIZE_ESTIMATOR_MAX_COMMITS)) :]):
+        meta = state.timeline.commit_metadata(instant)
+        stats = [s for ss in meta.partition_to_write_stats.values() for s in ss]
+        if instant.action == DELTA_COMMIT:
+            stats = [
+                s
+                for s in stats
+                if s.path
+                and isinstance(parse_data_file_name(s.path.rsplit("/", 1)[-1]), BaseFileName)
+            ]
+        written = sum(s.total_write_bytes - metadata_size for s in stats)
+        samples.append((written, sum(s.num_writes for s in stats)))
+    threshold = float(opts.get(cfg.RECORD_SIZE_ESTIMATION_THRESHOLD)) * int(
+        opts.get(cfg.SMALL_FILE_LIMIT)
+    )
+    return average_record_size(
+        samples, int(opts.get(cfg.RECORD_SIZE_ESTIMATE)), threshold=int(threshold)
+    )

@@ -27,10 +27,13 @@ from tests.faults.harness import (
 
 pytestmark = [pytest.mark.faults, pytest.mark.spark]
 
-# Long enough that a live writer on a loaded machine is never taken for a dead one.
-SLOW_HEARTBEAT = {
+# Long enough that a live writer on a loaded machine is never taken for a dead one; and
+# each write waits before it commits, so the two writers' writes overlap however fast they
+# are (a one-row write in the driver takes a fraction of a second).
+OPTIONS = {
     "hoodie.client.heartbeat.interval_in_ms": "5000",
     "hoodie.client.heartbeat.tolerable.misses": "3",
+    "hudilite.internal.fail.point": "delay:before_commit",
 }
 RACES = {
     # race: (writer A's records, writer B's records, operation)
@@ -65,7 +68,7 @@ def races(seeds: dict[str, Path], tmp_path_factory: pytest.TempPathFactory) -> d
                     "op": RACES[name][2],
                     "path": str(paths[name]),
                     "rows": RACES[name][which],
-                    "options": SLOW_HEARTBEAT,
+                    "options": OPTIONS,
                     "barrier": [str(barrier), f"{me}{i}", f"{other}{i}"],
                 }
                 for i, name in enumerate(RACES)

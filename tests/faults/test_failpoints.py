@@ -30,6 +30,15 @@ def test_fail_once_raises_in_the_first_attempt_only() -> None:
         failpoints.check("fail_once:after_file_write", "after_file_write")
 
 
+def test_delay_point_holds_the_caller_and_goes_on(monkeypatch: pytest.MonkeyPatch) -> None:
+    slept: list[float] = []
+    monkeypatch.setattr(failpoints.time, "sleep", slept.append)
+    failpoints.check("delay:before_commit", "after_file_write")
+    assert slept == []
+    failpoints.check("delay:before_commit", "before_commit")  # no error: it only waits
+    assert slept == [failpoints.DELAY_S]
+
+
 def test_environment_arms_a_point(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(failpoints.ENV_VAR, "rollback_after_plan")
     with pytest.raises(WriteError, match="rollback_after_plan"):

@@ -40,7 +40,11 @@ from tests.faults.harness import (
 
 pytestmark = [pytest.mark.faults, pytest.mark.spark]
 
-FAIL_ONCE = {"hudilite.internal.fail.point": "fail_once:after_file_write"}
+FAIL_ONCE = {
+    "hudilite.internal.fail.point": "fail_once:after_file_write",
+    # Small writes run in the driver (no task to retry): these are Spark writes.
+    "hoodie.hudilite.write.local.max.rows": "0",
+}
 #: The seed tables' retried upsert.
 BATCH = recs([*range(0, 40, 2), *range(50, 60)], 15, "retried")
 #: The new tables' bulk insert and upsert (updates in both partitions and a new key).

@@ -83,7 +83,12 @@ def test_executor_killed_before_and_after_file_write(spark, seeded) -> None:
                     "op": "upsert",
                     "path": str(path),
                     "rows": recs(range(5, 45), 7, point),
-                    "options": {"hudilite.internal.fail.point": point},
+                    "options": {
+                        "hudilite.internal.fail.point": point,
+                        # A Spark write (small writes run in the driver, where the point
+                        # would kill the driver, not a Python worker).
+                        "hoodie.hudilite.write.local.max.rows": "0",
+                    },
                 }
             )
         steps.append({"op": "upsert", "path": str(path), "rows": recs(range(30, 50), 8, "ok")})

@@ -5,6 +5,9 @@ these round trips (docs/benchmarks.md, "Fixed cost per write (Spark jobs)"). The
 are those of the test session (``local[2]``, adaptive execution off; with it on, every
 shuffle stage is a job of its own). ``tests.helpers.SparkJobs`` counts by job group.
 If a change needs an extra job, update the number and say which job it is.
+
+Writes of up to ``hoodie.hudilite.write.local.max.rows`` records run in the driver after
+one job computes their input; the counts of the Spark write are taken with that option 0.
 """
 
 from __future__ import annotations
@@ -52,6 +55,10 @@ def table(spark: Any, path: Path, seed: bool = True, **kwargs: Any) -> Any:
     return t
 
 
+# The Spark write, whatever the input's size.
+SPARK = {"hoodie.hudilite.write.local.max.rows": "0"}
+
+
 def jobs(spark: Any, fn: Any) -> int:
     with SparkJobs(spark) as counted:
         fn()
@@ -65,7 +72,7 @@ def test_one_row_cow_upsert_of_a_stored_key(spark: Any, tmp_path: Path) -> None:
     # 2: broadcast of the batch's keys (the simple index joins base-file keys with it)
     # 3: broadcast of the located keys (joined back onto the batch)
     # 4: shuffle by file group, merge and write (stats rows collected)
-    assert jobs(spark, lambda: t.write(batch(5, 1, 2))) == 4
+    assert jobs(spark, lambda: t.write(batch(5, 1, 2), options=SPARK)) == 4
     assert t.read().count() == 100
 
 
@@ -74,24 +81,24 @@ def test_one_row_upsert_of_a_new_key_runs_no_index_job(spark: Any, tmp_path: Pat
     # The key is outside every base file's key range: no file to search, so no lookup
     # and the insert count is the key stats' count.
     # 1: key stats; 2: write
-    assert jobs(spark, lambda: t.write(batch(900, 1, 2))) == 2
+    assert jobs(spark, lambda: t.write(batch(900, 1, 2), options=SPARK)) == 2
 
 
 def test_insert_and_bulk_insert(spark: Any, tmp_path: Path) -> None:
     t = table(spark, tmp_path / "t")
     # 1: key stats (its non-delete counts are the insert counts); 2: write (inserts are
     # given their file group by an expression, no broadcast)
-    assert jobs(spark, lambda: t.write(batch(500, 3, 2), operation="insert")) == 2
+    assert jobs(spark, lambda: t.write(batch(500, 3, 2), "insert", options=SPARK)) == 2
     empty = table(spark, tmp_path / "empty", seed=False)
     # 1: key stats; 2: sort within partitions and write
-    assert jobs(spark, lambda: empty.write(batch(0, 50, 1), operation="bulk_insert")) == 2
+    assert jobs(spark, lambda: empty.write(batch(0, 50, 1), "bulk_insert", options=SPARK)) == 2
     assert empty.read().count() == 50
 
 
 def test_upsert_into_an_empty_table(spark: Any, tmp_path: Path) -> None:
     empty = table(spark, tmp_path / "t", seed=False)
     # 1: key stats; 2: write (no base file, so no index lookup and no insert count)
-    assert jobs(spark, lambda: empty.write(batch(0, 20, 1))) == 2
+    assert jobs(spark, lambda: empty.write(batch(0, 20, 1), options=SPARK)) == 2
 
 
 def test_bucket_index_upsert(spark: Any, tmp_path: Path) -> None:
@@ -100,5 +107,24 @@ def test_bucket_index_upsert(spark: Any, tmp_path: Path) -> None:
     t.write(batch(0, 100, 1))
     # 1: key stats; 2: write (the file group is computed from the key in the keying
     # task: no base file read, no broadcast)
-    assert jobs(spark, lambda: t.write(batch(5, 3, 2))) == 2
+    assert jobs(spark, lambda: t.write(batch(5, 3, 2), options=SPARK)) == 2
     assert t.read().count() == 100
+
+
+@pytest.mark.parametrize(
+    "case", ["update", "new key", "insert", "into empty table", "bucket index", "delete"]
+)
+def test_small_writes_in_the_driver_run_one_job(spark: Any, tmp_path: Path, case: str) -> None:
+    opts = {"hoodie.index.type": "BUCKET", "hoodie.bucket.index.num.buckets": "2"}
+    t = table(
+        spark,
+        tmp_path / "t",
+        seed=case != "into empty table",
+        options=opts if case == "bucket index" else None,
+    )
+    data = batch(900 if case == "new key" else 5, 3, 2)
+    operation = {"insert": "insert", "delete": "delete"}.get(case, "upsert")
+    # 1: the keyed input, collected; index, assignment and write run in the driver.
+    with SparkJobs(spark) as counted:
+        result = t.write(data, operation)
+    assert (counted.jobs, result.extra["driver_side"]) == (1, True)
