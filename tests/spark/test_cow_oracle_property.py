@@ -26,6 +26,9 @@ step = st.one_of(
 )
 
 
+LOCAL = "hoodie.hudilite.write.local.max.rows"
+
+
 def partition_of(key: str) -> str:
     # The partition is a function of the key, as a non-global index requires.
     return "even" if int(key[1:]) % 2 == 0 else "odd"
@@ -36,8 +39,13 @@ def partition_of(key: str) -> str:
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
-@given(steps=st.lists(step, min_size=1, max_size=4), version=st.sampled_from([6, 8]))
-def test_random_sequences_match_the_oracle(spark, tmp_path_factory, steps, version):
+@given(
+    steps=st.lists(step, min_size=1, max_size=4),
+    version=st.sampled_from([6, 8]),
+    # Every write in the driver (the default for small inputs) or as Spark jobs.
+    local_rows=st.sampled_from(["10000", "0"]),
+)
+def test_random_sequences_match_the_oracle(spark, tmp_path_factory, steps, version, local_rows):
     path = tmp_path_factory.mktemp("prop") / "t"
     t = hudilite.Table.create(
         spark,
@@ -52,11 +60,15 @@ def test_random_sequences_match_the_oracle(spark, tmp_path_factory, steps, versi
     for kind, payload in steps:
         if kind == "upsert":
             recs = [{**r, "p": partition_of(r["k"])} for r in payload]
-            t.write(pa.Table.from_pylist(recs, SCHEMA), operation="upsert")
+            t.write(
+                pa.Table.from_pylist(recs, SCHEMA), operation="upsert", options={LOCAL: local_rows}
+            )
             oracle.upsert(recs)
         else:
             recs = [{"k": k, "ts": None, "v": None, "p": partition_of(k)} for k in payload]
-            t.write(pa.Table.from_pylist(recs, SCHEMA), operation="delete")
+            t.write(
+                pa.Table.from_pylist(recs, SCHEMA), operation="delete", options={LOCAL: local_rows}
+            )
             oracle.delete([(k,) for k in payload])
         expected = oracle.rows(COLS)
         assert spark_rows(t.read(), COLS) == expected

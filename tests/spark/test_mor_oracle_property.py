@@ -36,6 +36,9 @@ step = st.one_of(
 )
 
 
+LOCAL = "hoodie.hudilite.write.local.max.rows"
+
+
 def partition_of(key: str) -> str:
     return "even" if int(key[1:]) % 2 == 0 else "odd"
 
@@ -82,9 +85,11 @@ class PartialOracle:
     table_type=st.sampled_from(["cow", "mor"]),
     version=st.sampled_from([6, 8]),
     partial=st.booleans(),
+    # Every write in the driver (the default for small inputs) or as Spark jobs.
+    local_rows=st.sampled_from(["10000", "0"]),
 )
 def test_random_sequences_match_the_oracle(
-    spark, tmp_path_factory, steps, table_type, version, partial
+    spark, tmp_path_factory, steps, table_type, version, partial, local_rows
 ):
     path = tmp_path_factory.mktemp("prop") / "t"
     payload = (
@@ -107,14 +112,18 @@ def test_random_sequences_match_the_oracle(
     for kind, payload_rows in steps:
         if kind == "upsert":
             recs = [{**r, "p": partition_of(r["k"])} for r in payload_rows]
-            t.write(pa.Table.from_pylist(recs, SCHEMA), operation="upsert")
+            t.write(
+                pa.Table.from_pylist(recs, SCHEMA), operation="upsert", options={LOCAL: local_rows}
+            )
             oracle.upsert(recs)
         else:
             recs = [
                 {"k": k, "ts": None, "a": None, "b": None, "p": partition_of(k)}
                 for k in payload_rows
             ]
-            t.write(pa.Table.from_pylist(recs, SCHEMA), operation="delete")
+            t.write(
+                pa.Table.from_pylist(recs, SCHEMA), operation="delete", options={LOCAL: local_rows}
+            )
             oracle.delete(payload_rows)
         expected = oracle.rows()
         assert spark_rows(t.read(), COLS) == expected
