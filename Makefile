@@ -56,8 +56,7 @@ demo: install
 	$(BIN)/hudilite sql --warehouse ./hudilite-demo -f examples/runbook.sql
 
 bench: install
-	$(BIN)/python benchmarks/bench_cow.py $(BENCH_ARGS)
-	$(BIN)/python benchmarks/bench_mor.py $(BENCH_ARGS)
+	$(BIN)/python benchmarks/bench_targets.py $(BENCH_ARGS)
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache hudilite-warehouse hudilite-demo spark-warehouse

@@ -58,10 +58,10 @@ def _rows_for_ids(ids: np.ndarray, rng: np.random.Generator, ts_base: int) -> pa
     )
 
 
-def upsert_batch(n_existing: int, round_no: int) -> pa.Table:
+def upsert_batch(n_existing: int, round_no: int, rows: int = UPSERT_ROWS) -> pa.Table:
     """Half updates of random existing keys (all partitions), half new keys."""
     rng = np.random.default_rng(1000 + round_no)
-    half = UPSERT_ROWS // 2
+    half = rows // 2
     updates = rng.choice(n_existing, size=half, replace=False)
     new = np.arange(n_existing + round_no * half, n_existing + (round_no + 1) * half)
     # Later ts than the load so event-time ordering takes the updates.

@@ -55,26 +55,23 @@ def _median_ms(fn: Callable[[int], object], warmup: int, repeats: int, start: in
     return 1000 * statistics.median(times)
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--rows", type=int, default=1_000_000)
-    parser.add_argument("--repeats", type=int, default=15)
-    parser.add_argument("--warmup", type=int, default=3)
-    parser.add_argument("--out", help="also write the Markdown table to this file")
-    args = parser.parse_args()
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+def measure(
+    spark, warehouse: str, rows: int, repeats: int, warmup: int
+) -> dict[str, tuple[float, float]]:
+    """Median milliseconds of each statement kind: ``{name: (hudilite, spark)}``.
 
-    # why: pyspark and hudilite load only once the arguments parsed (--help stays quick)
+    Fills a hudilite table in the ``warehouse`` folder and the session-catalog table
+    ``spark_t`` (dropped again) with the same ``rows`` rows, then times the statements."""
     import hudilite
 
-    spark = hudilite.spark_session()
-    with tempfile.TemporaryDirectory() as tmp:
-        source = make_rows(0, args.rows, seed=1)
-        src = spark.createDataFrame(source.to_pandas())
-        src.createOrReplaceTempView("bench_source")
-        spark.sql(f"CREATE TABLE spark_t ({DDL_COLUMNS}) USING parquet PARTITIONED BY (city)")
+    source = make_rows(0, rows, seed=1)
+    src = spark.createDataFrame(source.to_pandas())
+    src.createOrReplaceTempView("bench_source")
+    spark.sql("DROP TABLE IF EXISTS spark_t")
+    spark.sql(f"CREATE TABLE spark_t ({DDL_COLUMNS}) USING parquet PARTITIONED BY (city)")
+    try:
         spark.sql(f"INSERT INTO spark_t SELECT {COLUMNS} FROM bench_source")
-        session = hudilite.connect(str(Path(tmp) / "wh"), spark=spark)
+        session = hudilite.connect(warehouse, spark=spark)
         session.sql(
             f"CREATE TABLE t ({DDL_COLUMNS}) USING hudi PARTITIONED BY (city) "
             "TBLPROPERTIES (primaryKey = 'uuid', preCombineField = 'ts')"
@@ -82,7 +79,7 @@ def main() -> None:
         session.sql("SET hoodie.spark.sql.insert.into.operation = bulk_insert")
         session.sql(f"INSERT INTO t SELECT {COLUMNS} FROM bench_source")
         session.sql("RESET hoodie.spark.sql.insert.into.operation")
-        key = source.column("uuid")[args.rows // 2].as_py()
+        key = source.column("uuid")[rows // 2].as_py()
 
         def spark_insert(n: int) -> object:
             return spark.sql(f"INSERT INTO spark_t VALUES {_row(n)}")
@@ -99,8 +96,8 @@ def main() -> None:
         def ours_select(n: int) -> object:
             return session.sql(f"SELECT * FROM t WHERE uuid = '{key}'").collect()
 
-        w, r = args.warmup, args.repeats
-        figures = {
+        w, r = warmup, repeats
+        return {
             "one-row INSERT": (_median_ms(ours_insert, w, r, 0), _median_ms(spark_insert, w, r, 0)),
             "one-row UPDATE (Spark: INSERT)": (
                 _median_ms(ours_update, w, r, 0),
@@ -108,7 +105,25 @@ def main() -> None:
             ),
             "point SELECT": (_median_ms(ours_select, w, r, 0), _median_ms(spark_select, w, r, 0)),
         }
-        spark.sql("DROP TABLE spark_t")
+    finally:
+        spark.sql("DROP TABLE IF EXISTS spark_t")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--rows", type=int, default=1_000_000)
+    parser.add_argument("--repeats", type=int, default=15)
+    parser.add_argument("--warmup", type=int, default=3)
+    parser.add_argument("--out", help="also write the Markdown table to this file")
+    args = parser.parse_args()
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+
+    # why: pyspark and hudilite load only once the arguments parsed (--help stays quick)
+    import hudilite
+
+    spark = hudilite.spark_session()
+    with tempfile.TemporaryDirectory() as tmp:
+        figures = measure(spark, str(Path(tmp) / "wh"), args.rows, args.repeats, args.warmup)
     lines = [
         f"Interactive statements, {args.rows:,}-row tables (20 partitions), warm, "
         f"median of {args.repeats}",
