@@ -468,8 +468,13 @@ def _run(
     )
     timer.mark("key")
 
+    # A bucket-index table's records must land in their key's bucket whatever the operation
+    # (a bulk insert's fresh file ids would hide them from the next upsert's lookup, which
+    # would then store the keys a second time); Hudi's bulk insert also writes by bucket.
+    bucketed = index_settings(opts).kind == "BUCKET"
+
     def write(state: TableState, ctx: WriteContext, extra: dict[str, Any]) -> list[dict[str, Any]]:
-        if operation == "bulk_insert":
+        if operation == "bulk_insert" and not bucketed:
             stats = _bulk_write(ctx, keyed, plan) if plan.partitions else []
             timer.mark("write")
             return stats
