@@ -410,10 +410,8 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--buckets", type=int, help="fixed buckets per partition instead")
     p.add_argument(
         "--bucket-load",
-        default="insert",
-        # why not bulk_insert: hudilite's bulk_insert ignores the bucket layout (random file
-        # ids), so the upserts that follow store every updated key a second time.
-        help="operation loading the bucket-index tables (default insert)",
+        default="bulk_insert",
+        help="operation loading the bucket-index tables (default bulk_insert)",
     )
     p.add_argument(
         "--check",
