@@ -13,6 +13,11 @@ Spark's is a session-catalog table ``USING parquet PARTITIONED BY (city)`` fille
   UPDATE on Parquet, so its figure is the one-row INSERT's, the write it can do;
 * ``SELECT * FROM t WHERE uuid = '...'`` collected: one stored row.
 
+Two more lines give the writes' floors, for information: the UPDATE against Spark's point
+SELECT (an UPDATE must first find its row), and the INSERT with
+``hoodie.parquet.small.file.limit = 0`` against Spark's INSERT (without Hudi's small-file
+handling, which rewrites the partition's small base file, an insert is an append too).
+
 Prints medians (ms) and the hudilite/Spark ratios as a Markdown table (issue 15's
 "one-row INSERT / UPDATE / point SELECT" row; target <= 1.5x); ``--out`` writes it too.
 
@@ -58,7 +63,8 @@ def _median_ms(fn: Callable[[int], object], warmup: int, repeats: int, start: in
 def measure(
     spark, warehouse: str, rows: int, repeats: int, warmup: int
 ) -> dict[str, tuple[float, float]]:
-    """Median milliseconds of each statement kind: ``{name: (hudilite, spark)}``.
+    """Median milliseconds of each statement kind: ``{name: (hudilite, spark)}``; the first
+    three are the issue's, the others their floors (information).
 
     Fills a hudilite table in the ``warehouse`` folder and the session-catalog table
     ``spark_t`` (dropped again) with the same ``rows`` rows, then times the statements."""
@@ -96,8 +102,12 @@ def measure(
         def ours_select(n: int) -> object:
             return session.sql(f"SELECT * FROM t WHERE uuid = '{key}'").collect()
 
+        def ours_append(n: int) -> object:
+            # A new one-row file group instead of a rewrite of the partition's small file.
+            return session.sql(f"INSERT INTO t VALUES {_row(10_000 + n)}")
+
         w, r = warmup, repeats
-        return {
+        figures = {
             "one-row INSERT": (_median_ms(ours_insert, w, r, 0), _median_ms(spark_insert, w, r, 0)),
             "one-row UPDATE (Spark: INSERT)": (
                 _median_ms(ours_update, w, r, 0),
@@ -105,6 +115,20 @@ def measure(
             ),
             "point SELECT": (_median_ms(ours_select, w, r, 0), _median_ms(spark_select, w, r, 0)),
         }
+        # The floors of the two writes (information): an UPDATE must first find its row, a
+        # point SELECT; an INSERT into a partition with a small base file rewrites that file
+        # (Hudi's small-file handling), so without it the write is an append like Spark's.
+        figures["one-row UPDATE vs Spark's point SELECT (finding the row)"] = (
+            _median_ms(ours_update, w, r, 2000),
+            _median_ms(spark_select, w, r, 0),
+        )
+        session.sql("SET hoodie.parquet.small.file.limit = 0")
+        figures["one-row INSERT, small-file limit 0 (a new file, as Spark appends one)"] = (
+            _median_ms(ours_append, w, r, 0),
+            _median_ms(spark_insert, w, r, 2000),
+        )
+        session.sql("RESET hoodie.parquet.small.file.limit")
+        return figures
     finally:
         spark.sql("DROP TABLE IF EXISTS spark_t")
 

@@ -9,7 +9,7 @@ both engines. With ``--rows SMALL LARGE`` (default 1M and 10M):
  3. MOR upsert into LARGE rows vs deltalake MERGE (<= 0.4x)
  4. MOR upsert into LARGE rows, bucket index, vs deltalake MERGE (<= 0.25x); buckets per
     partition sized to ``--bucket-rows`` rows each (~20 MB base files), the table loaded
-    by ``insert`` (hudilite's ``bulk_insert`` ignores the bucket layout)
+    by ``bulk_insert`` (``--bucket-load``)
  5. bulk load of LARGE rows vs ``write_deltalake`` (<= 1.5x)
  6. snapshot scan as a Spark DataFrame (``Table.read()``) vs ``spark.read.parquet`` of the
     same rows written as plain Parquet partitioned by city, both drained into Spark's
@@ -319,9 +319,14 @@ class Bench:
         figures = bench_interactive.measure(
             self.spark, os.path.join(self.root, "wh"), n, repeats, min(3, self.args.repeats)
         )
-        for letter, (name, (ours, theirs)) in zip("abc", figures.items(), strict=True):
-            label = f"{name} through SQL on {n:,}, warm, vs Spark SQL on Parquet"
-            self.add(TargetRow(f"9{letter}", label, ours / 1000, theirs / 1000, 1.5))
+        for i, (name, (ours, theirs)) in enumerate(figures.items()):
+            # The first three are the issue's; the rest their floors (information).
+            info = i >= 3
+            label = f"{name} through SQL on {n:,}, warm" + (
+                " (info)" if info else ", vs Spark SQL on Parquet"
+            )
+            target = None if info else 1.5
+            self.add(TargetRow(f"9{'abcdefgh'[i]}", label, ours / 1000, theirs / 1000, target))
 
     def scaling(self) -> None:
         """Row 10: bucket-index MOR upsert cost from the smallest to the largest table."""

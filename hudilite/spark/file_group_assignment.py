@@ -22,6 +22,7 @@ from hudilite.errors import ConfigError
 from hudilite.index.bloom_index import IndexSettings
 from hudilite.index.bucket import bucket_file_id_column, bucket_file_ids
 from hudilite.schema import FILE_ID_COL, PARTITION_PATH_COL, RECORD_KEY_COL
+from hudilite.services.compaction import log_base_instants
 from hudilite.spark.convert import arrow_schema, spark_schema
 from hudilite.storage.layout import new_file_id
 from hudilite.table.state import TableState
@@ -33,7 +34,7 @@ from hudilite.write.assign import (
     assign_inserts,
     small_files,
 )
-from hudilite.write.file_group_writer import WriteContext
+from hudilite.write.file_group_writer import ExistingFile, LogTarget, WriteContext
 
 _FRACTION_MOD = 1_000_003  # prime modulus turning a key hash into a fraction of [0, 1)
 # Insert buckets assigned by a CASE expression (no broadcast job); more use a broadcast join.
@@ -160,3 +161,35 @@ def tag_buckets(
 
     # (A record no slot names would have been dropped by the join this replaces.)
     return keyed.mapInArrow(bucketfn, spark_schema(schema)).filter(F.col(FILE_ID_COL).isNotNull())
+
+
+def latest_slices(
+    state: TableState, partitions: list[str] | None
+) -> tuple[dict[tuple[str, str], ExistingFile], dict[tuple[str, str], LogTarget]]:
+    """Latest base files of the touched partitions and, for merge-on-read, where logs go."""
+    slices = state.view.latest_slices(partitions=partitions)
+    out = {}
+    logs: dict[tuple[str, str], LogTarget] = {}
+    compacting = (
+        log_base_instants(state) if state.config.is_mor and state.config.table_version < 8 else {}
+    )
+    for s in slices:
+        if s.base_file is not None:
+            rel = (
+                f"{s.partition}/{s.base_file.name.render()}"
+                if s.partition
+                else s.base_file.name.render()
+            )
+            out[(s.partition, s.file_id)] = ExistingFile(rel, s.base_file.name.instant_time)
+        if state.config.is_mor:
+            # v6: while compaction T is pending, new logs belong to the slice T opens (the
+            # compaction only reads the logs in its plan); v8 attaches logs by completion time.
+            base_instant = compacting.get((s.partition, s.file_id), s.base_instant)
+            versions = [lf.version for lf in s.log_files if lf.instant_time == base_instant]
+            own_base = s.base_file is not None and base_instant == s.base_instant
+            logs[(s.partition, s.file_id)] = LogTarget(
+                base_instant=base_instant,
+                base_file_name=s.base_file.name.render() if own_base and s.base_file else None,
+                next_version=max(versions, default=0) + 1,
+            )
+    return out, logs

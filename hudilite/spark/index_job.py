@@ -26,6 +26,7 @@ and a handful of counts.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
@@ -53,7 +54,7 @@ from hudilite.storage.parquet_io import read_key_range
 from hudilite.table.state import TableState
 from hudilite.write.write_context import ExistingFile
 
-__all__ = ["LOC_PARTITION_COL", "IndexMetrics", "locate", "route_global"]
+__all__ = ["LOC_PARTITION_COL", "IndexMetrics", "locate", "log_only_keys", "route_global"]
 
 LOC_PARTITION_COL = "_hl_loc_partition"
 LOC_FILE_COL = "_hl_loc_file"
@@ -397,3 +398,43 @@ def _project(table: pa.Table, schema: pa.Schema, overrides: dict[str, pa.Array])
             col = pa.nulls(table.num_rows, f.type)
         columns.append(col.cast(f.type))
     return pa.Table.from_arrays(columns, schema=schema)
+
+
+def log_only_keys(state: TableState, keyed: DataFrame, partitions: list[str]) -> DataFrame | None:
+    """Keys of merge-on-read file groups that have logs but no base file yet.
+
+    Such groups (written by Hudi with an index that can route inserts to logs)
+    hold keys no base file knows; their live records are merged in executors and
+    only ``(partition, key, file id)`` comes back. In groups with a base file every
+    logged key was routed there by this index, so their base keys suffice.
+    """
+    if not state.config.is_mor:
+        return None
+    slices = [
+        s
+        for s in state.view.latest_slices(partitions=partitions)
+        if s.base_file is None and s.log_files
+    ]
+    if not slices:
+        return None
+    spark = keyed.sparkSession
+    gw, schema = state.gw, state.storage_schema
+    spec = state.merge_spec(state.options())
+    visible = state.timeline.is_completed
+    out = spark_schema(_LOCATION_SCHEMA)
+
+    def keysfn(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for batch in batches:
+            for descriptor in batch.column(0).to_pylist():
+                fs = decode_slice(descriptor)
+                rows = read_file_slice(
+                    gw, fs, merge_spec=spec, schema=schema, is_instant_visible=visible
+                )
+                keys = rows[RECORD_KEY_COL].combine_chunks()
+                yield pa.RecordBatch.from_arrays(
+                    [keys, pa.repeat(fs.partition, len(keys)), pa.repeat(fs.file_id, len(keys))],
+                    schema=_LOCATION_SCHEMA,
+                )
+
+    descriptors = spark.createDataFrame([(encode_slice(s),) for s in slices], "d string")
+    return descriptors.repartition(min(len(slices), 64)).mapInArrow(keysfn, out)

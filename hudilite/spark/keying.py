@@ -7,11 +7,16 @@ fields; SIMPLE, COMPLEX and NON_PARTITION keys; no URL-encoding) Spark's own
 JVM expressions and the write skips a round trip of every row through Python.
 Anything else (floating point, decimals, timestamps, TIMESTAMP/CUSTOM
 generators, URL-encoding) returns ``None`` and the Arrow key generator is used.
-Tests compare both paths on the same rows.
+Tests compare both paths on the same rows. :func:`keyed_frame` adds the key columns a write
+needs (record key, partition path, write order, delete flag) either way.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
+import pyarrow as pa
+from pyspark import TaskContext
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.types import (
@@ -34,6 +39,9 @@ from hudilite.keygen import (
     KeyGenSpec,
     unsafe_value_message,
 )
+from hudilite.schema import DELETE_COL, PARTITION_PATH_COL, RECORD_KEY_COL, SEQ_COL
+from hudilite.spark.convert import arrow_schema, spark_schema
+from hudilite.write.keying import SEQ_PARTITION_SHIFT, KeyingSpec, key_batch, keyed_schema
 
 # Types whose Spark string cast equals the key text Hudi writes.
 _NATIVE_TYPES = (StringType, IntegerType, LongType, ShortType, ByteType, BooleanType, DateType)
@@ -107,3 +115,43 @@ def native_key_columns(spec: KeyGenSpec, df: DataFrame) -> tuple[Column, Column]
             pieces.append(F.concat(F.lit(f"{name}="), text) if spec.hive_style else text)
         path = pieces[0] if len(pieces) == 1 else F.concat_ws("/", *pieces)
     return key, path
+
+
+def keyed_frame(df: DataFrame, spec: KeyingSpec, *, native: bool = True) -> DataFrame:
+    """Add record key, partition path, write order and delete flag.
+
+    As JVM expressions when they render keys exactly as the Arrow key generator
+    does (see :mod:`hudilite.spark.keying`), else in Python workers.
+    """
+    columns = native_key_columns(spec.keygen, df) if native else None
+    if columns is not None:
+        key, path = columns
+        if spec.delete_all:
+            deleted = F.lit(True)
+        elif spec.delete_field in df.columns:
+            marker = F.col(f"`{spec.delete_field}`")
+            deleted = (
+                F.coalesce(marker.cast("boolean"), F.lit(False))
+                if spec.delete_marker is None
+                else F.coalesce(marker.cast("string") == F.lit(spec.delete_marker), F.lit(False))
+            )
+        else:
+            deleted = F.lit(False)
+        return df.select(
+            *[F.col(f"`{c}`") for c in df.columns],
+            key.alias(RECORD_KEY_COL),
+            path.alias(PARTITION_PATH_COL),
+            # partition id << 33 | row number: the same total write order as the Arrow path.
+            F.monotonically_increasing_id().alias(SEQ_COL),
+            deleted.alias(DELETE_COL),
+        )
+    out = spark_schema(keyed_schema(arrow_schema(df.schema)))
+
+    def keyfn(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        ctx = TaskContext.get()
+        offset = (ctx.partitionId() if ctx else 0) << SEQ_PARTITION_SHIFT
+        for batch in batches:
+            yield key_batch(spec, batch, offset)
+            offset += batch.num_rows
+
+    return df.mapInArrow(keyfn, out)

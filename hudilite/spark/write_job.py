@@ -26,22 +26,25 @@ from hudilite.errors import ConfigError, SchemaError, WriteError
 from hudilite.failpoints import FAIL_POINT_KEY as FAIL_POINT_KEY  # re-export
 from hudilite.index.bloom_index import bloom_config, index_settings
 from hudilite.merge import is_empty_payload
-from hudilite.read.file_group_reader import decode_slice, encode_slice, read_file_slice
+from hudilite.read.file_group_reader import encode_slice
 from hudilite.schema import (
     DELETE_COL,
     FILE_ID_COL,
     IS_DELETED_COL,
     PARTITION_PATH_COL,
     RECORD_KEY_COL,
-    SEQ_COL,
     arrow_to_avro_schema,
 )
-from hudilite.services.compaction import log_base_instants
 from hudilite.spark.convert import arrow_schema, conform_columns, spark_schema
-from hudilite.spark.file_group_assignment import assign_file_groups, plan_inserts, tag_buckets
-from hudilite.spark.index_job import LOC_PARTITION_COL, locate, route_global
-from hudilite.spark.insert_dedup import combine_batch, prepare_inserts
-from hudilite.spark.keying import native_key_columns
+from hudilite.spark.file_group_assignment import (
+    assign_file_groups,
+    latest_slices,
+    plan_inserts,
+    tag_buckets,
+)
+from hudilite.spark.index_job import LOC_PARTITION_COL, locate, log_only_keys, route_global
+from hudilite.spark.insert_dedup import combine_batch, dup_policy, prepare_inserts
+from hudilite.spark.keying import keyed_frame
 from hudilite.spark.task_errors import first_line, hudilite_error_from
 from hudilite.storage.layout import new_file_id, write_partition_metadata
 from hudilite.table.schema_evolution import required_columns
@@ -59,13 +62,12 @@ from hudilite.write.assign import (
 from hudilite.write.file_group_writer import (
     STATS_SCHEMA,
     ExistingFile,
-    LogTarget,
     WriteContext,
     bulk_write_partition_stream,
     write_file_group,
     write_stat_from_row,
 )
-from hudilite.write.keying import SEQ_PARTITION_SHIFT, KeyingSpec, key_batch, keyed_schema
+from hudilite.write.keying import KeyingSpec
 from hudilite.write.result import WriteResult
 from hudilite.write.transaction import WriteTransaction, commit_metadata, inflight_content
 
@@ -120,46 +122,6 @@ def _write_token() -> tuple[str, int]:
     return f"{pid}-{ctx.stageId()}-{ctx.taskAttemptId()}", pid
 
 
-def _keyed(df: DataFrame, spec: KeyingSpec, *, native: bool = True) -> DataFrame:
-    """Add record key, partition path, write order and delete flag.
-
-    As JVM expressions when they render keys exactly as the Arrow key generator
-    does (see :mod:`hudilite.spark.keying`), else in Python workers.
-    """
-    columns = native_key_columns(spec.keygen, df) if native else None
-    if columns is not None:
-        key, path = columns
-        if spec.delete_all:
-            deleted = F.lit(True)
-        elif spec.delete_field in df.columns:
-            marker = F.col(f"`{spec.delete_field}`")
-            deleted = (
-                F.coalesce(marker.cast("boolean"), F.lit(False))
-                if spec.delete_marker is None
-                else F.coalesce(marker.cast("string") == F.lit(spec.delete_marker), F.lit(False))
-            )
-        else:
-            deleted = F.lit(False)
-        return df.select(
-            *[F.col(f"`{c}`") for c in df.columns],
-            key.alias(RECORD_KEY_COL),
-            path.alias(PARTITION_PATH_COL),
-            # partition id << 33 | row number: the same total write order as the Arrow path.
-            F.monotonically_increasing_id().alias(SEQ_COL),
-            deleted.alias(DELETE_COL),
-        )
-    out = spark_schema(keyed_schema(arrow_schema(df.schema)))
-
-    def keyfn(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        ctx = TaskContext.get()
-        offset = (ctx.partitionId() if ctx else 0) << SEQ_PARTITION_SHIFT
-        for batch in batches:
-            yield key_batch(spec, batch, offset)
-            offset += batch.num_rows
-
-    return df.mapInArrow(keyfn, out)
-
-
 def _input_frame(state: TableState, df: DataFrame, operation: str, opts: cfg.Options) -> DataFrame:
     """Check and cast the caller's columns to the table schema.
 
@@ -181,78 +143,6 @@ def _input_frame(state: TableState, df: DataFrame, operation: str, opts: cfg.Opt
             ]
         )
     return conform_columns(df, target, required=required_columns(state, opts))
-
-
-def _latest_slices(
-    state: TableState, partitions: list[str] | None
-) -> tuple[dict[tuple[str, str], ExistingFile], dict[tuple[str, str], LogTarget]]:
-    """Latest base files of the touched partitions and, for merge-on-read, where logs go."""
-    slices = state.view.latest_slices(partitions=partitions)
-    out = {}
-    logs: dict[tuple[str, str], LogTarget] = {}
-    compacting = (
-        log_base_instants(state) if state.config.is_mor and state.config.table_version < 8 else {}
-    )
-    for s in slices:
-        if s.base_file is not None:
-            rel = (
-                f"{s.partition}/{s.base_file.name.render()}"
-                if s.partition
-                else s.base_file.name.render()
-            )
-            out[(s.partition, s.file_id)] = ExistingFile(rel, s.base_file.name.instant_time)
-        if state.config.is_mor:
-            # v6: while compaction T is pending, new logs belong to the slice T opens (the
-            # compaction only reads the logs in its plan); v8 attaches logs by completion time.
-            base_instant = compacting.get((s.partition, s.file_id), s.base_instant)
-            versions = [lf.version for lf in s.log_files if lf.instant_time == base_instant]
-            own_base = s.base_file is not None and base_instant == s.base_instant
-            logs[(s.partition, s.file_id)] = LogTarget(
-                base_instant=base_instant,
-                base_file_name=s.base_file.name.render() if own_base and s.base_file else None,
-                next_version=max(versions, default=0) + 1,
-            )
-    return out, logs
-
-
-def _log_only_keys(state: TableState, keyed: DataFrame, partitions: list[str]) -> DataFrame | None:
-    """Keys of merge-on-read file groups that have logs but no base file yet.
-
-    Such groups (written by Hudi with an index that can route inserts to logs)
-    hold keys no base file knows; their live records are merged in executors and
-    only ``(partition, key, file id)`` comes back. In groups with a base file every
-    logged key was routed there by this index, so their base keys suffice.
-    """
-    if not state.config.is_mor:
-        return None
-    slices = [
-        s
-        for s in state.view.latest_slices(partitions=partitions)
-        if s.base_file is None and s.log_files
-    ]
-    if not slices:
-        return None
-    spark = keyed.sparkSession
-    gw, schema = state.gw, state.storage_schema
-    spec = state.merge_spec(state.options())
-    visible = state.timeline.is_completed
-    out = spark_schema(_LOCATION_SCHEMA)
-
-    def keysfn(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        for batch in batches:
-            for descriptor in batch.column(0).to_pylist():
-                fs = decode_slice(descriptor)
-                rows = read_file_slice(
-                    gw, fs, merge_spec=spec, schema=schema, is_instant_visible=visible
-                )
-                keys = rows[RECORD_KEY_COL].combine_chunks()
-                yield pa.RecordBatch.from_arrays(
-                    [keys, pa.repeat(fs.partition, len(keys)), pa.repeat(fs.file_id, len(keys))],
-                    schema=_LOCATION_SCHEMA,
-                )
-
-    descriptors = spark.createDataFrame([(encode_slice(s),) for s in slices], "d string")
-    return descriptors.repartition(min(len(slices), 64)).mapInArrow(keysfn, out)
 
 
 def _write_groups(ctx: WriteContext, tagged: DataFrame, num_groups: int) -> list[dict[str, Any]]:
@@ -327,13 +217,20 @@ def run_write(
         delete_field=opts.get(cfg.DELETE_FIELD) or IS_DELETED_COL,
         delete_marker=opts.get(cfg.DELETE_MARKER),
     )
-    keyed = _keyed(df, keyspec, native=opts.raw.get(NATIVE_KEYS_KEY, "true") != "false")
     local_rows = _local_max_rows(operation, opts)
-    cached = [keyed]
+    cached: list[DataFrame] = []
     try:
         timer = PhaseTimer()
-        if local_rows and _row_bound(keyed) <= local_rows:
-            # Bounded by its plan (VALUES, a LIMIT, a small local table): no probe needed.
+        bounded = bool(local_rows) and _row_bound(df) <= local_rows
+        if bounded and not _prepares_inserts(operation, opts):
+            # Bounded by its plan (VALUES, a LIMIT, a small local table): collected as it is
+            # and keyed in the driver by the Arrow key generator (the keys the JVM
+            # expressions render: tests compare the two).
+            small = small_write.key_table(keyspec, _collect(df))
+            return _run_small(state, small, operation, opts, action, started, timer, extra_metadata)
+        keyed = keyed_frame(df, keyspec, native=opts.raw.get(NATIVE_KEYS_KEY, "true") != "false")
+        cached.append(keyed)
+        if bounded:
             small = _collect(prepare_inserts(state, keyed, operation, opts))
             return _run_small(state, small, operation, opts, action, started, timer, extra_metadata)
         if operation != "bulk_insert":
@@ -384,6 +281,14 @@ def _local_max_rows(operation: str, opts: cfg.Options) -> int:
     ):
         return 0
     return limit
+
+
+def _prepares_inserts(operation: str, opts: cfg.Options) -> bool:
+    """Whether :func:`prepare_inserts` changes this write's records (combining, or a
+    duplicate policy other than ``none``)."""
+    return operation in ("insert", "bulk_insert") and (
+        bool(opts.get(cfg.COMBINE_BEFORE_INSERT)) or dup_policy(opts, operation) != "none"
+    )
 
 
 def _row_bound(df: DataFrame) -> float:
@@ -514,7 +419,7 @@ def _commit(
         # A global index looks for keys (and writes) in every partition of the table.
         is_global = index_settings(opts).is_global
         scope = None if is_global and operation in ("upsert", "delete") else touched
-        existing, log_targets = _latest_slices(state, scope) if not overwrite else ({}, {})
+        existing, log_targets = latest_slices(state, scope) if not overwrite else ({}, {})
         storage_schema = state.storage_schema
         ctx = WriteContext(
             gw=state.gw,
@@ -603,7 +508,7 @@ def _index_and_write(
         looked_up = False  # whether any stored key was searched for
         if uses_index:
             searched = sorted({p for p, _ in ctx.existing} | set(plan.partitions))
-            log_keys = _log_only_keys(
+            log_keys = log_only_keys(
                 state, keyed, searched if index.is_global else sorted(plan.partitions)
             )
             tagged, metrics = locate(state, keyed, ctx.existing, plan.key_ranges, index, log_keys)

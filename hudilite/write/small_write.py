@@ -1,9 +1,11 @@
 """A small write done in the driver: the Spark write job's steps over one Arrow table.
 
 When a write's input is small (at most ``hoodie.hudilite.write.local.max.rows`` records),
-:mod:`hudilite.spark.write_job` computes the keyed (and, when asked, combined) records with
-the same Spark expressions as always, collects them, and runs the rest here with pyarrow:
-the key stats, the index lookup, the insert assignment and the file-group writes. Each step
+:mod:`hudilite.spark.write_job` collects it and runs the rest here with pyarrow: an input
+its plan bounds (VALUES, a local table) is collected as it is and keyed here
+(:func:`key_table`, the Arrow key generator); any other is keyed (and, when asked,
+combined) by Spark and collected once known to be small. Then the key stats, the index
+lookup, the insert assignment and the file-group writes run here. Each step
 calls what the executors call (:func:`~hudilite.index.bloom_index.lookup_keys`,
 :func:`~hudilite.write.assign.assign_inserts`,
 :func:`~hudilite.write.file_group_writer.write_file_group`) and the write commits through
@@ -44,11 +46,32 @@ from hudilite.write.assign import (
     small_files,
 )
 from hudilite.write.file_group_writer import ExistingFile, WriteContext, write_file_group
+from hudilite.write.keying import KeyingSpec, key_batch, keyed_schema
 
-__all__ = ["assign_buckets", "index_and_write", "key_stats", "locate", "write_groups"]
+__all__ = [
+    "assign_buckets",
+    "index_and_write",
+    "key_stats",
+    "key_table",
+    "locate",
+    "write_groups",
+]
 
 _SEP = "\x00"  # joins partition path and key/file id into one lookup string (in neither)
 _READ_THREADS = 8  # footers and key columns read in parallel (round trips on object stores)
+
+
+def key_table(spec: KeyingSpec, table: pa.Table) -> pa.Table:
+    """``table`` keyed (record key, partition path, write order, delete flag) by the Arrow key
+    generator, in one write order from 0."""
+    batches = table.combine_chunks().to_batches() or [
+        pa.RecordBatch.from_pylist([], schema=table.schema)
+    ]
+    keyed, offset = [], 0
+    for batch in batches:
+        keyed.append(key_batch(spec, batch, offset))
+        offset += batch.num_rows
+    return pa.Table.from_batches(keyed, schema=keyed_schema(table.schema))
 
 
 def key_stats(keyed: pa.Table) -> WritePlan:
@@ -200,7 +223,7 @@ def _locations(
 
 def _log_only_keys(state: TableState, partitions: list[str]) -> list[pa.Table]:
     """Keys of merge-on-read file groups with logs and no base file (see the Spark write's
-    ``_log_only_keys``): their live records are merged to find them."""
+    ``log_only_keys``): their live records are merged to find them."""
     if not state.config.is_mor:
         return []
     slices = [

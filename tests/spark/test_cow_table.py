@@ -398,7 +398,7 @@ def test_timestamp_keygen_url_encoding_and_spark_schema(spark, tmp_path, version
 def test_native_keys_equal_arrow_keys(spark):
     """The JVM key expressions and the Arrow key generator render identical keys and paths."""
     from hudilite.keygen import KeyGenSpec
-    from hudilite.spark.write_job import _keyed
+    from hudilite.spark.keying import keyed_frame as _keyed
     from hudilite.write.keying import KeyingSpec
 
     df = spark.createDataFrame(

@@ -67,3 +67,24 @@ def test_assign_without_buckets_keeps_located_rows_only() -> None:
     tagged = keyed([("a", "p", False), ("b", "p", True)], ["f1", None])
     out = assign_buckets(tagged, [])
     assert out[RECORD_KEY_COL].to_pylist() == ["a"]
+
+
+def test_key_table_keys_a_collected_input_in_one_write_order() -> None:
+    from hudilite.keygen import KeyGenSpec
+    from hudilite.schema import SEQ_COL
+    from hudilite.write.keying import KeyingSpec
+    from hudilite.write.small_write import key_table
+
+    spec = KeyingSpec(KeyGenSpec("SIMPLE", ("id",), ("p",), hive_style=True))
+    data = pa.concat_tables(
+        [
+            pa.table({"id": ["a", "b"], "p": ["x", "y"], "_hoodie_is_deleted": [False, True]}),
+            pa.table({"id": ["c"], "p": ["x"], "_hoodie_is_deleted": pa.array([None], pa.bool_())}),
+        ]
+    )
+    out = key_table(spec, data)
+    assert out[RECORD_KEY_COL].to_pylist() == ["a", "b", "c"]
+    assert out[PARTITION_PATH_COL].to_pylist() == ["p=x", "p=y", "p=x"]
+    assert out[SEQ_COL].to_pylist() == [0, 1, 2]
+    assert out[DELETE_COL].to_pylist() == [False, True, False]
+    assert key_table(spec, data.slice(0, 0)).num_rows == 0
