@@ -51,6 +51,14 @@ from targets_report import TargetRow, render, row_number
 CHUNK = 1_000_000  # rows generated at a time (50M rows would not fit as Python strings)
 
 
+def live_base_files(table) -> list[str]:
+    """Table-relative paths of the live base files of a table without log files."""
+    # why lazy: hudilite loads only once the arguments are parsed, as everywhere here
+    from hudilite.read.planner import plan_snapshot
+
+    return list(plan_snapshot(table.state().view).native_paths)
+
+
 def write_load(tmp: str, n: int) -> str:
     """``n`` rows (keys 0..n-1) as one Parquet file, generated a million rows at a time."""
     path = os.path.join(tmp, "load.parquet")
@@ -199,6 +207,15 @@ class Bench:
                 self.add(
                     TargetRow("6b", "  same, hudilite with its 5 meta columns (info)", h6m, p6)
                 )
+                # The floor: Spark reading hudilite's own live base files (the same rows,
+                # the partition column stored in the files as Hudi stores it).
+                files = [cow.state().gw.uri(f) for f in live_base_files(cow)]
+                f6 = self.median(lambda: noop(self.spark.read.parquet(*files).select(*cols)))
+                self.add(
+                    TargetRow(
+                        "6c", "  same vs spark.read.parquet of hudilite's files (floor)", h6, f6
+                    )
+                )
                 shutil.rmtree(plain, ignore_errors=True)
             if large and self.wants(7):
                 h7 = self.median(lambda: cow.to_arrow())
@@ -208,6 +225,12 @@ class Bench:
                     TargetRow("7", f"to_arrow() of {n:,} rows vs to_pyarrow_table()", h7, d7, 1.3)
                 )
                 self.add(TargetRow("7b", "  same, 10 data columns only (info)", h7d, d7))
+                # The floor: pyarrow reading hudilite's live base files, all 15 columns.
+                paths = [os.path.join(cow.path, f) for f in live_base_files(cow)]
+                f7 = self.median(lambda: pq.ParquetDataset(paths, partitioning=None).read())
+                self.add(
+                    TargetRow("7c", "  same vs pyarrow reading hudilite's files (floor)", h7, f7)
+                )
 
             def merge(path: str) -> Callable[[], object]:
                 source = pq.read_table(path)
