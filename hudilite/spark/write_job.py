@@ -58,10 +58,10 @@ from hudilite.write.assign import (
     SmallFile,
     WritePlan,
     avg_record_size,
+    take_small_files,
 )
 from hudilite.write.file_group_writer import (
     STATS_SCHEMA,
-    ExistingFile,
     WriteContext,
     bulk_write_partition_stream,
     write_file_group,
@@ -546,15 +546,7 @@ def _index_and_write(
             if counted is not None:  # the located records, cached by the insert count
                 tagged = counted
                 cached.append(counted)
-        for b in buckets:
-            if not b.is_new:
-                sf = next(s for s in smalls[b.partition_path] if s.file_id == b.file_id)
-                ctx.existing[(b.partition_path, b.file_id)] = ExistingFile(
-                    sf.rel_path, sf.instant_time
-                )
-                # A small base file taking inserts is rewritten (it has no logs), as Hudi's
-                # merge-on-read writer does when its index cannot find keys in logs.
-                ctx.log_targets.pop((b.partition_path, b.file_id), None)
+        take_small_files(buckets, smalls, ctx.existing, ctx.log_targets)
         tagged = assign_file_groups(tagged, buckets)
     groups = len(ctx.existing) + sum(1 for b in buckets if b.is_new)
     if index_type == "BUCKET":

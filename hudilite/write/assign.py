@@ -18,6 +18,7 @@ from hudilite import config as cfg
 from hudilite.storage.layout import BaseFileName, parse_data_file_name
 from hudilite.table.state import TableState
 from hudilite.timeline.instant import COMMIT, DELTA_COMMIT
+from hudilite.write.write_context import ExistingFile, LogTarget
 
 
 @dataclass
@@ -173,3 +174,22 @@ def avg_record_size(state: TableState, opts: cfg.Options) -> int:
     return average_record_size(
         samples, int(opts.get(cfg.RECORD_SIZE_ESTIMATE)), threshold=int(threshold)
     )
+
+
+def take_small_files(
+    buckets: Sequence[InsertBucket],
+    smalls: Mapping[str, Sequence[SmallFile]],
+    existing: dict[tuple[str, str], ExistingFile],
+    log_targets: dict[tuple[str, str], LogTarget],
+) -> None:
+    """Make every small base file that takes inserts a file group the write rewrites.
+
+    Its base file joins ``existing`` (the merge reads it) and it leaves ``log_targets``:
+    a small file taking inserts is rewritten (it has no logs), as Hudi's merge-on-read
+    writer does when its index cannot find keys in logs.
+    """
+    for b in buckets:
+        if not b.is_new:
+            sf = next(s for s in smalls[b.partition_path] if s.file_id == b.file_id)
+            existing[(b.partition_path, b.file_id)] = ExistingFile(sf.rel_path, sf.instant_time)
+            log_targets.pop((b.partition_path, b.file_id), None)

@@ -44,6 +44,7 @@ from hudilite.write.assign import (
     assign_inserts,
     avg_record_size,
     small_files,
+    take_small_files,
 )
 from hudilite.write.file_group_writer import ExistingFile, WriteContext, write_file_group
 from hudilite.write.keying import KeyingSpec, key_batch, keyed_schema
@@ -365,14 +366,6 @@ def index_and_write(
         )
         smalls = small_files(state, sorted(counts), settings.small_file_limit)
         buckets = assign_inserts(counts, smalls, settings, new_file_id)
-        for b in buckets:
-            if not b.is_new:
-                sf = next(s for s in smalls[b.partition_path] if s.file_id == b.file_id)
-                ctx.existing[(b.partition_path, b.file_id)] = ExistingFile(
-                    sf.rel_path, sf.instant_time
-                )
-                # A small base file taking inserts is rewritten (it has no logs), as in
-                # the Spark write.
-                ctx.log_targets.pop((b.partition_path, b.file_id), None)
+        take_small_files(buckets, smalls, ctx.existing, ctx.log_targets)
         tagged = assign_buckets(tagged, buckets)
     return write_groups(ctx, tagged, threads=threads)
