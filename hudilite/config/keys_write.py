@@ -164,6 +164,15 @@ LOCAL_WRITE_MAX_ROWS = _key(
     "run as Spark jobs.",
     parse=parse_int,
 )
+LOCAL_WRITE_MAX_FILE_GROUPS = _key(
+    "hoodie.hudilite.write.local.max.file.groups",
+    16,
+    "A write small enough for the driver (hoodie.hudilite.write.local.max.rows) still runs "
+    "its index lookup and file writes as Spark tasks when the partitions it touches hold more "
+    "than this many file groups: more files to read and rewrite than the driver should do "
+    "alone.",
+    parse=parse_int,
+)
 OVERWRITE_PARTITIONS = _key(
     "hudilite.overwrite.partitions",
     None,

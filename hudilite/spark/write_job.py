@@ -18,7 +18,7 @@ from typing import Any
 
 import pyarrow as pa
 from pyspark import TaskContext
-from pyspark.sql import DataFrame
+from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from hudilite import config as cfg
@@ -221,18 +221,25 @@ def run_write(
     cached: list[DataFrame] = []
     try:
         timer = PhaseTimer()
+
+        def run_small(table: pa.Table) -> WriteResult:
+            return _run_small(
+                df.sparkSession, state, table, operation, opts, action, started, timer,
+                extra_metadata,
+            )  # fmt: skip
+
         bounded = bool(local_rows) and _row_bound(df) <= local_rows
         if bounded and not _prepares_inserts(operation, opts):
             # Bounded by its plan (VALUES, a LIMIT, a small local table): collected as it is
             # and keyed in the driver by the Arrow key generator (the keys the JVM
             # expressions render: tests compare the two).
             small = small_write.key_table(keyspec, _collect(df))
-            return _run_small(state, small, operation, opts, action, started, timer, extra_metadata)
+            return run_small(small)
         keyed = keyed_frame(df, keyspec, native=opts.raw.get(NATIVE_KEYS_KEY, "true") != "false")
         cached.append(keyed)
         if bounded:
             small = _collect(prepare_inserts(state, keyed, operation, opts))
-            return _run_small(state, small, operation, opts, action, started, timer, extra_metadata)
+            return run_small(small)
         if operation != "bulk_insert":
             # Upserts read the keyed batch several times (plan, index, write); bulk inserts
             # read it twice and are large, so re-reading the source beats caching it.
@@ -252,9 +259,7 @@ def run_write(
             # limit from the cached records (what is computed stays cached for a Spark write).
             head = _collect(keyed.limit(local_rows + 1))
             if head.num_rows <= local_rows:
-                return _run_small(
-                    state, head, operation, opts, action, started, timer, extra_metadata
-                )
+                return run_small(head)
         return _run(state, keyed, operation, opts, action, started, timer, extra_metadata)
     except Exception as exc:
         # Errors raised inside executors arrive wrapped by Spark: surface ours as themselves.
@@ -308,6 +313,7 @@ def _collect(df: DataFrame) -> pa.Table:
 
 
 def _run_small(
+    spark: SparkSession,
     state: TableState,
     keyed: pa.Table,
     operation: str,
@@ -317,13 +323,23 @@ def _run_small(
     timer: PhaseTimer,
     extra_metadata: Mapping[str, str] | None,
 ) -> WriteResult:
-    """The write of a small input in the driver (:mod:`hudilite.write.small_write`)."""
+    """The write of a small input in the driver (:mod:`hudilite.write.small_write`), or of
+    its index lookup and file writes in Spark tasks when its partitions hold more than
+    ``hoodie.hudilite.write.local.max.file.groups`` file groups."""
     plan = small_write.key_stats(keyed)
     timer.mark("key")
     # File groups are written in driver threads: as many as there are cores, up to four.
     threads = min(4, os.cpu_count() or 1)
+    max_groups = int(opts.get(cfg.LOCAL_WRITE_MAX_FILE_GROUPS))
 
     def write(state: TableState, ctx: WriteContext, extra: dict[str, Any]) -> list[dict[str, Any]]:
+        if len(ctx.existing) > max_groups:
+            # Few records, but in partitions of many file groups: the index would read (and
+            # the write rewrite) more files than the driver should alone, where a cluster
+            # has many executors. The records go to the Spark write's tasks instead.
+            extra["driver_side"] = False
+            frame = spark.createDataFrame(keyed, schema=spark_schema(keyed.schema))
+            return _index_and_write(state, ctx, frame, plan, operation, opts, timer, extra)
         stats = small_write.index_and_write(
             state, ctx, keyed, plan, operation, opts, extra, threads=threads
         )

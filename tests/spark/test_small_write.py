@@ -207,3 +207,20 @@ def test_failed_driver_side_write_leaves_the_previous_state(spark: Any, tmp_path
     assert rows(hudi_rs_read(t.path), KEYED) == before
     # Both groups' new files are gone (the second group finished before the rollback).
     assert sorted(p.name for p in Path(t.path).rglob("*.parquet")) == files
+
+
+def test_small_write_into_many_file_groups_runs_its_files_as_spark_tasks(
+    spark: Any, tmp_path: Path
+) -> None:
+    t = _table(spark, tmp_path / "t", "cow", "SIMPLE")
+    t.write(batch(("a", 1, "a1", "x"), ("b", 1, "b1", "y")))
+    groups = "hoodie.hudilite.write.local.max.file.groups"
+    # Two partitions of one file group each: over a limit of one, the index lookup and the
+    # file writes run as Spark tasks (the records were still collected: two rows).
+    r = t.write(batch(("a", 2, "a2", "x"), ("c", 1, "c1", "y")), options={groups: "1"})
+    assert (r.extra["driver_side"], r.num_updates, r.num_inserts) == (False, 1, 1)
+    r = t.write(batch(("b", 2, "b2", "y"), ("d", 1, "d1", "x")), options={groups: "2"})
+    assert (r.extra["driver_side"], r.num_updates, r.num_inserts) == (True, 1, 1)
+    expected = [("a", "a2"), ("b", "b2"), ("c", "c1"), ("d", "d1")]
+    assert spark_rows(t.read(), ["id", "v"]) == expected
+    assert rows(hudi_rs_read(t.path), ["id", "v"]) == expected
