@@ -28,8 +28,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
-from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -37,7 +35,13 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from hudilite.index.bloom_index import IndexSettings, lookup_keys
-from hudilite.index.simple import candidate_files
+from hudilite.index.simple import (
+    LOCATION_SCHEMA,
+    IndexMetrics,
+    candidate_files,
+    log_only_slices,
+    slice_locations,
+)
 from hudilite.merge import merge_file_group, precombine
 from hudilite.read.file_group_reader import decode_slice, encode_slice, read_file_slice
 from hudilite.schema import (
@@ -58,9 +62,6 @@ __all__ = ["LOC_PARTITION_COL", "IndexMetrics", "locate", "log_only_keys", "rout
 
 LOC_PARTITION_COL = "_hl_loc_partition"
 LOC_FILE_COL = "_hl_loc_file"
-_LOCATION_SCHEMA = pa.schema(
-    [(RECORD_KEY_COL, pa.string()), (PARTITION_PATH_COL, pa.string()), (FILE_ID_COL, pa.string())]
-)
 # One row per looked-up file (key null) tells whether its keys had to be read.
 _LOOKUP_SCHEMA = pa.schema(
     [
@@ -70,35 +71,6 @@ _LOOKUP_SCHEMA = pa.schema(
         ("_hl_keys_read", pa.bool_()),
     ]
 )
-
-
-@dataclass
-class IndexMetrics:
-    """What the index did, for ``WriteResult.extra['index']``."""
-
-    index_type: str
-    is_global: bool
-    files_in_scope: int = 0  # latest base files of the partitions the index searched
-    files_after_range_pruning: int = 0
-    files_read: int = 0  # files whose keys were read
-    records_moved: int = 0  # global index: records moved to a new partition
-    notes: dict[str, Any] = field(default_factory=dict)
-    #: Whether stored keys were searched at all (False: no candidate file and no
-    #: log-only group, so every record is new and no lookup job runs).
-    looked_up: bool = False
-    #: Frames the index cached; the caller unpersists them after the write.
-    cached: list[DataFrame] = field(default_factory=list)
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "type": ("GLOBAL_" if self.is_global else "") + self.index_type,
-            "files_in_scope": self.files_in_scope,
-            "files_after_range_pruning": self.files_after_range_pruning,
-            "files_pruned_by_range": self.files_in_scope - self.files_after_range_pruning,
-            "files_pruned_by_bloom": self.files_after_range_pruning - self.files_read,
-            "files_read": self.files_read,
-            "records_moved": self.records_moved,
-        }
 
 
 def locate(
@@ -401,40 +373,30 @@ def _project(table: pa.Table, schema: pa.Schema, overrides: dict[str, pa.Array])
 
 
 def log_only_keys(state: TableState, keyed: DataFrame, partitions: list[str]) -> DataFrame | None:
-    """Keys of merge-on-read file groups that have logs but no base file yet.
-
-    Such groups (written by Hudi with an index that can route inserts to logs)
-    hold keys no base file knows; their live records are merged in executors and
-    only ``(partition, key, file id)`` comes back. In groups with a base file every
-    logged key was routed there by this index, so their base keys suffice.
-    """
-    if not state.config.is_mor:
-        return None
-    slices = [
-        s
-        for s in state.view.latest_slices(partitions=partitions)
-        if s.base_file is None and s.log_files
-    ]
+    """Keys of merge-on-read file groups that have logs but no base file yet
+    (:func:`~hudilite.index.simple.log_only_slices`): their live records are merged in
+    executors and only ``(key, partition, file id)`` comes back."""
+    slices = log_only_slices(state, partitions)
     if not slices:
         return None
     spark = keyed.sparkSession
     gw, schema = state.gw, state.storage_schema
     spec = state.merge_spec(state.options())
     visible = state.timeline.is_completed
-    out = spark_schema(_LOCATION_SCHEMA)
 
     def keysfn(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for batch in batches:
             for descriptor in batch.column(0).to_pylist():
-                fs = decode_slice(descriptor)
-                rows = read_file_slice(
-                    gw, fs, merge_spec=spec, schema=schema, is_instant_visible=visible
+                located = slice_locations(
+                    gw,
+                    decode_slice(descriptor),
+                    merge_spec=spec,
+                    schema=schema,
+                    is_instant_visible=visible,
                 )
-                keys = rows[RECORD_KEY_COL].combine_chunks()
-                yield pa.RecordBatch.from_arrays(
-                    [keys, pa.repeat(fs.partition, len(keys)), pa.repeat(fs.file_id, len(keys))],
-                    schema=_LOCATION_SCHEMA,
-                )
+                yield from located.to_batches()
 
     descriptors = spark.createDataFrame([(encode_slice(s),) for s in slices], "d string")
-    return descriptors.repartition(min(len(slices), 64)).mapInArrow(keysfn, out)
+    return descriptors.repartition(min(len(slices), 64)).mapInArrow(
+        keysfn, spark_schema(LOCATION_SCHEMA)
+    )

@@ -92,10 +92,6 @@ NATIVE_KEYS_KEY = cfg.NATIVE_KEYS.name  # "false" forces the Arrow key generator
 # as SQL's INSERT OVERWRITE ... PARTITION (p='x') empties x when the query returns nothing.
 OVERWRITE_PARTITIONS_KEY = cfg.OVERWRITE_PARTITIONS.name
 log = logging.getLogger("hudilite.write")
-# Where a record key lives: what the index reads from base files (and log-only groups).
-_LOCATION_SCHEMA = pa.schema(
-    [(RECORD_KEY_COL, pa.string()), (PARTITION_PATH_COL, pa.string()), (FILE_ID_COL, pa.string())]
-)
 
 
 class PhaseTimer:
@@ -337,27 +333,16 @@ def _run_small(
             # Few records, but in partitions of many file groups: the index would read (and
             # the write rewrite) more files than the driver should alone, where a cluster
             # has many executors. The records go to the Spark write's tasks instead.
-            extra["driver_side"] = False
             frame = spark.createDataFrame(keyed, schema=spark_schema(keyed.schema))
             return _index_and_write(state, ctx, frame, plan, operation, opts, timer, extra)
+        extra["driver_side"] = True
         stats = small_write.index_and_write(
             state, ctx, keyed, plan, operation, opts, extra, threads=threads
         )
         timer.mark("write")
         return stats
 
-    return _commit(
-        state,
-        plan,
-        write,
-        operation,
-        opts,
-        action,
-        started,
-        timer,
-        extra_metadata,
-        driver_side=True,
-    )
+    return _commit(state, plan, write, operation, opts, action, started, timer, extra_metadata)
 
 
 def _run(
@@ -414,12 +399,11 @@ def _commit(
     started: float,
     timer: PhaseTimer,
     extra_metadata: Mapping[str, str] | None,
-    *,
-    driver_side: bool = False,
 ) -> WriteResult:
     """Run ``write`` inside a write transaction and commit what it wrote: one commit
     protocol for the Spark write and the driver-side one."""
-    extra: dict[str, Any] = {}  # index metrics
+    # Index metrics, and whether the files were written in the driver (``write`` says so).
+    extra: dict[str, Any] = {"driver_side": False}
     overwrite = operation.startswith("insert_overwrite")
     max_file_size = int(opts.get(cfg.MAX_FILE_SIZE))
     with WriteTransaction(
@@ -487,7 +471,7 @@ def _commit(
         replaced_file_groups=sum(len(v) for v in replaced.values()),
         rolled_back=tuple(r.rolled_back_instant for r in txn.rolled_back),
         duration_s=time.monotonic() - started,
-        extra={"phases": timer.phases, "driver_side": driver_side, **extra},
+        extra={"phases": timer.phases, **extra},
     )
 
 

@@ -31,8 +31,14 @@ from hudilite import config as cfg
 from hudilite.errors import ConfigError
 from hudilite.index.bloom_index import IndexSettings, index_settings, lookup_keys
 from hudilite.index.bucket import bucket_file_id_column, bucket_file_ids
-from hudilite.index.simple import candidate_files, overlaps
-from hudilite.read.file_group_reader import read_file_slice
+from hudilite.index.simple import (
+    LOCATION_SCHEMA,
+    IndexMetrics,
+    candidate_files,
+    log_only_slices,
+    overlaps,
+    slice_locations,
+)
 from hudilite.schema import DELETE_COL, FILE_ID_COL, PARTITION_PATH_COL, RECORD_KEY_COL
 from hudilite.storage.layout import new_file_id
 from hudilite.storage.parquet_io import read_base_file, read_key_range
@@ -108,10 +114,6 @@ def _joined(a: pa.Array | pa.ChunkedArray, b: pa.Array | pa.ChunkedArray) -> pa.
     return out.combine_chunks() if isinstance(out, pa.ChunkedArray) else out
 
 
-def _file_id(rel_path: str) -> str:
-    return rel_path.rsplit("/", 1)[-1].split("_", 1)[0]
-
-
 def _map(fn: Callable[[Any], Any], items: list[Any]) -> list[Any]:
     if len(items) <= 1:
         return [fn(i) for i in items]
@@ -136,6 +138,7 @@ def locate(
     """
     gw = state.gw
     files = [(p, ef.rel_path) for (p, _), ef in existing.items()]
+    group_of = {ef.rel_path: fid for (_, fid), ef in existing.items()}
     found: list[pa.Table] = []  # (partition, key, file id) of stored keys
     keys_by_partition: dict[str, pa.Array] = {}
     paths = keyed[PARTITION_PATH_COL]
@@ -165,26 +168,24 @@ def locate(
         for (p, rel, _), (keys, read) in zip(jobs, results, strict=True):
             files_read += int(read)
             if len(keys):
-                found.append(_locations(keys, p, _file_id(rel)))
+                found.append(_locations(keys, p, group_of[rel]))
     else:
         candidates = candidate_files(files, key_ranges, lambda rel: read_key_range(gw, rel))
         files_after_pruning = files_read = len(candidates)
 
         def stored(rel: str) -> pa.Table:
             t = read_base_file(gw, rel, columns=[RECORD_KEY_COL, PARTITION_PATH_COL])
-            return _locations(t[RECORD_KEY_COL], t[PARTITION_PATH_COL], _file_id(rel))
+            return _locations(t[RECORD_KEY_COL], t[PARTITION_PATH_COL], group_of[rel])
 
         found.extend(_map(stored, candidates))
     found.extend(_log_only_keys(state, sorted(key_ranges)))
-    metrics = {
-        "type": settings.kind,
-        "files_in_scope": len(files),
-        "files_after_range_pruning": files_after_pruning,
-        "files_pruned_by_range": len(files) - files_after_pruning,
-        "files_pruned_by_bloom": files_after_pruning - files_read,
-        "files_read": files_read,
-        "records_moved": 0,
-    }
+    metrics = IndexMetrics(
+        settings.kind,
+        settings.is_global,
+        files_in_scope=len(files),
+        files_after_range_pruning=files_after_pruning,
+        files_read=files_read,
+    ).as_dict()
     wanted_ids = _joined(paths, keyed[RECORD_KEY_COL])
     if not found:
         return keyed.append_column(FILE_ID_COL, pa.nulls(keyed.num_rows, pa.string())), metrics
@@ -213,38 +214,24 @@ def _locations(
         if isinstance(partition, str)
         else partition.cast(pa.string())
     )
-    return pa.table(
-        {
-            RECORD_KEY_COL: keys.cast(pa.string()),
-            PARTITION_PATH_COL: parts,
-            FILE_ID_COL: pa.repeat(pa.scalar(file_id, pa.string()), n),
-        }
-    )
+    file_ids = pa.repeat(pa.scalar(file_id, pa.string()), n)
+    return pa.Table.from_arrays([keys.cast(pa.string()), parts, file_ids], schema=LOCATION_SCHEMA)
 
 
 def _log_only_keys(state: TableState, partitions: list[str]) -> list[pa.Table]:
-    """Keys of merge-on-read file groups with logs and no base file (see the Spark write's
-    ``log_only_keys``): their live records are merged to find them."""
-    if not state.config.is_mor:
-        return []
-    slices = [
-        s
-        for s in state.view.latest_slices(partitions=partitions)
-        if s.base_file is None and s.log_files
-    ]
+    """Keys of merge-on-read file groups with logs and no base file: their live records
+    are merged to find them, as the Spark write's ``log_only_keys`` does in tasks."""
     spec = state.merge_spec(state.options())
-
-    def keys(fs: Any) -> pa.Table:
-        rows = read_file_slice(
+    return _map(
+        lambda fs: slice_locations(
             state.gw,
             fs,
             merge_spec=spec,
             schema=state.storage_schema,
             is_instant_visible=state.timeline.is_completed,
-        )
-        return _locations(rows[RECORD_KEY_COL], fs.partition, fs.file_id)
-
-    return _map(keys, slices)
+        ),
+        log_only_slices(state, partitions),
+    )
 
 
 def assign_buckets(tagged: pa.Table, buckets: list[InsertBucket]) -> pa.Table:

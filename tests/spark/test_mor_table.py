@@ -106,7 +106,8 @@ def _forget_base_files(t: hudilite.Table) -> None:
         state.gw.write_bytes(rel, meta.to_bytes(state.config.layout_version))
 
 
-def test_index_finds_keys_living_only_in_logs(mor):
+@pytest.mark.parametrize("local_rows", ["10000", "0"], ids=["driver", "spark"])
+def test_index_finds_keys_living_only_in_logs(mor, local_rows):
     mor.write(batch(("a", 1, 1.0, "sf"), ("b", 1, 2.0, "sf")))
     mor.write(batch(("a", 2, 3.0, "sf")))  # a log for the sf file group
     # Make the file group log-only, as Hudi writers with log-indexing indexes leave them.
@@ -116,7 +117,11 @@ def test_index_finds_keys_living_only_in_logs(mor):
                 os.remove(os.path.join(root, f))
     _forget_base_files(mor)
     assert rows(hudi_rs_read(mor.path), DATA) == [("a", 2, 3.0, "sf")]
-    r = mor.write(batch(("a", 3, 4.0, "sf"), ("c", 1, 5.0, "sf")))
+    r = mor.write(
+        batch(("a", 3, 4.0, "sf"), ("c", 1, 5.0, "sf")),
+        options={"hoodie.hudilite.write.local.max.rows": local_rows},
+    )
+    assert r.extra["driver_side"] is (local_rows != "0")
     assert (r.num_updates, r.num_inserts) == (1, 1)
     expected = [("a", 3, 4.0, "sf"), ("c", 1, 5.0, "sf")]
     assert spark_rows(mor.read(), DATA) == expected
