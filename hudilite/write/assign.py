@@ -6,6 +6,10 @@ ranges over ``[0, 1)``; each incoming insert is hashed to a fraction in that
 interval and lands in the bucket whose range holds it, which spreads inserts
 over file groups in proportion to their free capacity, as Hudi's
 ``UpsertPartitioner`` does.
+
+Both the Spark write and the driver-side write plan from here: :class:`WritePlan` (the
+key stats), :func:`small_files`, :func:`avg_record_size` (Hudi's record size estimate),
+:func:`assign_inserts` and :func:`take_small_files`.
 """
 
 from __future__ import annotations

@@ -310,7 +310,6 @@ def index_and_write(
     index = index_settings(opts)
     if index.is_global or index.kind not in ("SIMPLE", "BLOOM", "BUCKET"):
         raise ConfigError(f"a driver-side write cannot use the {index.kind} index")
-    buckets: list[InsertBucket] = []
     if index.kind == "BUCKET":
         num_buckets = int(opts.get(cfg.BUCKET_NUM))
         if num_buckets <= 0:
