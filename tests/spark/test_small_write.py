@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 import hudilite
@@ -125,29 +126,25 @@ def test_driver_side_write_matches_the_spark_write(
     assert rows(hudi_rs_read(distributed.path), KEYED) == got
 
 
+def _parquet(spark: Any, tmp_path: Path, prefix: str, n: int, city: str) -> Any:
+    """``n`` new rows read back from a Parquet file (a plan with no row bound)."""
+    path = tmp_path / f"{prefix}.parquet"
+    pq.write_table(batch(*[(f"{prefix}{i}", i, "p", city) for i in range(n)]), path)
+    df = spark.read.parquet(str(path))
+    assert df._jdf.queryExecution().optimizedPlan().maxRows().isEmpty()
+    return df
+
+
 def test_inputs_choose_the_path(spark: Any, tmp_path: Path) -> None:
     t = _table(spark, tmp_path / "t", "cow", "SIMPLE")
     # A pyarrow table becomes a local relation: bounded by its plan.
     assert t.write(batch(("a", 1, "a1", "x"))).extra["driver_side"] is True
-    # A range is not bounded by its plan but is probed: 3 rows, under the limit.
-    probed = spark.range(3).selectExpr(
-        "concat('k', id) AS id",
-        "id AS ts",
-        "'p' AS v",
-        "'x' AS city",
-        "false AS _hoodie_is_deleted",
-    )
-    r = t.write(probed, options={LOCAL: "3"})
+    # A Parquet read is not bounded by its plan: the write takes one row over the limit
+    # from the cached records. 3 rows, under the limit: the driver.
+    r = t.write(_parquet(spark, tmp_path, "k", 3, "x"), options={LOCAL: "3"})
     assert (r.extra["driver_side"], r.num_inserts) == (True, 3)
     # One row over the limit: the Spark write, with the records the probe cached.
-    big = spark.range(4).selectExpr(
-        "concat('m', id) AS id",
-        "id AS ts",
-        "'p' AS v",
-        "'y' AS city",
-        "false AS _hoodie_is_deleted",
-    )
-    r = t.write(big, options={LOCAL: "3"})
+    r = t.write(_parquet(spark, tmp_path, "m", 4, "y"), options={LOCAL: "3"})
     assert (r.extra["driver_side"], r.num_inserts) == (False, 4)
     # Bulk inserts always run as Spark jobs.
     r = t.write(batch(("z", 1, "z1", "y")), "bulk_insert")
