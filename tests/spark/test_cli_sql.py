@@ -421,7 +421,10 @@ def test_read_only_warehouse_in_a_process_of_its_own(warehouse, tmp_path):
     home.mkdir(mode=0o777)
     home.chmod(0o777)
     env["HOME"] = str(home)
-    modes = {p: p.stat().st_mode for p in tmp_path.parents if p != Path("/")}
+    # The folders nobody must pass through: pytest's temporary ones and the checkout's
+    # (a clone made by ``mktemp -d`` is private to its owner, and holds the venv).
+    folders = {*tmp_path.parents, Path(sys.prefix), *Path(sys.prefix).parents}
+    modes = {p: p.stat().st_mode for p in folders if p != Path("/")}
     if os.geteuid() == 0:  # root ignores permissions: run as nobody on a root-owned folder
         setpriv = shutil.which("setpriv")
         if setpriv is None:
