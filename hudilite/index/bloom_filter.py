@@ -225,6 +225,34 @@ class BloomConfig:
             return DynamicBloomFilter(bits, hashes, self.num_entries, self.dynamic_max_entries)
         raise ValueError(f"Bloom Filter type code not recognizable {self.filter_type}")
 
+    def resume(self, stored: BloomFilter) -> BloomFilter | None:
+        """``stored`` (a base file's filter, as read) ready for more keys, or None.
+
+        A copy-on-write merge writes the old file's keys again plus its inserts; adding
+        only the inserts to the old filter gives a filter holding every key written, the
+        same bits as hashing them all again when no key was deleted (a deleted key's bits
+        stay set: a false positive, which a bloom filter allows). None when ``stored`` was
+        written with other parameters than this configuration's, so the caller builds a
+        new filter instead.
+        """
+        fresh = self.new_filter()
+        if (
+            stored.type_code != fresh.type_code
+            or stored.vector_size != fresh.vector_size
+            or stored.nb_hash != fresh.nb_hash
+            or stored.hash_type != fresh.hash_type
+        ):
+            return None
+        if isinstance(stored, DynamicBloomFilter) and isinstance(fresh, DynamicBloomFilter):
+            if stored.nr != fresh.nr or not stored.matrix:
+                return None
+            # Not serialized (Hudi's neither): the row bound comes from this configuration.
+            # A full filter at that bound sends further keys to rows round-robin; where the
+            # rotation starts is free, as a lookup tests every row.
+            stored.max_nr = fresh.max_nr
+            stored.reached_max, stored.cur_matrix_index = False, 0
+        return stored
+
 
 class BloomFilter:
     """Common interface of :class:`SimpleBloomFilter` and :class:`DynamicBloomFilter`."""

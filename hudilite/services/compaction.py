@@ -80,7 +80,7 @@ from hudilite.services.table_service import (
     io_metrics,
 )
 from hudilite.storage.layout import BaseFileName
-from hudilite.storage.parquet_io import read_base_file, write_base_file
+from hudilite.storage.parquet_io import read_base_file, read_bloom_filter_or_none, write_base_file
 from hudilite.table.state import TableState
 from hudilite.timeline.instant import (
     COMMIT,
@@ -356,7 +356,17 @@ def compact_operation(
     ctx.check_fail_point("before_file_write")
     create_marker(ctx.gw, ctx.instant_time, rel, "CREATE")
     written = time.monotonic()
-    size = write_base_file(ctx.gw, rel, out, bloom=ctx.bloom)
+    seed, known = None, None
+    base_file = file_slice.base_file
+    if ctx.bloom is not None and base_file is not None and base_rows is not None and out.num_rows:
+        # Keys the base file stored are in its filter already: only the others are hashed.
+        stored = read_bloom_filter_or_none(ctx.gw, base_file.path)
+        seed = ctx.bloom.resume(stored) if stored is not None else None
+        if seed is not None:
+            known = pc.is_in(
+                out[RECORD_KEY_COL], value_set=base_rows[RECORD_KEY_COL].combine_chunks()
+            )
+    size = write_base_file(ctx.gw, rel, out, bloom=ctx.bloom, bloom_seed=seed, known=known)
     write_ms = int((time.monotonic() - written) * 1000)
     ctx.check_fail_point("after_file_write")
     changed = inserts + updates + deletes

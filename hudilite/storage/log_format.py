@@ -45,7 +45,7 @@ from hudilite.storage.log_blocks import (
     encode_deletes,
     is_natural_order,
 )
-from hudilite.storage.parquet_io import WRITE_OPTIONS
+from hudilite.storage.parquet_io import write_options
 
 MAGIC = b"#HUDI#"
 #: The only log format version Hudi has written since 0.5 (0 was headerless).
@@ -289,7 +289,7 @@ def encode_parquet_records(records: pa.Table, avro_schema_json: str) -> bytes:
     """PARQUET_DATA content: ``records`` (cast to the schema's Arrow types) as a Parquet file."""
     table = cast_to_schema(records, arrow_schema_of(avro_schema_json))
     sink = pa.BufferOutputStream()
-    pq.write_table(table, sink, **WRITE_OPTIONS)
+    pq.write_table(table, sink, **write_options(table.schema))
     return bytes(sink.getvalue())
 
 

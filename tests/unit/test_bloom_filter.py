@@ -214,3 +214,43 @@ def test_index_settings(raw, expected):
 
     s = index_settings(cfg.Options(raw))
     assert (s.kind, s.is_global, s.update_partition_path) == expected
+
+
+@pytest.mark.parametrize(
+    ("kind", "first", "more"),
+    [
+        (bf.SIMPLE, 700, 600),
+        (bf.DYNAMIC_V0, 150, 30),  # still in the first row
+        (bf.DYNAMIC_V0, 150, 300),  # opens rows, then passes the 500-key bound
+        (bf.DYNAMIC_V0, 700, 200),  # stored already past the bound
+    ],
+)
+def test_a_resumed_filter_equals_one_built_from_all_keys(kind, first, more):
+    """A merge adds only new keys to the old file's filter: the same bytes as hashing all."""
+    config = bf.BloomConfig(filter_type=kind, num_entries=200, fpp=0.001, dynamic_max_entries=500)
+    keys = [str(uuid.uuid4()) for _ in range(first + more)]
+    stored = bf.build(config, [pa.array(keys[:first])])
+    read = bf.deserialize(stored.serialize(), stored.footer().get(bf.BLOOM_FILTER_TYPE_CODE_FOOTER))
+    resumed = config.resume(read)
+    assert resumed is not None
+    resumed.add(pa.array(keys[first:]))
+    fresh = bf.build(config, [pa.array(keys)])
+    assert resumed.might_contain_many(keys).all()
+    if kind == bf.SIMPLE or first + more <= 500:
+        assert resumed.serialize() == fresh.serialize()
+    else:  # past the bound rows are taken round-robin from a cursor Hudi does not store
+        assert len(resumed.matrix) == len(fresh.matrix)
+        assert resumed.current_nb_record == fresh.current_nb_record
+
+
+@pytest.mark.parametrize(
+    "other",
+    [
+        bf.BloomConfig(filter_type=bf.SIMPLE, num_entries=200, fpp=0.001),
+        bf.BloomConfig(num_entries=300, fpp=0.001),
+        bf.BloomConfig(num_entries=200, fpp=0.01),
+    ],
+)
+def test_a_filter_of_other_parameters_is_not_resumed(other):
+    config = bf.BloomConfig(num_entries=200, fpp=0.001)
+    assert config.resume(other.new_filter()) is None

@@ -5,8 +5,10 @@ from __future__ import annotations
 import itertools
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
+from hudilite.index import bloom_filter as bf
 from hudilite.index.bucket import (
     bucket_id,
     bucket_of_file_id,
@@ -21,7 +23,12 @@ from hudilite.merge import MergeSpec
 from hudilite.schema import with_meta_columns
 from hudilite.storage.fs import FileSystemGateway
 from hudilite.storage.layout import BaseFileName
-from hudilite.storage.parquet_io import read_base_file, read_key_range
+from hudilite.storage.parquet_io import (
+    read_base_file,
+    read_bloom_filter,
+    read_footer,
+    read_key_range,
+)
 from hudilite.write.assign import PackingSettings, SmallFile, assign_inserts, average_record_size
 from hudilite.write.file_group_writer import ExistingFile, WriteContext, write_file_group
 from hudilite.write.keying import KeyingSpec, key_batch
@@ -166,3 +173,70 @@ def test_file_group_writer_merges_and_preserves_untouched_records(tmp_path):
     third = write_file_group(ctx3, "", "fg-0", gone, "0-5-6", 0).to_pylist()[0]
     assert (third["num_deletes"], third["num_writes"]) == (3, 0)
     assert read_base_file(gw, third["path"]).num_rows == 0  # an empty file ends the old slice
+
+
+def test_a_merge_extends_the_old_files_bloom_filter_with_its_new_keys(tmp_path, monkeypatch):
+    """The rewritten file's filter holds every key it stores, deleted keys' bits kept."""
+    gw = FileSystemGateway(str(tmp_path))
+    hashed: list[int] = []
+    real = bf.key_positions
+
+    def counting(keys, vector_size, nb_hash):
+        hashed.append(len(keys))
+        return real(keys, vector_size, nb_hash)
+
+    monkeypatch.setattr(bf, "key_positions", counting)
+
+    def ctx(instant: str, operation: str = "upsert", existing: str | None = None):
+        return WriteContext(
+            gw=gw,
+            instant_time=instant,
+            storage_schema=with_meta_columns(SCHEMA),
+            merge_spec=MergeSpec("EVENT_TIME_ORDERING", "ts"),
+            operation=operation,
+            existing={("", "fg-0"): ExistingFile(existing, "x")} if existing else {},
+        )
+
+    first = [(f"k{i:04d}", 1, "a") for i in range(300)]
+    path1 = write_file_group(ctx("20240101000000000"), "", "fg-0", keyed(first), "0-1-2", 0)
+    path1 = path1.to_pylist()[0]["path"]
+    more = [(f"k{i:04d}", 2, "b") for i in range(250, 400)]  # 50 updates, 100 inserts
+    ctx2 = ctx("20240102000000000", existing=path1)
+    hashed.clear()
+    path2 = write_file_group(ctx2, "", "fg-0", keyed(more), "0-3-4", 0).to_pylist()[0]["path"]
+    assert hashed == [100]  # only the inserted keys were hashed
+    keys = [f"k{i:04d}" for i in range(400)]
+    # No key deleted: the same filter as one built from the file's keys in write order.
+    written = read_base_file(gw, path2)["_hoodie_record_key"]
+    assert sorted(written.to_pylist()) == keys
+    assert (
+        read_footer(gw, path2)[bf.BLOOM_FILTER_FOOTER]
+        == bf.build(bf.BloomConfig(), [written]).serialize()
+    )
+    gone = keyed([(f"k{i:04d}", None, None) for i in range(0, 400, 2)], delete=True)
+    ctx3 = ctx("20240103000000000", operation="delete", existing=path2)
+    path3 = write_file_group(ctx3, "", "fg-0", gone, "0-5-6", 0).to_pylist()[0]["path"]
+    kept = read_base_file(gw, path3)["_hoodie_record_key"].to_pylist()
+    assert kept == keys[1::2]
+    assert read_bloom_filter(gw, path3).might_contain_many(kept).all()
+
+
+def test_unique_meta_columns_are_written_without_a_dictionary(tmp_path):
+    gw = FileSystemGateway(str(tmp_path))
+    ctx = WriteContext(
+        gw=gw,
+        instant_time="20240101000000000",
+        storage_schema=with_meta_columns(SCHEMA),
+        merge_spec=MergeSpec("EVENT_TIME_ORDERING", "ts"),
+        operation="upsert",
+    )
+    rows = [(f"k{i:04d}", 1, "same") for i in range(100)]
+    path = write_file_group(ctx, "", "fg-0", keyed(rows), "0-1-2", 0).to_pylist()[0]["path"]
+    meta = pq.ParquetFile(str(tmp_path / path)).metadata.row_group(0)
+    encodings = {
+        meta.column(i).path_in_schema: meta.column(i).encodings for i in range(meta.num_columns)
+    }
+    assert "RLE_DICTIONARY" not in encodings["_hoodie_record_key"]
+    assert "RLE_DICTIONARY" not in encodings["_hoodie_commit_seqno"]
+    assert "RLE_DICTIONARY" in encodings["_hoodie_commit_time"]
+    assert "RLE_DICTIONARY" in encodings["v"]
