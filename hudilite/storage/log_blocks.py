@@ -34,6 +34,7 @@ from fastavro.schema import SchemaParseException
 
 from hudilite.errors import CorruptFileError, SchemaError
 from hudilite.schema import avro_to_arrow_schema, cast_to_schema
+from hudilite.storage.avro_columns import decode_flat, flat_plan, record_bounds
 
 #: Version of the content layout of data and delete blocks (Hudi's log block version 3).
 CONTENT_VERSION = 3
@@ -268,6 +269,12 @@ def decode_avro_records(content: bytes, avro_schema_json: str) -> pa.Table:
     if version != CONTENT_VERSION:
         raise CorruptFileError(f"avro data block: content version {version}, expected 3")
     size = len(content)
+    if flat_plan(avro_schema_json) is not None:
+        # Flat rows (the common case) decode column-wise, without a dict per record.
+        starts, ends = record_bounds(content, count, 8)
+        flat = decode_flat(content, starts, ends, avro_schema_json, schema)
+        if flat is not None:
+            return flat
     stream = io.BytesIO(content)
     stream.seek(8)
     rows: list[dict[str, Any]] = []
