@@ -75,7 +75,17 @@ def metrics_frame(spark: SparkSession, result: WriteResult) -> DataFrame:
         result.num_deletes,
         result.files_written,
     )
-    return spark.createDataFrame([row], METRICS_SCHEMA)
+    return spark.createDataFrame([row], _metrics_struct())
+
+
+def _metrics_struct() -> Any:
+    """:data:`METRICS_SCHEMA` as a ``StructType`` built in Python: a DDL string schema is
+    parsed by the JVM (a Py4J round trip, about half of the frame's cost) at every call."""
+    from pyspark.sql.types import LongType, StringType, StructField, StructType
+
+    fields = [f.strip().split(" ") for f in METRICS_SCHEMA.split(",")]
+    types = {"string": StringType(), "long": LongType()}
+    return StructType([StructField(name, types[kind], True) for name, kind in fields])
 
 
 def write_outcome(spark: SparkSession, result: WriteResult) -> Outcome:

@@ -17,10 +17,15 @@ refused (Spark's ``RECURSIVE_VIEW``).
 from __future__ import annotations
 
 import hashlib
+import threading
+import weakref
 from typing import TYPE_CHECKING, Any
 
 from hudilite.errors import HudiliteError, TableNotFoundError
+from hudilite.storage.fs import FileSystemGateway
+from hudilite.table import properties_file
 from hudilite.table.api import Table
+from hudilite.table.state import WRITE_DEFAULTS_FILE, load_config
 
 from .context import Handler, Outcome, SqlContext
 from .dialect import ParseError, TableReference, UnsupportedSyntaxError, rewrite_tables
@@ -40,7 +45,7 @@ from .statements import (
 )
 
 if TYPE_CHECKING:
-    from pyspark.sql import DataFrame
+    from pyspark.sql import DataFrame, SparkSession
 
 
 __all__ = ["HANDLERS", "VIEW_PREFIX", "ViewRegistry", "backquoted"]
@@ -50,8 +55,46 @@ VIEW_PREFIX = "__hudilite_"
 _EARLIEST = "19700101000000000"
 
 
+#: What a table view was read at: the table's location, ``hoodie.properties``, its stored
+#: write defaults and the names in its timeline folder.
+Fingerprint = tuple[str, tuple[tuple[str, str], ...], tuple[tuple[str, str], ...], frozenset[str]]
+
+
+class _Registered:
+    """The table views registered on one SparkSession (temp views belong to the
+    SparkSession, and the hudilite sessions on it share the view names of a warehouse):
+    view -> fingerprint, and a lock that makes check, read and registration one step."""
+
+    def __init__(self) -> None:
+        self.lock = threading.RLock()
+        self.views: dict[str, Fingerprint] = {}
+
+
+_REGISTERED: weakref.WeakKeyDictionary[SparkSession, _Registered] = weakref.WeakKeyDictionary()
+_REGISTERED_LOCK = threading.Lock()
+
+
+def fingerprint(tbl: Table) -> Fingerprint:
+    """What decides a read of ``tbl``: a fresh listing of its timeline folder (every
+    instant file: a commit, clean, rollback or archival by any process changes it) and its
+    properties. A table view read at the same fingerprint reads the same files."""
+    config = load_config(tbl.gw)
+    names = frozenset(e.name for e in tbl.gw.list_dir(config.timeline_dir))
+    defaults = properties_file.read_optional(tbl.gw, WRITE_DEFAULTS_FILE)
+    return (tbl.path, tuple(sorted(config.props.items())), tuple(sorted(defaults.items())), names)
+
+
 class ViewRegistry:
-    """The temp views a session registers for hudilite tables, refreshed per statement."""
+    """The temp views a session registers for hudilite tables, refreshed per statement.
+
+    A table's view is read again only when the table changed: its :func:`fingerprint`
+    (one listing of the timeline folder and the properties files, a few milliseconds) is
+    compared with the one it was read at, so a commit by any writer or process is seen by
+    the next statement, and statements on an unchanged table skip the read (planning the
+    snapshot and Spark's analysis of the file scan, about 50 ms)."""
+
+    #: False re-reads every view at every statement (for measurements).
+    cache_views = True
 
     def __init__(self, session: SqlContext) -> None:
         self.session = session
@@ -113,7 +156,7 @@ class ViewRegistry:
         try:
             for view, (name, query_type) in list(self._snapshots.items()):
                 if self.session.is_hudilite(name):
-                    self._register(view, self.session.table(name).read(query_type=query_type))  # type: ignore[arg-type]
+                    self._register_read(view, self.session.table(name), query_type, None)
                 else:
                     self._snapshots.pop(view, None)
             for view, (db, view_name) in list(self._persistent.items()):
@@ -158,11 +201,13 @@ class ViewRegistry:
     ) -> str:
         """Register a view of ``name`` (snapshot, read-optimized or as of an instant)."""
         db, table = self.session.qualify(name)
-        tbl = self.session.table(name)
+        # Not Table.load, whose check reads the table's state: the fingerprint (or the
+        # read) reads it next and raises the same TableNotFoundError.
+        tbl = Table(self.session.spark, FileSystemGateway(self.session.entry(name).location))
         suffix = query_type if as_of is None else "asof_" + _digest(as_of)
         # Sessions on other warehouses may share this SparkSession (and its temp views).
         view = f"{VIEW_PREFIX}{db}__{table}__{suffix}__{self._warehouse}"
-        self._register(view, tbl.read(query_type=query_type, as_of=as_of))  # type: ignore[arg-type]
+        self._register_read(view, tbl, query_type, as_of)
         if as_of is None:
             self._snapshots[view] = (TableName(db, table), query_type)
         return view
@@ -173,8 +218,35 @@ class ViewRegistry:
         self._register(view, df)
         return view
 
+    def _register_read(self, view: str, tbl: Table, query_type: str, as_of: str | None) -> None:
+        """Register ``view`` as a read of ``tbl``, unless it holds one of the same state."""
+        registered = self._registered()
+        with registered.lock:
+            mark = fingerprint(tbl) if self.cache_views else None
+            if mark is not None and registered.views.get(view) == mark and self._exists(view):
+                return
+            # The fingerprint is taken before the read: a commit landing in between is read
+            # now or, with a fingerprint that no longer matches, at the next statement.
+            df = tbl.read(query_type=query_type, as_of=as_of)  # type: ignore[arg-type]
+            registered.views.pop(view, None)
+            df.createOrReplaceTempView(view)
+            if mark is not None:
+                registered.views[view] = mark
+
+    def _exists(self, view: str) -> bool:
+        # A temp view can be dropped behind the registry's back (DROP TABLE drops its
+        # views, callers may drop every temp view): one catalog lookup.
+        return bool(self.session.spark.catalog.tableExists("`" + view.replace("`", "``") + "`"))
+
+    def _registered(self) -> _Registered:
+        with _REGISTERED_LOCK:
+            return _REGISTERED.setdefault(self.session.spark, _Registered())
+
     def _register(self, view: str, df: DataFrame) -> None:
-        df.createOrReplaceTempView(view)
+        registered = self._registered()
+        with registered.lock:
+            registered.views.pop(view, None)
+            df.createOrReplaceTempView(view)
 
     def _resolve(self, ref: TableReference) -> str | None:
         if ref.db is None and ref.name.startswith(VIEW_PREFIX):

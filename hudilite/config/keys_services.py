@@ -51,14 +51,16 @@ CLEANER_HOURS_RETAINED = _key(
 CLEAN_TRIGGER_STRATEGY = _key(
     "hoodie.clean.trigger.strategy",
     "NUM_COMMITS",
-    "When run_clean(schedule_in_line) plans a clean: NUM_COMMITS (the only strategy).",
+    "When the inline clean and run_clean(schedule_in_line) plan a clean: NUM_COMMITS (the only "
+    "strategy).",
     parse=choice("NUM_COMMITS"),
     scope="service",
 )
 CLEAN_MAX_COMMITS = _key(
     "hoodie.clean.max.commits",
     1,
-    "NUM_COMMITS trigger: commits since the last clean before a new one is planned.",
+    "NUM_COMMITS trigger: commits since the last clean before a new one is planned (the inline "
+    "clean after a write and run_clean(schedule_in_line)).",
     parse=parse_int,
     scope="service",
 )

@@ -30,7 +30,9 @@ travel. Nothing to delete means no clean instant at all, as in Hudi.
 
 from __future__ import annotations
 
+import threading
 import time
+from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
@@ -52,6 +54,7 @@ from hudilite.timeline.instant import (
     DELTA_COMMIT,
     LOG_COMPACTION,
     REPLACE_COMMIT,
+    SAVEPOINT,
     Instant,
     State,
 )
@@ -296,16 +299,169 @@ def may_clean(
     state: TableState, options: OptionsLike = None, *, now: datetime | None = None
 ) -> bool:
     """Whether :func:`clean` on ``state`` could do anything, decided from the timeline alone
-    (no file listing, no lock): False when no clean is pending and the commit-based
+    (no file listing, no lock): False when no clean is pending and either the commit-based
     policies have no earliest commit to retain yet (fewer completed commits than
     ``hoodie.cleaner.commits.retained``, or none old enough), which is where
-    :func:`plan_clean` stops too. ``KEEP_LATEST_FILE_VERSIONS`` needs the listing: True.
-    The inline clean after a write asks this first, so most writes skip the cleaner's
-    lock, re-load and listing."""
+    :func:`plan_clean` stops too, or fewer commits than ``hoodie.clean.max.commits`` (when
+    set above its default of 1) completed since the last clean (Hudi's trigger), or an
+    earlier plan of this process found nothing to delete and nothing since can have made
+    a file deletable (:func:`_nothing_since`). The inline clean after a write asks this
+    first, so most writes skip the cleaner's lock, re-load and listing."""
     if pending_cleans(state):
         return True
-    policy, _, earliest = _trigger(state, resolve_options(state, options), now)
-    return policy == KEEP_LATEST_FILE_VERSIONS or earliest is not None
+    opts = resolve_options(state, options)
+    policy, _, earliest = _trigger(state, opts, now)
+    if policy != KEEP_LATEST_FILE_VERSIONS and earliest is None:
+        return False
+    max_commits = int(opts.get(cfg.CLEAN_MAX_COMMITS))
+    if max_commits > 1 and commits_since_last_clean(state) < max_commits:
+        # Hudi's NUM_COMMITS trigger. (At the default of 1 it is left out: a write just
+        # committed, and a commit requested before the last clean's latest one but
+        # completed after it keeps being cleaned at once, as hudilite always did.)
+        return False
+    return not _nothing_since(state, _settings(opts), earliest)
+
+
+def commits_since_last_clean(state: TableState) -> int:
+    """Hudi's ``getCommitsSinceLastCleaning``: completed commits after the last completed
+    clean's ``lastCompletedCommitTimestamp`` (all of them when there was no clean)."""
+    commits = state.timeline.commits()
+    cleans = [i for i in state.timeline.filter(actions=CLEAN) if i.is_completed]
+    if not cleans:
+        return len(commits)
+    meta = read_avro_record(state.timeline.instant_content(cleans[-1]))
+    last = str(meta.get("lastCompletedCommitTimestamp") or "")
+    return sum(1 for c in commits if c.requested_time > last)
+
+
+# ------------------------------------------------------------- "nothing to clean" memo
+#
+# A plan that finds nothing to delete is remembered (per table, in this process) with the
+# timeline it saw. A later timeline whose changes since are only (a) pending writes and
+# plans, and (b) completed commits / deltacommits that only created new file groups, with
+# (c) every commit the earliest retained instant moved past also one that only created
+# file groups, (d) savepoints, replacecommits, rollbacks, restores and cleans unchanged, and
+# (e) the same policy and retention settings, cannot have anything to delete either:
+#
+# * a file group no new commit wrote has the slices it had. A slice of it older than the
+#   old earliest retained instant survived the last plan as the latest slice (still the
+#   latest) or the newest one before that instant (it stays kept unless a newer slice
+#   older than the new earliest instant exists: one written by a commit the earliest
+#   instant moved past, which would have updated an existing group: excluded by (c)). A
+#   slice at or after the old earliest instant and before the new one was written by such
+#   a commit, so it is its group's first slice, and any later slice older than the new
+#   instant would be another such commit's update (excluded by (c)): it is the newest
+#   slice before the new instant, kept;
+# * a file group a new commit created has one slice, the latest, kept;
+# * savepoints and pending compactions only protect more; replaced groups are unchanged;
+#   ``KEEP_LATEST_FILE_VERSIONS`` keeps as many versions of unchanged groups as before.
+#
+# When the check passes the memo moves to the new timeline; otherwise the cleaner plans
+# (and a plan that finds nothing remembers again). Explicit cleans always plan.
+
+
+@dataclass(frozen=True)
+class _NothingToClean:
+    """A plan found nothing to delete on ``files`` (the timeline's instant files), with
+    earliest retained instant ``earliest`` (None for KEEP_LATEST_FILE_VERSIONS)."""
+
+    files: frozenset[Instant]
+    earliest: str | None
+    settings: tuple[str, int, int, int]
+
+
+_NOTHING: OrderedDict[str, _NothingToClean] = OrderedDict()
+_NOTHING_LOCK = threading.Lock()
+_NOTHING_MAX = 256  # tables remembered
+
+
+def _settings(opts: cfg.Options) -> tuple[str, int, int, int]:
+    """The options a plan depends on besides the timeline and the files."""
+    return (
+        str(opts.get(CLEANER_POLICY)),
+        int(opts.get(CLEANER_COMMITS_RETAINED)),
+        int(opts.get(CLEANER_FILE_VERSIONS_RETAINED)),
+        int(opts.get(CLEANER_HOURS_RETAINED)),
+    )
+
+
+def _remember(state: TableState, settings: tuple[str, int, int, int], earliest: str | None) -> None:
+    memo = _NothingToClean(state.timeline.file_instants(), earliest, settings)
+    with _NOTHING_LOCK:
+        _NOTHING[state.gw.uri()] = memo
+        _NOTHING.move_to_end(state.gw.uri())
+        while len(_NOTHING) > _NOTHING_MAX:
+            _NOTHING.popitem(last=False)
+
+
+def forget_nothing_to_clean() -> None:
+    """Drop every remembered "nothing to clean" plan (the next inline clean plans)."""
+    with _NOTHING_LOCK:
+        _NOTHING.clear()
+
+
+#: Pending instants whose files no snapshot shows (a write or a plan in progress).
+_PENDING_OK = _COMMITS_AND_PLANS
+#: Completed actions whose new file groups alone cannot make a file deletable.
+_CREATING = frozenset({COMMIT, DELTA_COMMIT})
+
+
+def _only_creates(timeline: Timeline, requested_time: str) -> bool:
+    """Whether the completed instant ``requested_time`` is a commit or deltacommit whose
+    every write created its file group (no update, log append, compaction or replace)."""
+    inst = timeline.get(requested_time)
+    if inst is None or not inst.is_completed or inst.action not in _CREATING:
+        return False
+    meta = timeline.commit_metadata(inst)
+    if meta.is_replace or meta.compacted:
+        return False
+    return all(s.is_new_file_group and not s.is_delta for s in meta.write_stats())
+
+
+def _nothing_since(
+    state: TableState, settings: tuple[str, int, int, int], earliest: Instant | None
+) -> bool:
+    """Whether a plan on ``state`` provably deletes nothing, from a remembered plan that
+    found nothing (see the comment above); moves the memo to ``state`` when so."""
+    key = state.gw.uri()
+    with _NOTHING_LOCK:
+        memo = _NOTHING.get(key)
+    if memo is None or memo.settings != settings:
+        return False
+    timeline = state.timeline
+    files = timeline.file_instants()
+    old = memo.earliest
+    new = earliest.requested_time if earliest is not None else None
+    by_commits = settings[0] != KEEP_LATEST_FILE_VERSIONS
+    if by_commits and (old is None or new is None or new < old):
+        return False
+    for inst in memo.files - files:
+        # Gone: a state file replaced by a later one of the same instant, or (the commit
+        # policies) an instant older than the earliest retained one archived; never a
+        # savepoint.
+        if inst.action == SAVEPOINT:
+            return False
+        if inst.requested_time in timeline:
+            continue
+        if not by_commits or old is None or inst.requested_time >= old:
+            return False
+    check: set[str] = set()
+    for inst in files - memo.files:
+        if not inst.is_completed and inst.action in _PENDING_OK:
+            continue
+        if inst.is_completed and inst.action in _CREATING:
+            check.add(inst.requested_time)
+            continue
+        return False  # a clean, rollback, restore, savepoint, replacecommit, ...
+    if by_commits and old is not None and new is not None:
+        # The commits the earliest retained instant moved past (none of them gone: above).
+        check.update(c.requested_time for c in timeline.commits() if old <= c.requested_time < new)
+    if not all(_only_creates(timeline, t) for t in sorted(check)):
+        return False
+    with _NOTHING_LOCK:
+        if _NOTHING.get(key) is memo:
+            _NOTHING[key] = _NothingToClean(files, new, settings)
+    return True
 
 
 def plan_clean(
@@ -319,6 +475,15 @@ def plan_clean(
     policy, versions, earliest = _trigger(state, opts, now)
     if policy != KEEP_LATEST_FILE_VERSIONS and earliest is None:
         return None
+    plan = _plan(state, policy, versions, earliest)
+    if plan is None:
+        _remember(state, _settings(opts), earliest.requested_time if earliest else None)
+    return plan
+
+
+def _plan(
+    state: TableState, policy: str, versions: int, earliest: Instant | None
+) -> CleanPlan | None:
     timeline = state.timeline
     savepoints = list_savepoints(state)
     pinned: frozenset[str] = frozenset().union(*(sp.file_names for sp in savepoints))
@@ -456,7 +621,9 @@ def clean(
     results = [execute_clean(state, t) for t in pending_cleans(state)]
     scheduled = schedule_clean(state, options, now=now)
     if scheduled is not None:
-        results.append(execute_clean(TableState.load(state.gw), scheduled[0].requested_time))
+        # execute_clean lists the timeline itself: only the table's location and config
+        # are taken from ``state``.
+        results.append(execute_clean(state, scheduled[0].requested_time))
     if not results:
         return None
     return replace(results[-1], resumed=tuple(r.instant_time for r in results[:-1]))

@@ -135,6 +135,11 @@ class Timeline:
     def __repr__(self) -> str:
         return f"Timeline({', '.join(str(i) for i in self._instants)})"
 
+    def file_instants(self) -> frozenset[Instant]:
+        """Every instant file of the listing (each state of each instant, savepoints
+        included): two listings with the same set hold the same timeline."""
+        return frozenset(i for states in self._files.values() for i in states)
+
     def get(self, requested_time: str) -> Instant | None:
         """The instant requested at ``requested_time`` (most advanced state), or None."""
         return self._by_time.get(requested_time)
