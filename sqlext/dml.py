@@ -44,6 +44,8 @@ from hudilite.errors import SchemaError
 from hudilite.schema import IS_DELETED_COL, META_COLUMNS
 from hudilite.spark.convert import spark_schema
 from hudilite.spark.write_job import OVERWRITE_PARTITIONS_KEY
+from hudilite.storage.fs import FileSystemGateway
+from hudilite.table.api import Table
 
 from .context import Handler, Outcome, SqlContext, write_outcome
 from .ddl_common import partitions_for_spec
@@ -64,7 +66,7 @@ from .statements import (
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
-    from hudilite.table.api import Operation, Table
+    from hudilite.table.api import Operation
     from hudilite.table.state import TableState
 
 
@@ -82,6 +84,14 @@ _RANK = "__hudilite_rank"
 def _q(name: str) -> str:
     """``name`` as a back-quoted Spark identifier."""
     return "`" + name.replace("`", "``") + "`"
+
+
+def _target(session: SqlContext, name: TableName) -> tuple[Table, TableState]:
+    """A handle on the hudilite table ``name`` and its state, read once (``session.table``
+    reads the state to check the table, and the statement reads it again right after); a
+    missing table raises the same TableNotFoundError from the read."""
+    tbl = Table(session.spark, FileSystemGateway(session.entry(name).location))
+    return tbl, tbl.state()
 
 
 def _columns(state: TableState) -> StructType:
@@ -197,8 +207,7 @@ def _insert(session: SqlContext, stmt: InsertInto) -> Outcome:
     if _foreign(session, stmt.table):
         return session.run_in_spark(session.display(stmt.table))
     display = session.display(stmt.table)
-    tbl = session.table(stmt.table)
-    state = tbl.state()  # one timeline load for the schema, config and options below
+    tbl, state = _target(session, stmt.table)  # one load for the schema, config, options
     schema = _columns(state)
     config = state.config
     verb = "INSERT OVERWRITE" if stmt.overwrite else "INSERT INTO"
@@ -293,8 +302,7 @@ def _update(session: SqlContext, stmt: Update) -> Outcome:
     if _foreign(session, stmt.table):
         return session.run_in_spark(session.display(stmt.table))
     display = session.display(stmt.table)
-    tbl = session.table(stmt.table)
-    state = tbl.state()
+    tbl, state = _target(session, stmt.table)
     schema = _columns(state)
     protected = _protected(state.config)
     assigned: dict[str, str] = {}
@@ -315,8 +323,8 @@ def _update(session: SqlContext, stmt: Update) -> Outcome:
 def _delete(session: SqlContext, stmt: Delete) -> Outcome:
     if _foreign(session, stmt.table):
         return session.run_in_spark(session.display(stmt.table))
-    tbl = session.table(stmt.table)
-    select = [_q(f.name) for f in _columns(tbl.state()).fields]
+    tbl, state = _target(session, stmt.table)
+    select = [_q(f.name) for f in _columns(state).fields]
     return _write_selected(session, tbl, stmt.table, select, stmt.where, "delete")
 
 
@@ -347,8 +355,7 @@ def _merge(session: SqlContext, stmt: MergeInto) -> Outcome:
     if _foreign(session, stmt.target):
         return session.run_in_spark(session.display(stmt.target))
     display = session.display(stmt.target)
-    tbl = session.table(stmt.target)
-    state = tbl.state()
+    tbl, state = _target(session, stmt.target)
     schema = _columns(state)
     config = state.config
     t_alias = stmt.target_alias or stmt.target.table
