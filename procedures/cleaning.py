@@ -42,6 +42,7 @@ from hudilite.services.clean import (
     KEEP_LATEST_COMMITS,
     KEEP_LATEST_FILE_VERSIONS,
     CleanResult,
+    commits_since_last_clean,
     execute_clean,
     pending_cleans,
     schedule_clean,
@@ -132,18 +133,6 @@ def archived_instants(
 # run_clean
 
 
-def _commits_since_last_clean(state: TableState) -> int:
-    """Hudi's ``getCommitsSinceLastCleaning``: completed commits after the last completed
-    clean's ``lastCompletedCommitTimestamp`` (all of them when there was no clean)."""
-    commits = state.timeline.commits()
-    cleans = [i for i in state.timeline.filter(actions=CLEAN) if i.is_completed]
-    if not cleans:
-        return len(commits)
-    meta = read_avro_record(state.timeline.instant_content(cleans[-1]))
-    last = str(meta.get("lastCompletedCommitTimestamp") or "")
-    return sum(1 for c in commits if c.requested_time > last)
-
-
 def _option_choice(ctx: ProcedureContext, param: str, value: str, allowed: tuple[str, ...]) -> str:
     text = value.strip().upper()
     if text not in allowed:
@@ -224,7 +213,7 @@ def run_clean(ctx: ProcedureContext, args: dict[str, Any]) -> list[tuple[Any, ..
     # As Hudi's clean action: earlier pending cleans are finished first.
     results = [execute_clean(state, t) for t in pending_cleans(state)]
     state = TableState.load(state.gw)
-    if args["schedule_in_line"] and _commits_since_last_clean(state) >= max_commits:
+    if args["schedule_in_line"] and commits_since_last_clean(state) >= max_commits:
         scheduled = schedule_clean(state, options)
         if scheduled is not None:
             fresh = TableState.load(state.gw)
