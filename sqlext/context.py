@@ -75,17 +75,12 @@ def metrics_frame(spark: SparkSession, result: WriteResult) -> DataFrame:
         result.num_deletes,
         result.files_written,
     )
-    return spark.createDataFrame([row], _metrics_struct())
+    # why lazy: spark_types imports pyspark, which this module leaves to its callers
+    from .spark_types import simple_struct
 
-
-def _metrics_struct() -> Any:
-    """:data:`METRICS_SCHEMA` as a ``StructType`` built in Python: a DDL string schema is
-    parsed by the JVM (a Py4J round trip, about half of the frame's cost) at every call."""
-    from pyspark.sql.types import LongType, StringType, StructField, StructType
-
-    fields = [f.strip().split(" ") for f in METRICS_SCHEMA.split(",")]
-    types = {"string": StringType(), "long": LongType()}
-    return StructType([StructField(name, types[kind], True) for name, kind in fields])
+    # A StructType built in Python: a DDL string is parsed by the JVM at every call (a
+    # Py4J round trip, about half of this frame's cost).
+    return spark.createDataFrame([row], simple_struct(METRICS_SCHEMA))
 
 
 def write_outcome(spark: SparkSession, result: WriteResult) -> Outcome:

@@ -12,6 +12,7 @@ Nothing here needs a JVM: types are ``pyspark.sql.types`` objects (plain Python)
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import NoReturn
 
 from pyspark.sql.types import (
@@ -231,3 +232,12 @@ def _field_sql(f: StructField, sep: str = " ") -> str:
 def column_sql(f: StructField) -> str:
     """One column definition of a CREATE TABLE: ``name TYPE [NOT NULL] [COMMENT '...']``."""
     return _field_sql(f)
+
+
+@lru_cache(maxsize=16)
+def simple_struct(ddl: str) -> StructType:
+    """The ``StructType`` of a DDL list of ``name string`` / ``name long`` columns (nullable),
+    built in Python without the JVM's DDL parser."""
+    types = {"string": StringType(), "long": LongType()}
+    fields = [f.strip().split(" ") for f in ddl.split(",")]
+    return StructType([StructField(name, types[kind], True) for name, kind in fields])

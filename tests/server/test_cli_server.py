@@ -148,12 +148,17 @@ def test_sigterm_finishes_the_running_write(
         "CREATE TABLE st (id BIGINT, v STRING) USING hudi TBLPROPERTIES (primaryKey = 'id')"
     )
     cur.execute("INSERT INTO st SELECT id, CAST(id AS STRING) FROM range(5000)", async_=True)
-    while cur.poll().operationState == tt.TOperationState.PENDING_STATE:
+    status = cur.poll()
+    while status.operationState == tt.TOperationState.PENDING_STATE:
         time.sleep(0.02)
+        status = cur.poll()
+    # The statement runs (it has not failed before the signal: the message says why if so).
+    assert status.operationState == tt.TOperationState.RUNNING_STATE, status.errorMessage
     proc.send_signal(signal.SIGTERM)
     assert proc.wait(timeout=120) == 0
     assert proc.stderr is not None
-    assert "hudilite thriftserver stopped" in proc.stderr.read()
+    log = proc.stderr.read()
+    assert "hudilite thriftserver stopped" in log
     table = hudilite.Table.load(spark, str(warehouse / "default.db" / "st"))
-    assert [i.state.name for i in table.timeline()] == ["COMPLETED"]
+    assert [i.state.name for i in table.timeline()] == ["COMPLETED"], log
     assert table.read().count() == 5000
