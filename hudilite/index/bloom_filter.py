@@ -217,13 +217,18 @@ class BloomConfig:
 
     def new_filter(self) -> BloomFilter:
         """An empty filter of this configuration (``BloomFilterFactory.createBloomFilter``)."""
-        bits = bit_size(self.num_entries, self.fpp)
-        hashes = num_hashes(bits, self.num_entries)
-        if self.filter_type.upper() == SIMPLE:
+        code, bits, hashes = self._shape()
+        if code == SIMPLE:
             return SimpleBloomFilter(bits, hashes)
-        if self.filter_type.upper() == DYNAMIC_V0:
-            return DynamicBloomFilter(bits, hashes, self.num_entries, self.dynamic_max_entries)
-        raise ValueError(f"Bloom Filter type code not recognizable {self.filter_type}")
+        return DynamicBloomFilter(bits, hashes, self.num_entries, self.dynamic_max_entries)
+
+    def _shape(self) -> tuple[str, int, int]:
+        """Type code, bit vector size and hash count of this configuration's filters."""
+        code = self.filter_type.upper()
+        if code not in TYPE_CODES:
+            raise ValueError(f"Bloom Filter type code not recognizable {self.filter_type}")
+        bits = bit_size(self.num_entries, self.fpp)
+        return code, bits, num_hashes(bits, self.num_entries)
 
     def resume(self, stored: BloomFilter) -> BloomFilter | None:
         """``stored`` (a base file's filter, as read) ready for more keys, or None.
@@ -235,21 +240,21 @@ class BloomConfig:
         written with other parameters than this configuration's, so the caller builds a
         new filter instead.
         """
-        fresh = self.new_filter()
+        code, bits, hashes = self._shape()
         if (
-            stored.type_code != fresh.type_code
-            or stored.vector_size != fresh.vector_size
-            or stored.nb_hash != fresh.nb_hash
-            or stored.hash_type != fresh.hash_type
+            stored.type_code != code
+            or stored.vector_size != bits
+            or stored.nb_hash != hashes
+            or stored.hash_type != MURMUR_HASH
         ):
             return None
-        if isinstance(stored, DynamicBloomFilter) and isinstance(fresh, DynamicBloomFilter):
-            if stored.nr != fresh.nr or not stored.matrix:
+        if isinstance(stored, DynamicBloomFilter):
+            if stored.nr != self.num_entries or not stored.matrix:
                 return None
             # Not serialized (Hudi's neither): the row bound comes from this configuration.
             # A full filter at that bound sends further keys to rows round-robin; where the
             # rotation starts is free, as a lookup tests every row.
-            stored.max_nr = fresh.max_nr
+            stored.max_nr = self.dynamic_max_entries
             stored.reached_max, stored.cur_matrix_index = False, 0
         return stored
 

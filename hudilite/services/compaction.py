@@ -80,7 +80,7 @@ from hudilite.services.table_service import (
     io_metrics,
 )
 from hudilite.storage.layout import BaseFileName
-from hudilite.storage.parquet_io import read_base_file, read_bloom_filter_or_none, write_base_file
+from hudilite.storage.parquet_io import read_base_file_and_filter, write_base_file
 from hudilite.table.state import TableState
 from hudilite.timeline.instant import (
     COMMIT,
@@ -345,23 +345,20 @@ def compact_operation(
         else:
             columns.append(merged[f.name].cast(f.type))
     out = pa.Table.from_arrays(columns, schema=ctx.storage_schema)
-    base_rows = (
-        read_base_file(
+    base_rows, stored = None, None
+    if file_slice.base_file is not None:
+        # The key columns count the changes; the filter (same open) seeds the new one.
+        base_rows, stored = read_base_file_and_filter(
             ctx.gw, file_slice.base_file.path, columns=[RECORD_KEY_COL, COMMIT_SEQNO_COL]
         )
-        if file_slice.base_file is not None
-        else None
-    )
     inserts, updates, deletes = _count_changes(base_rows, out)
     ctx.check_fail_point("before_file_write")
     create_marker(ctx.gw, ctx.instant_time, rel, "CREATE")
     written = time.monotonic()
     seed, known = None, None
-    base_file = file_slice.base_file
-    if ctx.bloom is not None and base_file is not None and base_rows is not None and out.num_rows:
+    if ctx.bloom is not None and stored is not None and base_rows is not None and out.num_rows:
         # Keys the base file stored are in its filter already: only the others are hashed.
-        stored = read_bloom_filter_or_none(ctx.gw, base_file.path)
-        seed = ctx.bloom.resume(stored) if stored is not None else None
+        seed = ctx.bloom.resume(stored)
         if seed is not None:
             known = pc.is_in(
                 out[RECORD_KEY_COL], value_set=base_rows[RECORD_KEY_COL].combine_chunks()

@@ -46,8 +46,8 @@ _PHYSICAL: dict[str, pa.DataType] = {
     "string": pa.string(),
     "bytes": pa.binary(),
 }
-# Logical types stored as the Avro int/long itself (the Arrow column has the same width).
-_INTEGER_LOGICAL = frozenset(
+#: Logical types stored as the Avro int/long itself (the Arrow column has the same width).
+INTEGER_LOGICAL = frozenset(
     {"date", "time-millis", "time-micros", "timestamp-millis", "timestamp-micros",
      "local-timestamp-millis", "local-timestamp-micros"}
 )  # fmt: skip
@@ -93,7 +93,7 @@ def _field(avro: object) -> _Field | None:
 def _primitive(avro: object) -> str | None:
     if isinstance(avro, dict):
         logical, kind = avro.get("logicalType"), avro.get("type")
-        if logical is None or (logical in _INTEGER_LOGICAL and kind in ("int", "long")):
+        if logical is None or (logical in INTEGER_LOGICAL and kind in ("int", "long")):
             avro = kind
         else:
             return None  # decimals, uuids and the like keep fastavro's conversion

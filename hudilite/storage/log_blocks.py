@@ -34,12 +34,11 @@ from fastavro.schema import SchemaParseException
 
 from hudilite.errors import CorruptFileError, SchemaError
 from hudilite.schema import avro_to_arrow_schema, cast_to_schema
-from hudilite.storage.avro_columns import decode_flat, flat_plan, record_bounds
+from hudilite.storage.avro_columns import INTEGER_LOGICAL, decode_flat, record_bounds
 
 #: Version of the content layout of data and delete blocks (Hudi's log block version 3).
 CONTENT_VERSION = 3
 
-_INT32 = struct.Struct(">i")
 _HEAD = struct.Struct(">ii")
 _BIN = pa.large_binary()
 
@@ -268,43 +267,27 @@ def decode_avro_records(content: bytes, avro_schema_json: str) -> pa.Table:
     version, count = _HEAD.unpack_from(content)
     if version != CONTENT_VERSION:
         raise CorruptFileError(f"avro data block: content version {version}, expected 3")
-    size = len(content)
-    if flat_plan(avro_schema_json) is not None:
-        # Flat rows (the common case) decode column-wise, without a dict per record.
-        starts, ends = record_bounds(content, count, 8)
-        flat = decode_flat(content, starts, ends, avro_schema_json, schema)
-        if flat is not None:
-            return flat
+    starts, ends = record_bounds(content, count, 8)
+    flat = decode_flat(content, starts, ends, avro_schema_json, schema)
+    if flat is not None:  # flat rows (the common case): column-wise, no dict per record
+        return flat
     stream = io.BytesIO(content)
-    stream.seek(8)
     rows: list[dict[str, Any]] = []
     read = fastavro.schemaless_reader
     try:
-        # One stream for all datums; each must end exactly where its length says.
-        for _ in range(count):
-            (length,) = _INT32.unpack(stream.read(4))
-            end = stream.tell() + length
-            if length < 0 or end > size:
-                raise CorruptFileError("avro data block: a record runs past the content")
+        # Each datum must end exactly where its length says.
+        for start, end in zip(starts.tolist(), ends.tolist(), strict=True):
+            stream.seek(start)
             rows.append(cast(dict[str, Any], read(stream, reader_schema, None)))
             if stream.tell() != end:
                 raise CorruptFileError("avro data block: a record's length is wrong")
     except (struct.error, EOFError, ValueError, IndexError, UnicodeDecodeError) as exc:
         raise CorruptFileError(f"avro data block: undecodable record ({exc})") from exc
-    if stream.tell() != size:
-        raise CorruptFileError(f"avro data block: {size - stream.tell()} bytes after the records")
     arrays = []
     for fld, raw in zip(schema, raw_kinds, strict=True):
         values = [row[fld.name] for row in rows]
         arrays.append(_raw_column(values, fld.type, raw) if raw else pa.array(values, fld.type))
     return pa.Table.from_arrays(arrays, schema=schema)
-
-
-# Logical types whose Avro value is the Arrow storage integer of the column's type.
-_INTEGER_LOGICAL = frozenset(
-    {"date", "time-millis", "time-micros", "timestamp-millis", "timestamp-micros",
-     "local-timestamp-millis", "local-timestamp-micros"}
-)  # fmt: skip
 
 
 @lru_cache(maxsize=64)
@@ -340,7 +323,7 @@ def _strip_logical(avro: Any) -> tuple[Any, str | None]:
     if not isinstance(avro, dict):
         return avro, None
     logical, kind = avro.get("logicalType"), avro.get("type")
-    if logical in _INTEGER_LOGICAL and kind in ("int", "long"):
+    if logical in INTEGER_LOGICAL and kind in ("int", "long"):
         return kind, "int"
     if logical == "decimal" and kind == "fixed" and int(avro["precision"]) <= 38:
         drop = ("logicalType", "precision", "scale")

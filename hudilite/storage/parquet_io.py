@@ -241,50 +241,45 @@ def read_base_file(
     copied into files hudilite writes from these rows.
     """
     with _parquet_file(gw, rel_path) as pf:
-        try:
-            table = pf.read(columns=columns)
-        except pa.ArrowInvalid as exc:
-            raise CorruptFileError(f"{rel_path}: cannot read Parquet data: {exc}") from exc
-    return table.replace_schema_metadata(None)
+        return _read_table(pf, rel_path, columns)
 
 
 def read_base_file_and_filter(
-    gw: FileSystemGateway, rel_path: str
+    gw: FileSystemGateway, rel_path: str, columns: list[str] | None = None
 ) -> tuple[pa.Table, BloomFilter | None]:
-    """:func:`read_base_file` of all columns, and the file's bloom filter (None when it has
-    none or it cannot be decoded: a writer then builds a new one)."""
+    """:func:`read_base_file`, and the file's bloom filter from the same open (None when it
+    has none or it cannot be decoded: a writer then builds a new one)."""
     with _parquet_file(gw, rel_path) as pf:
-        try:
-            table = pf.read()
-        except pa.ArrowInvalid as exc:
-            raise CorruptFileError(f"{rel_path}: cannot read Parquet data: {exc}") from exc
-        raw = pf.metadata.metadata or {}
-    footer = {k.decode("utf-8", "replace"): v.decode("utf-8", "replace") for k, v in raw.items()}
-    return table.replace_schema_metadata(None), _filter_or_none(footer)
+        table = _read_table(pf, rel_path, columns)
+        footer = _footer(pf)
+    try:
+        return table, from_footer(footer)
+    except (ValueError, struct.error, binascii.Error):
+        return table, None
+
+
+def _read_table(pf: pq.ParquetFile, rel_path: str, columns: list[str] | None) -> pa.Table:
+    try:
+        table = pf.read(columns=columns)
+    except pa.ArrowInvalid as exc:
+        raise CorruptFileError(f"{rel_path}: cannot read Parquet data: {exc}") from exc
+    return table.replace_schema_metadata(None)
+
+
+def _footer(pf: pq.ParquetFile) -> dict[str, str]:
+    raw = pf.metadata.metadata or {}
+    return {k.decode("utf-8", "replace"): v.decode("utf-8", "replace") for k, v in raw.items()}
 
 
 def read_footer(gw: FileSystemGateway, rel_path: str) -> dict[str, str]:
     """The key-value footer metadata of a Parquet file, decoded as UTF-8."""
     with _parquet_file(gw, rel_path) as pf:
-        raw = pf.metadata.metadata or {}
-    return {k.decode("utf-8", "replace"): v.decode("utf-8", "replace") for k, v in raw.items()}
+        return _footer(pf)
 
 
 def read_bloom_filter(gw: FileSystemGateway, rel_path: str) -> BloomFilter | None:
     """The record-key bloom filter of a base file's footer (Hudi's or ours), or None."""
     return from_footer(read_footer(gw, rel_path))
-
-
-def read_bloom_filter_or_none(gw: FileSystemGateway, rel_path: str) -> BloomFilter | None:
-    """:func:`read_bloom_filter`, with None also for a filter that cannot be decoded."""
-    return _filter_or_none(read_footer(gw, rel_path))
-
-
-def _filter_or_none(footer: dict[str, str]) -> BloomFilter | None:
-    try:
-        return from_footer(footer)
-    except (ValueError, struct.error, binascii.Error):
-        return None
 
 
 def read_key_range(gw: FileSystemGateway, rel_path: str) -> tuple[str, str] | None:

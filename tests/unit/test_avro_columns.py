@@ -68,7 +68,7 @@ def content_of(schema: str, rows: list[dict[str, Any]]) -> bytes:
 
 def row_by_row(content: bytes, schema: str, monkeypatch: pytest.MonkeyPatch) -> Any:
     with monkeypatch.context() as m:
-        m.setattr(log_blocks, "flat_plan", lambda _: None)
+        m.setattr(log_blocks, "decode_flat", lambda *_: None)
         return log_blocks.decode_avro_records(content, schema)
 
 
