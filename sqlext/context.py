@@ -165,6 +165,11 @@ class SqlContext(Protocol):
         """A :class:`hudilite.Table` handle on ``name``."""
         ...
 
+    def handle(self, name: TableName) -> Table:
+        """A handle on ``name`` without :meth:`Table.load`'s checking read: for callers
+        that read the table's state next (that read raises the same TableNotFoundError)."""
+        ...
+
     def run_in_spark(self, what: str) -> Outcome:
         """Hand the running statement to Spark."""
         ...

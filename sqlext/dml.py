@@ -44,7 +44,6 @@ from hudilite.errors import SchemaError
 from hudilite.schema import IS_DELETED_COL, META_COLUMNS
 from hudilite.spark.convert import spark_schema
 from hudilite.spark.write_job import OVERWRITE_PARTITIONS_KEY
-from hudilite.storage.fs import FileSystemGateway
 from hudilite.table.api import Table
 
 from .context import Handler, Outcome, SqlContext, write_outcome
@@ -90,7 +89,7 @@ def _target(session: SqlContext, name: TableName) -> tuple[Table, TableState]:
     """A handle on the hudilite table ``name`` and its state, read once (``session.table``
     reads the state to check the table, and the statement reads it again right after); a
     missing table raises the same TableNotFoundError from the read."""
-    tbl = Table(session.spark, FileSystemGateway(session.entry(name).location))
+    tbl = session.handle(name)
     return tbl, tbl.state()
 
 

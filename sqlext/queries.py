@@ -22,7 +22,6 @@ import weakref
 from typing import TYPE_CHECKING, Any
 
 from hudilite.errors import HudiliteError, TableNotFoundError
-from hudilite.storage.fs import FileSystemGateway
 from hudilite.table import properties_file
 from hudilite.table.api import Table
 from hudilite.table.state import WRITE_DEFAULTS_FILE, load_config
@@ -201,9 +200,8 @@ class ViewRegistry:
     ) -> str:
         """Register a view of ``name`` (snapshot, read-optimized or as of an instant)."""
         db, table = self.session.qualify(name)
-        # Not Table.load, whose check reads the table's state: the fingerprint (or the
-        # read) reads it next and raises the same TableNotFoundError.
-        tbl = Table(self.session.spark, FileSystemGateway(self.session.entry(name).location))
+        # The fingerprint (or the read) reads the table's state next.
+        tbl = self.session.handle(name)
         suffix = query_type if as_of is None else "asof_" + _digest(as_of)
         # Sessions on other warehouses may share this SparkSession (and its temp views).
         view = f"{VIEW_PREFIX}{db}__{table}__{suffix}__{self._warehouse}"

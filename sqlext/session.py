@@ -23,7 +23,12 @@ from hudilite.errors import ConfigError, HudiliteError, TableNotFoundError
 from hudilite.procedures import run_procedure
 from hudilite.spark.session import spark_session
 from hudilite.spark.task_errors import read_error_from
-from hudilite.storage.fs import is_storage_option, set_storage_options, storage_options_of
+from hudilite.storage.fs import (
+    FileSystemGateway,
+    is_storage_option,
+    set_storage_options,
+    storage_options_of,
+)
 from hudilite.table.api import Table
 
 from . import ddl, ddl_views, dml, queries
@@ -211,6 +216,11 @@ class Session:
     def table(self, name: TableName) -> Table:
         """A :class:`hudilite.Table` handle on ``name``."""
         return Table.load(self.spark, self.entry(name).location)
+
+    def handle(self, name: TableName) -> Table:
+        """A handle on ``name`` without :meth:`Table.load`'s checking read: for callers
+        that read the table's state next (that read raises the same TableNotFoundError)."""
+        return Table(self.spark, FileSystemGateway(self.entry(name).location))
 
     # ------------------------------------------------------------------ state
     def run_in_spark(self, what: str) -> Outcome:

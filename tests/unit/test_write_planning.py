@@ -175,6 +175,20 @@ def test_file_group_writer_merges_and_preserves_untouched_records(tmp_path):
     assert read_base_file(gw, third["path"]).num_rows == 0  # an empty file ends the old slice
 
 
+def upsert_context(
+    gw: FileSystemGateway, instant: str, operation: str = "upsert", existing: str | None = None
+) -> WriteContext:
+    """A write into file group ``fg-0`` of a non-partitioned table (replacing ``existing``)."""
+    return WriteContext(
+        gw=gw,
+        instant_time=instant,
+        storage_schema=with_meta_columns(SCHEMA),
+        merge_spec=MergeSpec("EVENT_TIME_ORDERING", "ts"),
+        operation=operation,
+        existing={("", "fg-0"): ExistingFile(existing, "x")} if existing else {},
+    )
+
+
 def test_a_merge_extends_the_old_files_bloom_filter_with_its_new_keys(tmp_path, monkeypatch):
     """The rewritten file's filter holds every key it stores, deleted keys' bits kept."""
     gw = FileSystemGateway(str(tmp_path))
@@ -188,14 +202,7 @@ def test_a_merge_extends_the_old_files_bloom_filter_with_its_new_keys(tmp_path, 
     monkeypatch.setattr(bf, "key_positions", counting)
 
     def ctx(instant: str, operation: str = "upsert", existing: str | None = None):
-        return WriteContext(
-            gw=gw,
-            instant_time=instant,
-            storage_schema=with_meta_columns(SCHEMA),
-            merge_spec=MergeSpec("EVENT_TIME_ORDERING", "ts"),
-            operation=operation,
-            existing={("", "fg-0"): ExistingFile(existing, "x")} if existing else {},
-        )
+        return upsert_context(gw, instant, operation, existing)
 
     first = [(f"k{i:04d}", 1, "a") for i in range(300)]
     path1 = write_file_group(ctx("20240101000000000"), "", "fg-0", keyed(first), "0-1-2", 0)
@@ -222,14 +229,7 @@ def test_a_merge_extends_the_old_files_bloom_filter_with_its_new_keys(tmp_path, 
 
 
 def test_unique_meta_columns_are_written_without_a_dictionary(tmp_path):
-    gw = FileSystemGateway(str(tmp_path))
-    ctx = WriteContext(
-        gw=gw,
-        instant_time="20240101000000000",
-        storage_schema=with_meta_columns(SCHEMA),
-        merge_spec=MergeSpec("EVENT_TIME_ORDERING", "ts"),
-        operation="upsert",
-    )
+    ctx = upsert_context(FileSystemGateway(str(tmp_path)), "20240101000000000")
     rows = [(f"k{i:04d}", 1, "same") for i in range(100)]
     path = write_file_group(ctx, "", "fg-0", keyed(rows), "0-1-2", 0).to_pylist()[0]["path"]
     meta = pq.ParquetFile(str(tmp_path / path)).metadata.row_group(0)
