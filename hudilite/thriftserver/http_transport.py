@@ -211,7 +211,6 @@ class ThriftHttpServer(ThreadingHTTPServer):
         self.require_credentials = require_credentials
         self.handler_for = handler_for
         self.tls_handshake = tls_handshake
-        self.stopping = threading.Event()
         self._connections: set[socket.socket] = set()
         self._lock = threading.Lock()
         self._serving = False
@@ -237,8 +236,10 @@ class ThriftHttpServer(ThreadingHTTPServer):
         threading.Thread(target=self.serve_forever, name="thrift-http", daemon=True).start()
 
     def stop_accepting(self) -> None:
-        """Answer new requests with 503 and close the listening socket."""
-        self.stopping.set()
+        """Close the listening socket (after the shutdown grace, during which requests
+        are served as usual and the session registry refuses new sessions and
+        statements). Requests on open connections are still served until
+        :meth:`close_connections`."""
         if self._serving:
             self.shutdown()  # returns once serve_forever's loop has ended
         self.server_close()
@@ -313,9 +314,6 @@ class _ThriftRequestHandler(BaseHTTPRequestHandler):
         server = self.server
         body = self._body()
         if body is None:
-            return
-        if server.stopping.is_set():
-            self._refuse(HTTPStatus.SERVICE_UNAVAILABLE, "the server is shutting down", body)
             return
         target = urllib.parse.urlsplit(self.path).path
         if target != server.path and not target.startswith(server.path + "/"):
@@ -418,7 +416,7 @@ class _ThriftRequestHandler(BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(len(payload)))
         for name, value in (headers or {}).items():
             self.send_header(name, value)
-        if self.close_connection or self.server.stopping.is_set():
+        if self.close_connection:
             self.send_header("Connection", "close")
             self.close_connection = True
         self.end_headers()

@@ -226,6 +226,7 @@ class Operation:
         self.error: str | None = None
         self.started = time.time()
         self.completed: float | None = None
+        self.ended: float | None = None  # monotonic, as last_access
         self.last_access = time.monotonic()
         self._spark = spark
         self._work = work
@@ -238,7 +239,10 @@ class Operation:
 
     # ------------------------------------------------------------------ running
     def run(self, run_async: bool) -> None:
-        """Run the operation inline, or on a thread when ``run_async``."""
+        """Run the operation inline, or on a thread when ``run_async``; not at all when it
+        was closed or cancelled before it started (its session closed meanwhile)."""
+        if self.state != State.INITIALIZED_STATE:
+            return
         self.state = State.PENDING_STATE if run_async else State.RUNNING_STATE
         if run_async:
             self._thread = threading.Thread(
@@ -271,6 +275,7 @@ class Operation:
                 self.state = State.FINISHED_STATE
         finally:
             self.completed = time.time()
+            self.ended = time.monotonic()
             sc.setLocalProperty("spark.jobGroup.id", None)  # type: ignore[arg-type]
 
     def _start_rows(self) -> None:
@@ -291,6 +296,12 @@ class Operation:
         """Wait for an asynchronous run to end."""
         if self._thread is not None:
             self._thread.join(timeout)
+
+    def outcome_seen(self) -> bool:
+        """Whether the client asked about this operation after it ended (or closed it)."""
+        if self.state == State.CLOSED_STATE:
+            return True
+        return self.ended is not None and self.last_access >= self.ended
 
     def touch(self) -> None:
         """Record a client request on this operation (idle timeout)."""

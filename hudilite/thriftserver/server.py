@@ -1,10 +1,11 @@
 """The listening server: sockets, one thread per connection, authentication, shutdown.
 
 ``serve(...)`` starts a :class:`Server` on a background thread and returns it; ``stop()``
-(or leaving the ``with`` block) stops accepting, gives running statements the shutdown
-grace, cancels the rest (a cancelled write rolls back), closes every session and
-connection. Transports, as HiveServer2's binary mode: ``none`` and ``password`` speak SASL
-PLAIN (``none`` accepts any user and password, as HiveServer2's ``NONE``), ``nosasl`` plain
+(or leaving the ``with`` block) gives running statements the shutdown grace (their clients
+poll and fetch as usual; new sessions and statements are refused), cancels the rest (a
+cancelled write rolls back), stops accepting, closes every session and connection.
+Transports, as HiveServer2's binary mode: ``none`` and ``password`` speak SASL PLAIN
+(``none`` accepts any user and password, as HiveServer2's ``NONE``), ``nosasl`` plain
 buffered Thrift. Bytes that are not Thrift end only their own connection.
 
 TLS (``ssl_cert`` and ``ssl_key``): every connection starts with a TLS handshake (in its own
@@ -232,8 +233,12 @@ class Server:
             self._stopped.set()
 
     def _stop(self, grace: float | None) -> None:
+        # The grace first, with the listener still open: clients poll and fetch their
+        # running statements (an HTTP client may connect anew for every call), and the
+        # registry refuses new sessions and statements meanwhile.
+        wait = self.registry.settings.shutdown_grace if grace is None else grace
+        self.registry.shutdown(wait)
         if self._http is not None:
-            # Requests on open connections get 503 from now on; running ones go on.
             self._http.stop_accepting()
         if self._listener is not None:
             # shutdown() wakes the accept loop up (closing alone leaves accept() blocked).
@@ -241,8 +246,6 @@ class Server:
                 self._listener.shutdown(socket.SHUT_RDWR)
             with contextlib.suppress(OSError):
                 self._listener.close()
-        wait = self.registry.settings.shutdown_grace if grace is None else grace
-        self.registry.shutdown(wait)
         if self._http is not None:
             self._http.close_connections()
         with self._lock:
@@ -256,7 +259,7 @@ class Server:
     # ------------------------------------------------------------------ threads
     def _accept_loop(self) -> None:
         assert self._listener is not None
-        while not self._stopping.is_set():
+        while True:  # until stop() closes the listener, after the grace
             try:
                 conn, addr = self._listener.accept()
             except OSError:
@@ -335,7 +338,11 @@ class Server:
             # Thrift's C encoder and decoder, adapted to PyHive's generated code (.protocol).
             protocol = binary_protocol(trans, MAX_FRAME)
             processor = TCLIService.Processor(handler)
-            while not self._stopping.is_set():
+            # Served until the client leaves or stop() shuts the socket down, stopping or
+            # not: during the shutdown grace a client polls and fetches its running
+            # statement (the registry refuses new ones). Ending the loop on stopping would
+            # close the client's sessions, and so cancel the statements the grace is for.
+            while True:
                 processor.process(protocol, protocol)
         except (TTransportException, OSError, EOFError):
             pass  # the client went away, failed to authenticate or does not speak TLS

@@ -13,7 +13,9 @@ Server settings (``--conf`` keys, seconds):
 * ``hudilite.thriftserver.idle.operation.timeout`` (default 900): a finished operation not
   fetched or polled for this long is closed.
 * ``hudilite.thriftserver.shutdown.grace`` (default 30): on stop, running statements get this
-  long to finish before they are cancelled (a cancelled write rolls back).
+  long to finish before they are cancelled (a cancelled write rolls back). Meanwhile their
+  clients poll and fetch as usual, and new sessions and statements are refused (SQLSTATE
+  ``08004``); the clients then get up to 3 s to see how their statements ended.
 * ``hudilite.thriftserver.show.tables`` (``hive`` by default): ``SHOW TABLES`` answers with
   Hive's single ``tab_name`` column, which HiveServer2 clients (the SQLAlchemy ``hive://``
   dialect's ``get_table_names``) expect; ``spark`` keeps Spark's three columns.
@@ -36,7 +38,7 @@ from TCLIService import ttypes as tt
 from hudilite.spark.datasource import register
 from hudilite.sqlext.session import Session, connect
 
-from .errors import DENIED, ClientError
+from .errors import DENIED, SHUTTING_DOWN, ClientError
 from .operations import Operation, new_handle_id
 from .variables import SPARK_SUBSTITUTE
 
@@ -44,6 +46,15 @@ __all__ = ["HiveSession", "ServerSettings", "SessionRegistry"]
 
 PREFIX = "hudilite.thriftserver."
 MAX_PROTOCOL = tt.TProtocolVersion.HIVE_CLI_SERVICE_PROTOCOL_V10
+#: Operation states that count as running (an operation is tracked before it starts).
+_RUNNING = (
+    tt.TOperationState.INITIALIZED_STATE,
+    tt.TOperationState.PENDING_STATE,
+    tt.TOperationState.RUNNING_STATE,
+)
+#: On stop, how long (seconds, within the grace) the clients of statements that were running
+#: have to poll their outcome before their sessions close.
+OUTCOME_WAIT = 3.0
 
 
 @dataclass(frozen=True)
@@ -113,9 +124,9 @@ class HiveSession:
         return bytes(self.handle.sessionId.guid)
 
     def busy(self) -> bool:
-        """Whether an operation of this session is still running."""
-        running = (tt.TOperationState.PENDING_STATE, tt.TOperationState.RUNNING_STATE)
-        return any(op.state in running for op in self.operations.values())
+        """Whether an operation of this session is still running (or about to start: an
+        operation is tracked before it runs)."""
+        return any(op.state in _RUNNING for op in self.operations.values())
 
 
 class SessionRegistry:
@@ -135,6 +146,12 @@ class SessionRegistry:
         self._sessions: dict[bytes, HiveSession] = {}
         self._operations: dict[bytes, tuple[HiveSession, Operation]] = {}
         self._lock = threading.Lock()
+        self._stopping = False
+
+    @property
+    def stopping(self) -> bool:
+        """Whether :meth:`shutdown` has begun (new sessions and statements are refused)."""
+        return self._stopping
 
     # ------------------------------------------------------------------ sessions
     def open(
@@ -144,6 +161,9 @@ class SessionRegistry:
         negotiated down to what both sides speak, ``use:database`` and
         ``set:hiveconf:k=v`` applied (Hive's own ``hive.*`` settings are ignored),
         ``set:hivevar:k=v`` kept as the session's Hive variables (:mod:`.variables`)."""
+        with self._lock:
+            if self._stopping:
+                raise _stopping_error("no new sessions")
         spark = self.spark.newSession()
         spark.conf.set("spark.sql.session.timeZone", "UTC")  # Hudi instants are UTC
         try:
@@ -178,6 +198,8 @@ class SessionRegistry:
         if database and database.lower() != "default":
             sql.use(database)
         with self._lock:
+            if self._stopping:  # it began while this session was set up
+                raise _stopping_error("no new sessions")
             self._sessions[session.key] = session
         return session
 
@@ -214,8 +236,11 @@ class SessionRegistry:
 
     # ------------------------------------------------------------------ operations
     def add(self, session: HiveSession, op: Operation) -> None:
-        """Track ``op`` as an operation of ``session``."""
+        """Track ``op`` as an operation of ``session``; :class:`ClientError` once the
+        server is stopping (running statements finish, new ones are refused)."""
         with self._lock:
+            if self._stopping:
+                raise _stopping_error("no new statements")
             session.operations[op.key] = op
             self._operations[op.key] = (session, op)
 
@@ -276,12 +301,28 @@ class SessionRegistry:
 
     def shutdown(self, grace: float) -> None:
         """Let running operations finish for up to ``grace`` seconds, then close every
-        session (cancelling what still runs: a cancelled write rolls back)."""
+        session (cancelling what still runs: a cancelled write rolls back).
+
+        From now on no session opens and no operation starts; clients may still poll,
+        fetch, cancel and close (their connections stay open until this returns), so a
+        client waiting for its running statement sees it finish."""
+        with self._lock:
+            self._stopping = True
+            running = [op for _s, op in self._operations.values() if op.state in _RUNNING]
         deadline = time.monotonic() + grace
         while any(s.busy() for s in self.sessions()) and time.monotonic() < deadline:
             time.sleep(0.1)
+        # The clients of the statements that ran on get a moment to poll how they ended:
+        # a client that never learns its write committed would report it as failed.
+        drained = min(deadline, time.monotonic() + OUTCOME_WAIT)
+        while time.monotonic() < drained and not all(op.outcome_seen() for op in running):
+            time.sleep(0.05)
         for session in self.sessions():
             self.close(session.key)
+
+
+def _stopping_error(what: str) -> ClientError:
+    return ClientError(f"the server is shutting down: {what}", SHUTTING_DOWN)
 
 
 def _check_owner(session: HiveSession, user: str | None, what: str) -> None:

@@ -1,5 +1,5 @@
 """The Thrift server under stress: cancel, disconnects, garbage bytes, a large result fetched
-in batches, NOSASL and idle timeouts."""
+in batches, NOSASL and idle timeouts, a stop while a statement runs."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -17,8 +18,10 @@ from pyhive import exc as hive_exc
 from pyhive import hive
 from TCLIService import ttypes as tt
 
+import hudilite
 from hudilite.thriftserver import Server, serve
-from tests.server.clients import connect
+from tests.server.clients import USERS, connect
+from tests.server.conftest import password_server
 
 pytestmark = pytest.mark.spark
 
@@ -182,3 +185,64 @@ def test_nosasl_and_idle_timeouts(spark: Any, tmp_path: Any) -> None:
             conn.cursor().execute("SELECT 3")
         assert err.value.args[0].status.errorMessage.startswith("invalid session handle")
         conn._transport.close()  # CloseSession would fail too: the session is gone
+
+
+@pytest.mark.parametrize("transport", ["binary", "http"])
+def test_stop_serves_the_running_statement_through_the_grace(
+    spark: Any, users_file: Path, tmp_path: Path, transport: str
+) -> None:
+    """A stop waits for the running INSERT while its client polls it (a poll used to end the
+    connection, which closed the session and cancelled the write the grace was for; over
+    HTTP, where every call is a new connection, polls were refused); new sessions and
+    statements are refused meanwhile; the client sees the write finish, and it commits."""
+    with password_server(spark, users_file, tmp_path / "wh", transport_mode=transport) as srv:
+        if transport == "http":
+            conn = hive.connect(
+                "127.0.0.1",
+                srv.port,
+                scheme="http",
+                username="alice",
+                password=USERS["alice"][0],
+                auth="BASIC",
+            )
+        else:
+            conn = connect(srv)
+        cur = conn.cursor()
+        cur.execute(
+            "CREATE TABLE g (id BIGINT, v STRING) USING hudi TBLPROPERTIES (primaryKey = 'id')"
+        )
+        # Each of the two source tasks sleeps 3 s: the INSERT runs through what follows.
+        cur.execute(
+            "INSERT INTO g SELECT id, CAST(id AS STRING) AS v FROM range(0, 2, 1, 2) "
+            "WHERE java_method('java.lang.Thread', 'sleep', 3000L) IS NOT NULL",
+            async_=True,
+        )
+        _eventually(lambda: cur.poll().operationState == tt.TOperationState.RUNNING_STATE)
+        stopper = threading.Thread(target=srv.stop, kwargs={"grace": 120})
+        stopper.start()
+        _eventually(lambda: srv.registry.stopping)
+        assert cur.poll().operationState == tt.TOperationState.RUNNING_STATE
+        with pytest.raises(hive_exc.OperationalError) as err:
+            conn.cursor().execute("SELECT 1")
+        status = err.value.args[0].status
+        assert (status.errorMessage, status.sqlState) == (
+            "the server is shutting down: no new statements",
+            "08004",
+        )
+        opened = conn.client.OpenSession(tt.TOpenSessionReq(client_protocol=9, username="alice"))
+        assert (opened.status.errorMessage, opened.status.sqlState) == (
+            "the server is shutting down: no new sessions",
+            "08004",
+        )
+        # Its sessions close soon after the statement ends: the last poll tells the outcome.
+        states: list[int] = []
+        _eventually(
+            lambda: states.append(cur.poll().operationState) or states[-1] not in RUNNING,
+            timeout=120,
+        )
+        assert states[-1] == tt.TOperationState.FINISHED_STATE
+        stopper.join(60)
+        assert not stopper.is_alive()
+    table = hudilite.Table.load(spark, str(tmp_path / "wh" / "default.db" / "g"))
+    assert [i.state.name for i in table.timeline()] == ["COMPLETED"]
+    assert sorted(r.id for r in table.read().collect()) == [0, 1]
