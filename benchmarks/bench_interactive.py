@@ -13,10 +13,12 @@ Spark's is a session-catalog table ``USING parquet PARTITIONED BY (city)`` fille
   UPDATE on Parquet, so its figure is the one-row INSERT's, the write it can do;
 * ``SELECT * FROM t WHERE uuid = '...'`` collected: one stored row.
 
-Two more lines give the writes' floors, for information: the UPDATE against Spark's point
-SELECT (an UPDATE must first find its row), and the INSERT with
+More lines give the writes' floors, for information: the UPDATE against Spark's point
+SELECT (an UPDATE must first find its row), the INSERT with
 ``hoodie.parquet.small.file.limit = 0`` against Spark's INSERT (without Hudi's small-file
-handling, which rewrites the partition's small base file, an insert is an append too).
+handling, which rewrites the partition's small base file, an insert is an append too), and
+both against Spark doing the same work itself (``spark_floors``): rewriting the partition's
+small base file with the new row, and finding the row then rewriting its base file.
 
 Prints medians (ms) and the hudilite/Spark ratios as a Markdown table (issue 15's
 "one-row INSERT / UPDATE / point SELECT" row; target <= 1.5x); ``--out`` writes it too.
@@ -35,6 +37,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+import spark_floors
 from bench_cow import make_rows
 
 COLUMNS = "uuid, ts, rider, driver, fare, tip, distance_km, passengers, begin_lat, city"
@@ -47,6 +50,46 @@ DDL_COLUMNS = (
 def _row(n: int) -> str:
     """The VALUES tuple of a new row with key ``new-<n>``."""
     return f"('new-{n:08d}', {1_900_000_000_000 + n}, 'r', 'd', 1.5, 0.5, 2.0, 1, 10.0, 'city_03')"
+
+
+def _values(spark, n: int):
+    return spark.sql(f"SELECT * FROM VALUES {_row(n)} AS v({COLUMNS})")
+
+
+def _floor_files(spark, warehouse: str, key: str) -> tuple[str, str]:
+    """hudilite's live base files the floors rewrite: the one of city_03 (where the INSERTs
+    go) and the one holding ``key`` (the UPDATEs' row)."""
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    import hudilite
+    from hudilite.read.planner import plan_snapshot
+
+    table = hudilite.Table.load(spark, os.path.join(warehouse, "default.db", "t"))
+    files = [os.path.join(table.path, f) for f in plan_snapshot(table.state().view).native_paths]
+    insert_file = next(f for f in files if os.path.dirname(f).endswith("city_03"))
+    update_file = next(
+        f
+        for f in files
+        if pc.any(pc.equal(pq.read_table(f, columns=["_hoodie_record_key"])[0], key)).as_py()
+    )
+    return insert_file, update_file
+
+
+def _rewrite(spark, path: str, extra, out: str, update: tuple[str, int] | None = None) -> None:
+    """Spark rewriting the base file ``path`` as one new file: plus the rows of ``extra``,
+    or with ``fare`` of key ``update[0]`` set to ``update[1]``."""
+    from pyspark.sql import functions as F
+
+    df = spark.read.parquet(path)
+    if extra is not None:
+        df = df.unionByName(extra)
+    if update is not None:
+        key, fare = update
+        df = df.withColumn(
+            "fare", F.when(F.col("uuid") == key, F.lit(float(fare))).otherwise(F.col("fare"))
+        )
+    df.coalesce(1).write.mode("overwrite").parquet(out)
 
 
 def _median_ms(fn: Callable[[int], object], warmup: int, repeats: int, start: int) -> float:
@@ -128,6 +171,28 @@ def measure(
             _median_ms(spark_insert, w, r, 2000),
         )
         session.sql("RESET hoodie.parquet.small.file.limit")
+        # The same work done by Spark itself (spark_floors): an INSERT rewrites the
+        # partition's small base file with the new row; an UPDATE finds its row and
+        # rewrites the row's base file.
+        insert_file, update_file = _floor_files(spark, warehouse, key)
+        out = os.path.join(tempfile.mkdtemp(prefix="floor_", dir=warehouse), "out")
+
+        def spark_rewrite_insert(n: int) -> object:
+            return _rewrite(spark, insert_file, spark_floors.with_meta(_values(spark, n)), out)
+
+        def spark_rewrite_update(n: int) -> object:
+            found = spark_select(n)
+            assert len(found) == 1
+            return _rewrite(spark, update_file, None, out, update=(key, n))
+
+        figures["one-row INSERT vs Spark rewriting the small file with the row (floor)"] = (
+            _median_ms(ours_insert, w, r, 3000),
+            _median_ms(spark_rewrite_insert, w, r, 3000),
+        )
+        figures["one-row UPDATE vs Spark finding the row and rewriting its file (floor)"] = (
+            _median_ms(ours_update, w, r, 3000),
+            _median_ms(spark_rewrite_update, w, r, 3000),
+        )
         return figures
     finally:
         spark.sql("DROP TABLE IF EXISTS spark_t")

@@ -22,6 +22,9 @@ both engines. With ``--rows SMALL LARGE`` (default 1M and 10M):
 10. MOR bucket-index upsert into each of ``--scaling-rows``: the cost at the largest over
     the cost at the smallest (< 1.3x)
 
+Rows 1-5 also print a floor line each (1b, 2b, 3b, 4b, 5b: the same work done by Spark
+itself, natively, as ``spark_floors`` explains), as rows 6, 7 and 9 do for theirs.
+
 Upserts are medians over ``--rounds`` batches applied one after the other to the same
 table (hudilite COW, MOR, MOR bucket and deltalake get the same batches); scans are medians
 of ``--repeats``. Rows 6 and 7 scan the tables right after the bulk load (so all three hold
@@ -44,11 +47,19 @@ import traceback
 from collections.abc import Callable
 
 import pyarrow.parquet as pq
+import spark_floors
 from bench_cow import UPSERT_ROWS, make_rows, timed, upsert_batch, write_source
 from bench_mor import ROUNDS
 from targets_report import TargetRow, render, row_number
 
 CHUNK = 1_000_000  # rows generated at a time (50M rows would not fit as Python strings)
+#: The floor lines (``spark_floors``): the same work done by Spark itself, natively.
+FLOOR_LABEL = {
+    "1b": "  same vs Spark's own copy-on-write MERGE into Parquet (floor)",
+    "3b": "  same vs Spark reading the keys and writing the batch (floor)",
+    "4b": "  same vs Spark hashing the batch into buckets and writing it (floor)",
+    "5b": "  same vs Spark writing the rows and meta columns as Parquet (floor)",
+}
 
 
 def live_base_files(table) -> list[str]:
@@ -198,6 +209,13 @@ class Bench:
                 self.add(
                     TargetRow("5", f"bulk load {n:,} rows vs write_deltalake", h_load, d_load, 1.5)
                 )
+            # Spark's own copy of the table (spark_floors): the floor of the bulk load, and
+            # the table the upserts' floors write into.
+            floor = os.path.join(tmp, "spark_copy")
+            if self.wants(1, 2, 3, 4, 5):
+                f_load = timed(lambda: spark_floors.bulk_load(self.spark, load, floor))
+                if large:
+                    self.add(TargetRow("5b", FLOOR_LABEL["5b"], h_load, f_load))
             if large and self.wants(6):
                 plain = os.path.join(tmp, "plain")
                 self.spark.read.parquet(load).write.partitionBy("city").parquet(plain)
@@ -259,12 +277,23 @@ class Bench:
             d_up = statistics.median(timed(merge(b)) for b in batches)
             self.check(cow, final)
             label = f"COW upsert {self.args.upsert_rows:,} into {n:,} vs deltalake MERGE"
+            f_up = self.floor_upserts(tmp, floor, batches) if self.wants(1, 2) else None
             if large:
                 self.add(TargetRow("1", label, h_up, d_up, 1.0))
+                self.add(TargetRow("1b", FLOOR_LABEL["1b"], h_up, f_up))
             if small:
                 self.add(TargetRow("2", label, h_up, d_up, 1.5))
+                self.add(TargetRow("2b", FLOOR_LABEL["1b"], h_up, f_up))
             if large and self.wants(3, 8):
                 self.mor_rows(tmp, n, schema, load, batches, cow, d_up, final)
+                if self.wants(3):
+                    out = os.path.join(tmp, "spark_mor")
+                    f3 = statistics.median(
+                        timed(lambda b=b: spark_floors.mor_upsert(self.spark, floor, b, out))
+                        for b in batches
+                    )
+                    h3 = next(r.ours for r in self.rows if r.no == "3")
+                    self.add(TargetRow("3b", FLOOR_LABEL["3b"], h3, f3))
             if large and self.wants(4):
                 h4, buckets = self.bucket_upsert(n, tmp, load, batches, schema)
                 self.add(
@@ -277,8 +306,22 @@ class Bench:
                         0.25,
                     )
                 )
+                out = os.path.join(tmp, "spark_bucket")
+                f4 = statistics.median(
+                    timed(lambda b=b: spark_floors.bucket_upsert(self.spark, b, buckets, out))
+                    for b in batches
+                )
+                self.add(TargetRow("4b", FLOOR_LABEL["4b"], h4, f4))
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
+
+    def floor_upserts(self, tmp: str, floor: str, batches: list[str]) -> float:
+        """Median of Spark's own copy-on-write MERGE of each batch into its copy."""
+        out, times = os.path.join(tmp, "spark_next"), []
+        for b in batches:
+            times.append(timed(lambda b=b: spark_floors.cow_upsert(self.spark, floor, b, out)))
+            spark_floors.replace(out, floor)
+        return statistics.median(times)
 
     def mor_rows(self, tmp, n, schema, load, batches, cow, d_up, final) -> None:
         """Rows 3 and 8: MOR upserts (logs) and the snapshot scan with them uncompacted."""
