@@ -4,6 +4,10 @@ Compatible with Hudi's ``SIMPLE`` bucket engine: the bucket of a record is
 ``(javaListHash(hashKeyValues) & 0x7fffffff) % numBuckets`` and a bucket's file
 id starts with the bucket number as eight digits, so Hudi writers and
 hudilite agree on where a key goes.
+
+These functions are the reference: the Spark write computes the same buckets and file ids
+in the JVM, as SQL expressions (:mod:`hudilite.spark.bucket_expr`), and its tests compare
+the two.
 """
 
 from __future__ import annotations

@@ -11,19 +11,17 @@ planning starts from. The driver sees only counts; records stay in executors.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterator
 
-import pyarrow as pa
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from hudilite import config as cfg
 from hudilite.errors import ConfigError
 from hudilite.index.bloom_index import IndexSettings
-from hudilite.index.bucket import bucket_file_id_column, bucket_file_ids
+from hudilite.index.bucket import bucket_file_ids
 from hudilite.schema import FILE_ID_COL, PARTITION_PATH_COL, RECORD_KEY_COL
 from hudilite.services.compaction import log_base_instants
-from hudilite.spark.convert import arrow_schema, spark_schema
+from hudilite.spark.bucket_expr import with_bucket_file_ids
 from hudilite.storage.layout import new_file_id
 from hudilite.table.state import TableState
 from hudilite.write.assign import (
@@ -133,34 +131,23 @@ def plan_inserts(
 def tag_buckets(
     state: TableState, ctx: WriteContext, keyed: DataFrame, plan: WritePlan, num_buckets: int
 ) -> DataFrame:
-    """Bucket index: the file group of every record is its key's bucket in its partition."""
+    """Bucket index: the file group of every record is its key's bucket in its partition.
+
+    Computed in the JVM (:mod:`hudilite.spark.bucket_expr`: Spark SQL expressions for Hudi's
+    bucket hash, and the (partition, bucket) -> file id table as a literal or a broadcast
+    join), so the records cross into Python once, for the write; the bucket index reads no
+    base file.
+    """
     if num_buckets <= 0:
         raise ConfigError(f"{cfg.BUCKET_NUM.name} must be positive, got {num_buckets}")
-    fields = list(state.config.record_key_fields)
     partitions = sorted(plan.partitions)
     # File id of (partition i, bucket b) at i * num_buckets + b: an existing bucket's
-    # group, else a new one. Looked up in the keying task itself, so the bucket index
-    # reads no base file and runs no job of its own (no broadcast to build).
+    # group, else a new one. Every record's partition is one of the plan's (they were
+    # counted from it); one that is not would be dropped.
     file_ids = bucket_file_ids(partitions, ctx.existing, num_buckets)
-    schema = arrow_schema(keyed.schema).append(pa.field(FILE_ID_COL, pa.string()))
-
-    def bucketfn(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        names = pa.array(partitions, pa.string())
-        ids_by_slot = pa.array(file_ids, pa.string())
-        for batch in batches:
-            # Every record's partition is one of the plan's (they were counted from it).
-            fid = bucket_file_id_column(
-                batch.column(RECORD_KEY_COL),
-                batch.column(PARTITION_PATH_COL),
-                names,
-                ids_by_slot,
-                num_buckets,
-                fields,
-            )
-            yield pa.RecordBatch.from_arrays([*batch.columns, fid], schema=schema)
-
-    # (A record no slot names would have been dropped by the join this replaces.)
-    return keyed.mapInArrow(bucketfn, spark_schema(schema)).filter(F.col(FILE_ID_COL).isNotNull())
+    return with_bucket_file_ids(
+        keyed, partitions, file_ids, num_buckets, list(state.config.record_key_fields)
+    )
 
 
 def latest_slices(
