@@ -59,6 +59,7 @@ from hudilite.write.assign import (
     WritePlan,
     avg_record_size,
     take_small_files,
+    write_tasks,
 )
 from hudilite.write.file_group_writer import (
     STATS_SCHEMA,
@@ -141,14 +142,20 @@ def _input_frame(state: TableState, df: DataFrame, operation: str, opts: cfg.Opt
     return conform_columns(df, target, required=required_columns(state, opts))
 
 
-def _write_groups(ctx: WriteContext, tagged: DataFrame, num_groups: int) -> list[dict[str, Any]]:
+def _write_groups(
+    ctx: WriteContext, tagged: DataFrame, num_groups: int, records: int
+) -> list[dict[str, Any]]:
     def writefn(table: pa.Table) -> pa.Table:
         token, pid = _write_token()
         partition = table[PARTITION_PATH_COL][0].as_py()
         file_id = table[FILE_ID_COL][0].as_py()
         return write_file_group(ctx, partition, file_id, table, token, pid)
 
-    n = max(1, min(num_groups, 4096))
+    parallelism = max(1, tagged.sparkSession.sparkContext.defaultParallelism)
+    # A file group with a base file and no log target rewrites it (copy-on-write, or a
+    # small file taking inserts).
+    rewrites = any(key not in ctx.log_targets for key in ctx.existing)
+    n = max(1, write_tasks(num_groups, records, rewrites, parallelism))
     out = (
         tagged.repartition(n, PARTITION_PATH_COL, FILE_ID_COL)
         .groupBy(PARTITION_PATH_COL, FILE_ID_COL)
@@ -553,7 +560,7 @@ def _index_and_write(
         groups = len(plan.partitions) * int(opts.get(cfg.BUCKET_NUM))
     timer.mark("assign")
     try:
-        stats = _write_groups(ctx, tagged, max(groups, 1))
+        stats = _write_groups(ctx, tagged, max(groups, 1), sum(plan.partitions.values()))
         timer.mark("write")
         return stats
     finally:

@@ -197,3 +197,22 @@ def take_small_files(
             sf = next(s for s in smalls[b.partition_path] if s.file_id == b.file_id)
             existing[(b.partition_path, b.file_id)] = ExistingFile(sf.rel_path, sf.instant_time)
             log_targets.pop((b.partition_path, b.file_id), None)
+
+
+#: A write task of small file groups takes about this many records at most.
+RECORDS_PER_LIGHT_TASK = 200_000
+
+
+def write_tasks(groups: int, records: int, rewrites: bool, parallelism: int) -> int:
+    """How many tasks write ``groups`` file groups of ``records`` records in all.
+
+    One per group (up to 4096) when the write rewrites base files (copy-on-write merges,
+    small files taking inserts): each group is a file's worth of work. Otherwise (log
+    appends, new files of the batch's inserts) groups share tasks, four per core or one per
+    :data:`RECORDS_PER_LIGHT_TASK` records, whichever is more: every task costs a round trip
+    to a Python worker, which for a group of a few hundred log records is most of its write
+    (a merge-on-read upsert of 100,000 records into 80 file groups: 80 tasks of that)."""
+    cap = min(groups, 4096)
+    if rewrites:
+        return cap
+    return min(cap, max(4 * parallelism, math.ceil(records / RECORDS_PER_LIGHT_TASK)))
