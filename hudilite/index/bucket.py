@@ -19,6 +19,8 @@ from collections.abc import Iterable, Sequence
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from hudilite.errors import ConfigError
+
 _BUCKET_PREFIX = re.compile(r"^(\d{8})-")
 
 
@@ -50,6 +52,23 @@ def hash_key_values(record_key: str, index_fields: Sequence[str]) -> list[str | 
     if len(index_fields) == 1 and index_fields[0] not in parts:
         return [record_key]
     return [parts.get(f) for f in index_fields]
+
+
+def hash_fields(record_key_fields: Sequence[str], configured: Sequence[str] | None) -> list[str]:
+    """The fields a bucket is hashed from: ``hoodie.bucket.index.hash.field`` (``configured``)
+    or, unset, the record key fields. Hudi hashes only the configured fields' parts of a
+    complex key, so a table whose writers disagree on them would store a key in two
+    buckets; they must be record key fields (``ConfigError`` naming the others)."""
+    if not configured:
+        return list(record_key_fields)
+    unknown = [f for f in configured if f not in record_key_fields]
+    if unknown:
+        raise ConfigError(
+            f"hoodie.bucket.index.hash.field {','.join(configured)!r} names "
+            f"{', '.join(repr(f) for f in unknown)}, not a record key field "
+            f"({', '.join(record_key_fields)})"
+        )
+    return list(configured)
 
 
 def bucket_id(record_key: str, num_buckets: int, index_fields: Sequence[str] = ()) -> int:

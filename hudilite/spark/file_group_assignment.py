@@ -11,6 +11,7 @@ planning starts from. The driver sees only counts; records stay in executors.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
@@ -129,7 +130,12 @@ def plan_inserts(
 
 
 def tag_buckets(
-    state: TableState, ctx: WriteContext, keyed: DataFrame, plan: WritePlan, num_buckets: int
+    state: TableState,
+    ctx: WriteContext,
+    keyed: DataFrame,
+    plan: WritePlan,
+    num_buckets: int,
+    fields: Sequence[str],
 ) -> DataFrame:
     """Bucket index: the file group of every record is its key's bucket in its partition.
 
@@ -145,9 +151,7 @@ def tag_buckets(
     # group, else a new one. Every record's partition is one of the plan's (they were
     # counted from it); one that is not would be dropped.
     file_ids = bucket_file_ids(partitions, ctx.existing, num_buckets)
-    return with_bucket_file_ids(
-        keyed, partitions, file_ids, num_buckets, list(state.config.record_key_fields)
-    )
+    return with_bucket_file_ids(keyed, partitions, file_ids, num_buckets, list(fields))
 
 
 def latest_slices(

@@ -25,6 +25,7 @@ from hudilite import config as cfg
 from hudilite.errors import ConfigError, SchemaError, WriteError
 from hudilite.failpoints import FAIL_POINT_KEY as FAIL_POINT_KEY  # re-export
 from hudilite.index.bloom_index import bloom_config, index_settings
+from hudilite.index.bucket import hash_fields
 from hudilite.merge import is_empty_payload
 from hudilite.read.file_group_reader import encode_slice
 from hudilite.schema import (
@@ -507,7 +508,8 @@ def _index_and_write(
     buckets: list[InsertBucket] = []
     cached: list[DataFrame] = []
     if index_type == "BUCKET":
-        tagged = tag_buckets(state, ctx, keyed, plan, int(opts.get(cfg.BUCKET_NUM)))
+        fields = hash_fields(state.config.record_key_fields, opts.get(cfg.BUCKET_HASH_FIELD))
+        tagged = tag_buckets(state, ctx, keyed, plan, int(opts.get(cfg.BUCKET_NUM)), fields)
         if operation == "delete":
             # A delete only touches buckets that exist (file ids are unique UUIDs).
             tagged = tagged.filter(F.col(FILE_ID_COL).isin(sorted(f for _, f in ctx.existing)))

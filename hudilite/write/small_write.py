@@ -30,7 +30,7 @@ import pyarrow.compute as pc
 from hudilite import config as cfg
 from hudilite.errors import ConfigError
 from hudilite.index.bloom_index import IndexSettings, index_settings, lookup_keys
-from hudilite.index.bucket import bucket_file_id_column, bucket_file_ids
+from hudilite.index.bucket import bucket_file_id_column, bucket_file_ids, hash_fields
 from hudilite.index.simple import (
     LOCATION_SCHEMA,
     IndexMetrics,
@@ -321,7 +321,7 @@ def index_and_write(
             pa.array(partitions, pa.string()),
             pa.array(bucket_file_ids(partitions, ctx.existing, num_buckets), pa.string()),
             num_buckets,
-            list(state.config.record_key_fields),
+            hash_fields(state.config.record_key_fields, opts.get(cfg.BUCKET_HASH_FIELD)),
         )
         tagged = keyed.append_column(FILE_ID_COL, column).filter(pc.is_valid(column))
         if operation == "delete":
