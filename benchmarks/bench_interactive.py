@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import statistics
 import sys
 import tempfile
@@ -73,7 +74,13 @@ def _floor_files(spark, warehouse: str, key: str) -> tuple[str, str]:
         for f in files
         if pc.any(pc.equal(pq.read_table(f, columns=["_hoodie_record_key"])[0], key)).as_py()
     )
-    return insert_file, update_file
+    # Copies: the timed INSERTs and UPDATEs replace these files, and the clean removes them.
+    floor = tempfile.mkdtemp(prefix="floor_files_", dir=warehouse)
+    copies = []
+    for i, f in enumerate((insert_file, update_file)):
+        copies.append(os.path.join(floor, f"{i}.parquet"))
+        shutil.copyfile(f, copies[-1])
+    return copies[0], copies[1]
 
 
 def _rewrite(spark, path: str, extra, out: str, update: tuple[str, int] | None = None) -> None:
