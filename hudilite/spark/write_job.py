@@ -360,12 +360,25 @@ def _run(
     timer: PhaseTimer,
     extra_metadata: Mapping[str, str] | None = None,
 ) -> WriteResult:
+    # A bucket-index table's records must land in their key's bucket whatever the operation
+    # (a bulk insert's fresh file ids would hide them from the next upsert's lookup, which
+    # would then store the keys a second time); Hudi's bulk insert also writes by bucket.
+    bucketed = index_settings(opts).kind == "BUCKET"
+    bulk = operation == "bulk_insert" and not bucketed
+    # Key ranges prune the index lookup, which a bulk insert skips: min/max of strings
+    # make Spark sort every record (no hash aggregate for them), 4.1 s of a 10M-row bulk
+    # load against 1.6 s for the counts. Counting the keys still evaluates them, so a
+    # null or empty key fails here, before an instant exists, as it does for an upsert.
+    ranges = (
+        [F.count(RECORD_KEY_COL).alias("keys")]
+        if bulk
+        else [F.min(RECORD_KEY_COL).alias("lo"), F.max(RECORD_KEY_COL).alias("hi")]
+    )
     rows = (
         keyed.groupBy(PARTITION_PATH_COL)
         .agg(
             F.count(F.lit(1)).alias("n"),
-            F.min(RECORD_KEY_COL).alias("lo"),
-            F.max(RECORD_KEY_COL).alias("hi"),
+            *ranges,
             # Counted like the index's "not a delete" filter keeps rows (a null flag is
             # not kept): the insert planner's bound, in the same job as the key stats.
             F.count(F.when(~F.col(DELETE_COL), F.lit(1))).alias("kept"),
@@ -374,18 +387,13 @@ def _run(
     )
     plan = WritePlan(
         partitions={r[PARTITION_PATH_COL]: r["n"] for r in rows},
-        key_ranges={r[PARTITION_PATH_COL]: (r["lo"], r["hi"]) for r in rows},
+        key_ranges={} if bulk else {r[PARTITION_PATH_COL]: (r["lo"], r["hi"]) for r in rows},
         kept={r[PARTITION_PATH_COL]: r["kept"] for r in rows},
     )
     timer.mark("key")
 
-    # A bucket-index table's records must land in their key's bucket whatever the operation
-    # (a bulk insert's fresh file ids would hide them from the next upsert's lookup, which
-    # would then store the keys a second time); Hudi's bulk insert also writes by bucket.
-    bucketed = index_settings(opts).kind == "BUCKET"
-
     def write(state: TableState, ctx: WriteContext, extra: dict[str, Any]) -> list[dict[str, Any]]:
-        if operation == "bulk_insert" and not bucketed:
+        if bulk:
             stats = _bulk_write(ctx, keyed, plan) if plan.partitions else []
             timer.mark("write")
             return stats

@@ -289,7 +289,7 @@ def encode_parquet_records(records: pa.Table, avro_schema_json: str) -> bytes:
     """PARQUET_DATA content: ``records`` (cast to the schema's Arrow types) as a Parquet file."""
     table = cast_to_schema(records, arrow_schema_of(avro_schema_json))
     sink = pa.BufferOutputStream()
-    pq.write_table(table, sink, **write_options(table.schema))
+    pq.write_table(table, sink, **write_options(table.schema, table))
     return bytes(sink.getvalue())
 
 

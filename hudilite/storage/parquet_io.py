@@ -8,9 +8,14 @@ Writer settings and why:
   truncated, on purpose).
 * ``use_compliant_nested_type=True`` - lists as ``<name>.list.element`` as the Parquet spec
   (and parquet-avro with the new list structure) expects.
-* no dictionary for ``_hoodie_commit_seqno`` and ``_hoodie_record_key`` - unique per row, so
-  a dictionary never pays off, and building one costs a quarter of a base file's write time
-  before the writer falls back to plain encoding (other columns keep Arrow's default).
+* dictionaries only for columns that repeat their values: never for ``_hoodie_commit_seqno``
+  and ``_hoodie_record_key`` (unique per row), and for the others only when the first rows
+  written hold at most half as many distinct values as rows. Arrow builds a dictionary for
+  every row group before it falls back to plain encoding; for unique strings and distinct
+  doubles that costs a third of the write (0.24 -> 0.15 s for 500,000 trips rows) and makes
+  the file larger, not smaller (parquet-mr, Spark's and Hudi's writer, falls back too).
+* row groups of up to 64 MiB of Arrow data: a streaming write buffers the batches it is
+  given (Spark hands a task 65,536 rows at a time) instead of writing each as a row group.
 * ``store_schema=False`` - no ``ARROW:schema`` and no pandas metadata: the footer carries only
   what Hudi writes itself, ``hoodie_min_record_key``/``hoodie_max_record_key`` and the
   bloom filter of the record keys (``org.apache.hudi.bloomfilter`` and, for dynamic
@@ -56,13 +61,33 @@ WRITE_OPTIONS: dict[str, Any] = {
 
 #: Columns whose values are unique per row: written without a dictionary.
 _UNIQUE_COLUMNS = frozenset({"_hoodie_commit_seqno", RECORD_KEY_COLUMN})
+#: Rows of the first data a column's dictionary choice looks at.
+_SAMPLE_ROWS = 65536
+#: Arrow data a streaming writer buffers before writing it as one row group.
+ROW_GROUP_BYTES = 64 << 20
 
 
-def write_options(schema: pa.Schema) -> dict[str, Any]:
-    """:data:`WRITE_OPTIONS` plus the dictionary choice per column of ``schema``."""
-    if not _UNIQUE_COLUMNS.intersection(schema.names):
-        return WRITE_OPTIONS
+def _repeats(column: pa.ChunkedArray | pa.Array) -> bool:
+    """Whether a column's values repeat enough for a dictionary to pay: at most one
+    distinct value per two rows. Nested columns keep Arrow's default (dictionaries)."""
+    if pa.types.is_nested(column.type):
+        return True
+    rows = len(column) - column.null_count
+    if rows == 0:
+        return True
+    return 2 * pc.count_distinct(column, mode="only_valid").as_py() <= rows
+
+
+def write_options(schema: pa.Schema, sample: pa.Table | None = None) -> dict[str, Any]:
+    """:data:`WRITE_OPTIONS` plus the dictionary choice per column of ``schema``: none for
+    the unique meta columns, and with ``sample`` (the first rows to be written) none for a
+    column whose sample values do not repeat."""
     dictionary = [f.name for f in schema if f.name not in _UNIQUE_COLUMNS]
+    if sample is not None and sample.num_rows:
+        head = sample.slice(0, _SAMPLE_ROWS)
+        dictionary = [name for name in dictionary if _repeats(head[name])]
+    if len(dictionary) == len(schema):
+        return WRITE_OPTIONS
     return {**WRITE_OPTIONS, "use_dictionary": dictionary}
 
 
@@ -72,7 +97,9 @@ class BaseFileWriter:
     ``write`` accepts tables or record batches of ``schema``; ``close`` adds the record key
     footers (range and bloom filter, ``bloom=None`` for none) and returns
     ``(bytes, num_rows, min_key, max_key)``. Used as a context manager, an exception deletes
-    the partial file. ``bloom_seed`` is a filter already holding some of the keys to be
+    the partial file. Without ``row_group_size`` the rows are buffered into row groups of
+    about :data:`ROW_GROUP_BYTES`; the Parquet writer opens at the first rows, which choose
+    the columns' dictionaries (:func:`write_options`). ``bloom_seed`` is a filter already holding some of the keys to be
     written (``BloomConfig.resume`` of the file this one replaces); ``write``'s ``known``
     mask then names the rows whose keys it holds, which are not hashed again.
     """
@@ -100,18 +127,36 @@ class BaseFileWriter:
         if bloom is not None and self._has_key:
             self._bloom = bloom_seed if bloom_seed is not None else bloom.new_filter()
         self._result: tuple[int, int, str | None, str | None] | None = None
+        self._writer: pq.ParquetWriter | None = None
+        self._pending: list[pa.Table] = []
+        self._pending_bytes = 0
+        self._flushed_bytes = 0  # Arrow bytes of the rows already written
         self._stream = gw.open_output_stream(rel_path)
-        try:
-            self._writer = pq.ParquetWriter(self._stream, self.schema, **write_options(self.schema))
-        except BaseException:
-            self._stream.close()
-            gw.delete_file(rel_path)
-            raise
+
+    def _open(self, sample: pa.Table | None) -> pq.ParquetWriter:
+        if self._writer is None:
+            options = write_options(self.schema, sample)
+            self._writer = pq.ParquetWriter(self._stream, self.schema, **options)
+        return self._writer
 
     @property
     def bytes_written(self) -> int:
-        """Bytes flushed so far (whole row groups); use it to roll over to a new file."""
-        return int(self._stream.tell())
+        """Bytes written so far plus an estimate of the buffered rows' share (at the
+        compression seen so far, or uncompressed before any row group); use it to roll over
+        to a new file."""
+        written = int(self._stream.tell())
+        if not self._pending_bytes:
+            return written
+        ratio = written / self._flushed_bytes if self._flushed_bytes else 1.0
+        return written + int(self._pending_bytes * ratio)
+
+    def _flush(self) -> None:
+        if not self._pending:
+            return
+        table = pa.concat_tables(self._pending)
+        self._pending, self._pending_bytes = [], 0
+        self._open(table).write_table(table, self.row_group_size or max(table.num_rows, 1))
+        self._flushed_bytes += table.nbytes
 
     def write(self, data: pa.Table | pa.RecordBatch, known: pa.Array | None = None) -> None:
         """Append rows; ``data`` must have the writer's schema (metadata ignored).
@@ -130,8 +175,11 @@ class BaseFileWriter:
         if isinstance(data, pa.RecordBatch):
             data = pa.Table.from_batches([data])
         self._track_keys(data, known)
-        self._writer.write_table(data.replace_schema_metadata(None), self.row_group_size)
+        self._pending.append(data.replace_schema_metadata(None))
+        self._pending_bytes += data.nbytes
         self.num_rows += data.num_rows
+        if self.row_group_size is not None or self._pending_bytes >= ROW_GROUP_BYTES:
+            self._flush()
 
     def _track_keys(self, table: pa.Table, known: pa.Array | None) -> None:
         if not self._has_key:
@@ -162,9 +210,11 @@ class BaseFileWriter:
             footer.update(
                 {MIN_RECORD_KEY_FOOTER: self.min_key, MAX_RECORD_KEY_FOOTER: self.max_key}
             )
+        self._flush()
+        writer = self._open(None)  # an empty file still gets its footer
         if footer:
-            self._writer.add_key_value_metadata(footer)
-        self._writer.close()
+            writer.add_key_value_metadata(footer)
+        writer.close()
         size = int(self._stream.tell())
         self._stream.close()
         self._result = (size, self.num_rows, self.min_key, self.max_key)
@@ -173,8 +223,10 @@ class BaseFileWriter:
     def abort(self) -> None:
         """Stop writing and delete the partial file."""
         if self._result is None:
+            self._pending = []
             try:
-                self._writer.close()
+                if self._writer is not None:
+                    self._writer.close()
             finally:
                 self._stream.close()
                 self._result = (0, 0, None, None)
