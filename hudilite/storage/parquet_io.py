@@ -99,9 +99,10 @@ class BaseFileWriter:
     ``(bytes, num_rows, min_key, max_key)``. Used as a context manager, an exception deletes
     the partial file. Without ``row_group_size`` the rows are buffered into row groups of
     about :data:`ROW_GROUP_BYTES`; the Parquet writer opens at the first rows, which choose
-    the columns' dictionaries (:func:`write_options`). ``bloom_seed`` is a filter already holding some of the keys to be
-    written (``BloomConfig.resume`` of the file this one replaces); ``write``'s ``known``
-    mask then names the rows whose keys it holds, which are not hashed again.
+    the columns' dictionaries (:func:`write_options`). ``bloom_seed`` is a filter already
+    holding some of the keys to be written (``BloomConfig.resume`` of the file this one
+    replaces); ``write``'s ``known`` mask then names the rows whose keys it holds, which
+    are not hashed again.
     """
 
     def __init__(
