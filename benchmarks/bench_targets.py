@@ -22,7 +22,7 @@ both engines. With ``--rows SMALL LARGE`` (default 1M and 10M):
 10. MOR bucket-index upsert into each of ``--scaling-rows``: the cost at the largest over
     the cost at the smallest (< 1.3x)
 
-Rows 1-5 also print a floor line each (1b, 2b, 3b, 4b, 5b: the same work done by Spark
+Rows 1-5 and 8 also print a floor line each (1b-5b, 8b: the same work done by Spark
 itself, natively, as ``spark_floors`` explains), as rows 6, 7 and 9 do for theirs.
 
 Upserts are medians over ``--rounds`` batches applied one after the other to the same
@@ -59,6 +59,7 @@ FLOOR_LABEL = {
     "3b": "  same vs Spark reading the keys and writing the batch (floor)",
     "4b": "  same vs Spark hashing the batch into buckets and writing it (floor)",
     "5b": "  same vs Spark writing the rows and meta columns as Parquet (floor)",
+    "8b": "  same vs Spark merging the stored rows with the upserts' rows itself (floor)",
 }
 
 
@@ -355,6 +356,15 @@ class Bench:
                     1.3,
                 )
             )
+            # Spark doing the same merge natively (spark_floors.mor_snapshot): the table's
+            # base files, and the upserts' rows as Parquet in place of the Avro logs.
+            files = [
+                os.path.join(mor.path, s.base_file.path)
+                for s in mor.state().view.latest_slices()
+                if s.base_file is not None
+            ]
+            floor = self.median(lambda: noop(spark_floors.mor_snapshot(self.spark, files, batches)))
+            self.add(TargetRow("8b", FLOOR_LABEL["8b"], mor_scan, floor))
         shutil.rmtree(mor.path, ignore_errors=True)
 
     def bucket_upsert(self, n, tmp=None, load=None, batches=None, schema=None) -> tuple[float, int]:

@@ -19,6 +19,12 @@ Parquet writer, and the five Hudi meta columns computed by Spark expressions:
 * merge-on-read upsert (bucket index): the batch's buckets computed in the JVM (Java's
   ``String.hashCode`` through ``java.util.Objects.hashCode``), shuffled by (partition,
   bucket) and written.
+* merge-on-read snapshot scan: the stored rows (the table's base files, read by Spark's
+  vectorized reader) merged with the rows of the uncompacted upserts (given to Spark as
+  Parquet, where hudilite decodes Avro log blocks): every stored row whose key an upsert
+  changed dropped by a broadcast anti-join, plus each changed key's latest row, the
+  cheapest native plan for the snapshot found (docs/benchmarks.md: joins on file
+  positions, and filters, were slower).
 
 No pyspark at import time (the scripts import hudilite only once arguments are parsed).
 """
@@ -113,6 +119,30 @@ def bucket_upsert(spark: Any, batch: str, buckets: int, out: str) -> None:
     bucket = ((F.lit(31) + java_hash).bitwiseAND(F.lit(2147483647))) % F.lit(buckets)
     incoming = with_meta(spark.read.parquet(batch)).withColumn("_bucket", bucket)
     _write(incoming.repartition("_hoodie_partition_path", "_bucket"), out)
+
+
+def mor_snapshot(spark: Any, base_files: list[str], batches: list[str]) -> Any:
+    """The merge-on-read scan floor: the snapshot of ``base_files`` after the upsert
+    ``batches`` (Parquet, in commit order), as a DataFrame with the meta columns."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    changed = None
+    for i, path in enumerate(batches):
+        rows = with_meta(spark.read.parquet(path)).withColumn("_round", F.lit(i))
+        changed = rows if changed is None else changed.unionByName(rows)
+    assert changed is not None, "no upsert batches"
+    # Each changed key's latest row: the highest ordering value, then the latest commit.
+    order = Window.partitionBy("_hoodie_record_key").orderBy(F.desc("ts"), F.desc("_round"))
+    latest = changed.withColumn("_n", F.row_number().over(order))
+    latest = latest.filter("_n = 1").drop("_n", "_round")
+    stored = spark.read.parquet(*base_files)
+    kept = stored.join(
+        F.broadcast(changed.select("_hoodie_record_key").distinct()),
+        "_hoodie_record_key",
+        "left_anti",
+    )
+    return kept.unionByName(latest)
 
 
 def replace(out: str, current: str) -> None:
