@@ -254,3 +254,36 @@ def test_a_resumed_filter_equals_one_built_from_all_keys(kind, first, more):
 def test_a_filter_of_other_parameters_is_not_resumed(other):
     config = bf.BloomConfig(num_entries=200, fpp=0.001)
     assert config.resume(other.new_filter()) is None
+
+
+@pytest.mark.parametrize("kind", [bf.SIMPLE, bf.DYNAMIC_V0])
+def test_large_adds_hash_in_chunks_with_the_same_result(kind):
+    """An add or lookup of more keys than one hashing chunk gives the filter (and answers)
+    that adding the keys a few at a time gives: the chunks are an implementation detail."""
+    config = bf.BloomConfig(filter_type=kind, num_entries=20_000, fpp=1e-6)
+    rng = random.Random(7)
+    # Same-length keys (hashed as one block) and keys of many lengths, across chunks.
+    keys = [str(uuid.uuid4()) for _ in range(bf._CHUNK + 5_000)]
+    keys += ["k" * rng.randint(1, 40) + str(i) for i in range(bf._CHUNK // 2)]
+    whole, pieces = config.new_filter(), config.new_filter()
+    whole.add(pa.array(keys))
+    for start in range(0, len(keys), 997):
+        pieces.add(keys[start : start + 997])
+    assert whole.serialize() == pieces.serialize()
+    assert whole.might_contain_many(pa.array(keys)).all()
+    assert len(whole.might_contain_many(pa.array(keys))) == len(keys)
+    others = [str(uuid.uuid4()) for _ in range(bf._CHUNK + 100)]
+    hits = whole.might_contain_many(others)
+    assert len(hits) == len(others) and hits.mean() < 0.001
+    assert whole.might_contain_many([]).shape == (0,)
+
+
+def test_key_positions_same_length_block_equals_per_key_hashing():
+    keys = [str(uuid.uuid4()) for _ in range(300)]
+    block = bf.key_positions(pa.array(keys), 1_000_003, 5)
+    one_by_one = np.vstack([bf.key_positions([k], 1_000_003, 5) for k in keys])
+    assert np.array_equal(block, one_by_one)
+    # Sliced arrays (a non-zero offset) hash their own keys, not the buffer's first ones.
+    assert np.array_equal(
+        bf.key_positions(pa.array(keys).slice(100, 50), 1_000_003, 5), block[100:150]
+    )
