@@ -168,9 +168,11 @@ LOCAL_WRITE_MAX_FILE_GROUPS = _key(
     "hoodie.hudilite.write.local.max.file.groups",
     16,
     "A write small enough for the driver (hoodie.hudilite.write.local.max.rows) still runs "
-    "its index lookup and file writes as Spark tasks when the partitions it touches hold more "
-    "than this many file groups: more files to read and rewrite than the driver should do "
-    "alone.",
+    "its index lookup and file writes as Spark tasks when it would read or rewrite more than "
+    "this many stored file groups: more files than the driver should do alone. A SIMPLE or "
+    "BLOOM index lookup reads every file group of the partitions the records touch; an "
+    "insert rewrites the small files it packs into, a BUCKET-index write its records' "
+    "buckets.",
     parse=parse_int,
 )
 OVERWRITE_PARTITIONS = _key(

@@ -325,8 +325,8 @@ def _run_small(
     extra_metadata: Mapping[str, str] | None,
 ) -> WriteResult:
     """The write of a small input in the driver (:mod:`hudilite.write.small_write`), or of
-    its index lookup and file writes in Spark tasks when its partitions hold more than
-    ``hoodie.hudilite.write.local.max.file.groups`` file groups."""
+    its index lookup and file writes in Spark tasks when it would read or rewrite more than
+    ``hoodie.hudilite.write.local.max.file.groups`` stored file groups."""
     plan = small_write.key_stats(keyed)
     timer.mark("key")
     # File groups are written in driver threads: as many as there are cores, up to four.
@@ -334,16 +334,16 @@ def _run_small(
     max_groups = int(opts.get(cfg.LOCAL_WRITE_MAX_FILE_GROUPS))
 
     def write(state: TableState, ctx: WriteContext, extra: dict[str, Any]) -> list[dict[str, Any]]:
-        if len(ctx.existing) > max_groups:
-            # Few records, but in partitions of many file groups: the index would read (and
-            # the write rewrite) more files than the driver should alone, where a cluster
-            # has many executors. The records go to the Spark write's tasks instead.
+        stats = small_write.index_and_write(
+            state, ctx, keyed, plan, operation, opts, extra, threads=threads, max_groups=max_groups
+        )
+        if stats is None:
+            # Few records, but more stored file groups to read or rewrite than the driver
+            # should alone (an index lookup reads every file group of the partitions),
+            # where a cluster has many executors: the records go to the Spark write's tasks.
             frame = spark.createDataFrame(keyed, schema=spark_schema(keyed.schema))
             return _index_and_write(state, ctx, frame, plan, operation, opts, timer, extra)
         extra["driver_side"] = True
-        stats = small_write.index_and_write(
-            state, ctx, keyed, plan, operation, opts, extra, threads=threads
-        )
         timer.mark("write")
         return stats
 

@@ -301,12 +301,27 @@ def index_and_write(
     extra: dict[str, Any],
     *,
     threads: int = 2,
-) -> list[dict[str, Any]]:
+    max_groups: int | None = None,
+) -> list[dict[str, Any]] | None:
     """Tag, assign and write the keyed records of an ``upsert``, ``insert`` or ``delete``
     (non-global SIMPLE, BLOOM or BUCKET index), as the Spark write's ``_index_and_write``
-    does; ``extra`` receives the index metrics."""
+    does; ``extra`` receives the index metrics.
+
+    ``max_groups``: the most stored file groups the driver reads and rewrites. An index
+    lookup (SIMPLE, BLOOM) reads every file group of the partitions the records touch;
+    otherwise (inserts, the bucket index) a write rewrites the file groups its records are
+    assigned to. Over the limit nothing is written and the result is None: the caller
+    hands the records to Spark tasks."""
     if not plan.partitions:
         return []
+
+    def too_many(tagged: pa.Table) -> bool:
+        if max_groups is None or len(ctx.existing) <= max_groups:
+            return False
+        ids = pc.unique(_joined(tagged[PARTITION_PATH_COL], tagged[FILE_ID_COL])).to_pylist()
+        stored = {f"{p}{_SEP}{f}" for p, f in ctx.existing}
+        return sum(1 for i in ids if i in stored) > max_groups
+
     index = index_settings(opts)
     if index.is_global or index.kind not in ("SIMPLE", "BLOOM", "BUCKET"):
         raise ConfigError(f"a driver-side write cannot use the {index.kind} index")
@@ -327,8 +342,10 @@ def index_and_write(
         if operation == "delete":
             known = pa.array(sorted({f for _, f in ctx.existing}), pa.string())
             tagged = tagged.filter(pc.is_in(tagged[FILE_ID_COL], value_set=known))
-        return write_groups(ctx, tagged, threads=threads)
+        return None if too_many(tagged) else write_groups(ctx, tagged, threads=threads)
     if operation in ("upsert", "delete"):
+        if max_groups is not None and len(ctx.existing) > max_groups:
+            return None
         tagged, metrics = locate(state, keyed, ctx.existing, plan.key_ranges, index)
         extra["index"] = metrics
     else:
@@ -352,6 +369,11 @@ def index_and_write(
         )
         smalls = small_files(state, sorted(counts), settings.small_file_limit)
         buckets = assign_inserts(counts, smalls, settings, new_file_id)
+        before = dict(ctx.existing), dict(ctx.log_targets)
         take_small_files(buckets, smalls, ctx.existing, ctx.log_targets)
         tagged = assign_buckets(tagged, buckets)
+        if too_many(tagged):
+            # The Spark write plans the inserts again, from the slices as they were.
+            ctx.existing, ctx.log_targets = before
+            return None
     return write_groups(ctx, tagged, threads=threads)

@@ -221,3 +221,32 @@ def test_small_write_into_many_file_groups_runs_its_files_as_spark_tasks(
     expected = [("a", "a2"), ("b", "b2"), ("c", "c1"), ("d", "d1")]
     assert spark_rows(t.read(), ["id", "v"]) == expected
     assert rows(hudi_rs_read(t.path), ["id", "v"]) == expected
+
+
+def test_the_file_group_limit_counts_the_groups_a_write_reads_or_rewrites(
+    spark: Any, tmp_path: Path
+) -> None:
+    """An insert rewrites only the small files it packs into, and a bucket-index upsert only
+    its records' buckets: either stays in the driver in a partition of many file groups, as
+    long as it rewrites no more than the limit; an index lookup reads them all."""
+    groups = "hoodie.hudilite.write.local.max.file.groups"
+    t = _table(spark, tmp_path / "t", "cow", "SIMPLE")
+    for i in range(3):  # three one-row file groups in partition x
+        t.write(batch((f"k{i}", 1, f"v{i}", "x")), options={"hoodie.parquet.small.file.limit": "0"})
+    r = t.write(batch(("n", 1, "n1", "x")), operation="insert", options={groups: "1"})
+    assert (r.extra["driver_side"], r.num_inserts, r.files_written) == (True, 1, 1)
+    r = t.write(batch(("k0", 2, "v0b", "x")), options={groups: "2"})  # SIMPLE reads all 3
+    assert (r.extra["driver_side"], r.num_updates) == (False, 1)
+    expected = [("k0", "v0b"), ("k1", "v1"), ("k2", "v2"), ("n", "n1")]
+    assert spark_rows(t.read(), ["id", "v"]) == expected
+    assert rows(hudi_rs_read(t.path), ["id", "v"]) == expected
+
+    b = _table(spark, tmp_path / "b", "cow", "BUCKET")  # 2 buckets per partition
+    b.write(batch(*((f"k{i}", 1, f"v{i}", "x") for i in range(8))))
+    one = b.write(batch(("k0", 2, "w0", "x")), options={groups: "1"})
+    assert (one.extra["driver_side"], one.num_updates) == (True, 1)
+    every = b.write(batch(*((f"k{i}", 3, f"z{i}", "x") for i in range(8))), options={groups: "1"})
+    assert (every.extra["driver_side"], every.num_updates) == (False, 8)
+    expected = [(f"k{i}", f"z{i}") for i in range(8)]
+    assert spark_rows(b.read(), ["id", "v"]) == expected
+    assert rows(hudi_rs_read(b.path), ["id", "v"]) == expected
