@@ -165,6 +165,26 @@ def measure(
             ),
             "point SELECT": (_median_ms(ours_select, w, r, 0), _median_ms(spark_select, w, r, 0)),
         }
+        # The same work done by Spark itself (spark_floors): an INSERT rewrites the
+        # partition's small base file with the new row; an UPDATE finds its row and
+        # rewrites the row's base file. Measured before the small-file-limit-0 INSERTs
+        # below add one-row file groups to the partition (the INSERTs after those pack into
+        # a one-row file, less work than the floor's).
+        insert_file, update_file = _floor_files(spark, warehouse, key)
+        out = os.path.join(tempfile.mkdtemp(prefix="floor_", dir=warehouse), "out")
+
+        def spark_rewrite_insert(n: int) -> object:
+            return _rewrite(spark, insert_file, spark_floors.with_meta(_values(spark, n)), out)
+
+        def spark_rewrite_update(n: int) -> object:
+            found = spark_select(n)
+            assert len(found) == 1
+            return _rewrite(spark, update_file, None, out, update=(key, n))
+
+        insert_floor = (
+            _median_ms(ours_insert, w, r, 3000),
+            _median_ms(spark_rewrite_insert, w, r, 3000),
+        )
         # The floors of the two writes (information): an UPDATE must first find its row, a
         # point SELECT; an INSERT into a partition with a small base file rewrites that file
         # (Hudi's small-file handling), so without it the write is an append like Spark's.
@@ -178,23 +198,8 @@ def measure(
             _median_ms(spark_insert, w, r, 2000),
         )
         session.sql("RESET hoodie.parquet.small.file.limit")
-        # The same work done by Spark itself (spark_floors): an INSERT rewrites the
-        # partition's small base file with the new row; an UPDATE finds its row and
-        # rewrites the row's base file.
-        insert_file, update_file = _floor_files(spark, warehouse, key)
-        out = os.path.join(tempfile.mkdtemp(prefix="floor_", dir=warehouse), "out")
-
-        def spark_rewrite_insert(n: int) -> object:
-            return _rewrite(spark, insert_file, spark_floors.with_meta(_values(spark, n)), out)
-
-        def spark_rewrite_update(n: int) -> object:
-            found = spark_select(n)
-            assert len(found) == 1
-            return _rewrite(spark, update_file, None, out, update=(key, n))
-
         figures["one-row INSERT vs Spark rewriting the small file with the row (floor)"] = (
-            _median_ms(ours_insert, w, r, 3000),
-            _median_ms(spark_rewrite_insert, w, r, 3000),
+            insert_floor
         )
         figures["one-row UPDATE vs Spark finding the row and rewriting its file (floor)"] = (
             _median_ms(ours_update, w, r, 3000),
