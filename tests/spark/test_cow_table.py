@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 from pyspark.sql import functions as F
 
@@ -333,6 +334,15 @@ def test_bad_input_names_the_column_and_leaves_table_unchanged(spark, tmp_path, 
     assert [i.requested_time for i in t.timeline() if i.action == "commit"] == [
         i.requested_time for i in before
     ]
+    # A bulk insert's plan job evaluates the keys (it counts them): a null key read from a
+    # file (local rows fail while Spark plans) fails there, before any instant exists, so
+    # nothing is left to roll back either.
+    bad = str(tmp_path / "bad.parquet")
+    pq.write_table(batch(("b", 1, "r", 1.0, "sf"), (None, 1, "r", 1.0, "nyc")), bad)
+    instants = [(i.requested_time, i.action, i.state) for i in t.timeline()]
+    with pytest.raises(hudilite.KeyGenerationError, match="record key field 'uuid' is null"):
+        t.write(spark.read.parquet(bad), "bulk_insert")
+    assert [(i.requested_time, i.action, i.state) for i in t.timeline()] == instants
     assert spark_rows(t.read(), ["uuid"]) == [("a",)]
 
 
