@@ -315,12 +315,8 @@ def index_and_write(
     if not plan.partitions:
         return []
 
-    def too_many(tagged: pa.Table) -> bool:
-        if max_groups is None or len(ctx.existing) <= max_groups:
-            return False
-        ids = pc.unique(_joined(tagged[PARTITION_PATH_COL], tagged[FILE_ID_COL])).to_pylist()
-        stored = {f"{p}{_SEP}{f}" for p, f in ctx.existing}
-        return sum(1 for i in ids if i in stored) > max_groups
+    def over_limit(groups: int) -> bool:
+        return max_groups is not None and groups > max_groups
 
     index = index_settings(opts)
     if index.is_global or index.kind not in ("SIMPLE", "BLOOM", "BUCKET"):
@@ -342,9 +338,14 @@ def index_and_write(
         if operation == "delete":
             known = pa.array(sorted({f for _, f in ctx.existing}), pa.string())
             tagged = tagged.filter(pc.is_in(tagged[FILE_ID_COL], value_set=known))
-        return None if too_many(tagged) else write_groups(ctx, tagged, threads=threads)
+        if over_limit(len(ctx.existing)):  # else no count can be over either
+            ids = pc.unique(_joined(tagged[PARTITION_PATH_COL], tagged[FILE_ID_COL]))
+            stored = {f"{p}{_SEP}{f}" for p, f in ctx.existing}
+            if over_limit(sum(1 for i in ids.to_pylist() if i in stored)):
+                return None
+        return write_groups(ctx, tagged, threads=threads)
     if operation in ("upsert", "delete"):
-        if max_groups is not None and len(ctx.existing) > max_groups:
+        if over_limit(len(ctx.existing)):
             return None
         tagged, metrics = locate(state, keyed, ctx.existing, plan.key_ranges, index)
         extra["index"] = metrics
@@ -369,11 +370,8 @@ def index_and_write(
         )
         smalls = small_files(state, sorted(counts), settings.small_file_limit)
         buckets = assign_inserts(counts, smalls, settings, new_file_id)
-        before = dict(ctx.existing), dict(ctx.log_targets)
+        if over_limit(sum(1 for b in buckets if not b.is_new)):  # small files to rewrite
+            return None
         take_small_files(buckets, smalls, ctx.existing, ctx.log_targets)
         tagged = assign_buckets(tagged, buckets)
-        if too_many(tagged):
-            # The Spark write plans the inserts again, from the slices as they were.
-            ctx.existing, ctx.log_targets = before
-            return None
     return write_groups(ctx, tagged, threads=threads)
