@@ -174,12 +174,18 @@ def _murmur_block(
     return h
 
 
+def _key_array(keys: pa.Array | pa.ChunkedArray | Sequence[str]) -> pa.Array:
+    """``keys`` as one Arrow array (strings from a sequence, chunks combined)."""
+    if not isinstance(keys, pa.Array | pa.ChunkedArray):
+        return pa.array(list(keys), pa.string())
+    if isinstance(keys, pa.ChunkedArray):
+        return keys.combine_chunks() if keys.num_chunks else pa.array([], pa.string())
+    return keys
+
+
 def _utf8_keys(keys: pa.Array | pa.ChunkedArray | Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
     """UTF-8 bytes of ``keys`` as one flat buffer plus offsets (int64, n + 1)."""
-    if not isinstance(keys, pa.Array | pa.ChunkedArray):
-        keys = pa.array(list(keys), pa.string())
-    if isinstance(keys, pa.ChunkedArray):
-        keys = keys.combine_chunks() if keys.num_chunks else pa.array([], pa.string())
+    keys = _key_array(keys)
     if keys.null_count:
         raise ValueError("a bloom filter key cannot be null")
     keys = keys.cast(pa.large_binary())
@@ -327,16 +333,13 @@ class BloomFilter:
     def _positions(self, keys: pa.Array | pa.ChunkedArray | Sequence[str]) -> Iterator[np.ndarray]:
         """The bit positions of ``keys``, :data:`_CHUNK` keys at a time, in key order.
 
-        Chunks bound the memory of a large call (``nb_hash`` int64 positions per key: 240 MB
-        for a million keys at Hudi's default 30 hashes) and keep it in the CPU's caches."""
+        Chunks bound the memory of a large call (``nb_hash`` positions per key: 120 MB for
+        a million keys at Hudi's default 30 hashes) and keep it in the CPU's caches."""
         if self.hash_type != MURMUR_HASH:
             raise NotImplementedError(
                 f"bloom filter hash type {self.hash_type} (only MurmurHash, Hudi's, is supported)"
             )
-        if not isinstance(keys, pa.Array | pa.ChunkedArray):
-            keys = pa.array(list(keys), pa.string())
-        if isinstance(keys, pa.ChunkedArray):
-            keys = keys.combine_chunks() if keys.num_chunks else pa.array([], pa.string())
+        keys = _key_array(keys)
         for start in range(0, max(len(keys), 1), _CHUNK):
             yield key_positions(keys.slice(start, _CHUNK), self.vector_size, self.nb_hash)
 
