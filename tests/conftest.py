@@ -26,6 +26,16 @@ FIXTURES = SHARED / "fixtures" / "hudi-tables"
 # drivers spend most of their CPU in C2 compilations that never pay off.
 os.environ.setdefault("SPARK_SUBMIT_OPTS", FAST_JVM_OPTIONS)
 
+if importlib.util.find_spec("hypothesis") is not None:
+    from hypothesis import HealthCheck, settings
+
+    # Property tests check results, not speed: on a loaded 2-core machine (CI, or several
+    # pytest processes) Hypothesis' timing checks fail tests whose every example passed.
+    settings.register_profile(
+        "hudilite", deadline=None, suppress_health_check=[HealthCheck.too_slow]
+    )
+    settings.load_profile("hudilite")
+
 #: Folders whose test files share session-scoped work (tests/faults: the seed tables and the
 #: killed writes built once for several files), so pytest-xdist runs each on one worker.
 ONE_WORKER_FOLDERS = ("tests/faults/",)

@@ -320,14 +320,24 @@ DROP_PARTITION_COLUMNS = _key(
 METADATA_PARTITIONS = _key(
     "hoodie.table.metadata.partitions",
     None,
-    "Metadata table partitions: hudilite maintains no metadata table and never writes it.",
+    "Metadata table partitions (readers list files through the metadata table when it names "
+    "files): hudilite maintains no metadata table, so it clears this before changing a table.",
     unsupported="hudilite maintains no metadata table",
     ignore_values=("",),
 )
 METADATA_PARTITIONS_INFLIGHT = _key(
     "hoodie.table.metadata.partitions.inflight",
     None,
-    "Metadata table partitions being built: never written by hudilite.",
+    "Metadata table partitions being built: cleared with hoodie.table.metadata.partitions.",
     unsupported="hudilite maintains no metadata table",
+    ignore_values=("",),
+)
+INDEX_DEFS_PATH = _key(
+    "hoodie.table.index.defs.path",
+    None,
+    "Index definitions file (Hudi 1.x, relative to the base path; default "
+    ".hoodie/.index_defs/index.json): every index it defines lives in the metadata table, "
+    "which hudilite removes with its definitions before changing a table.",
+    unsupported="hudilite maintains no metadata table, so no index definitions",
     ignore_values=("",),
 )

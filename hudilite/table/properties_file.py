@@ -122,8 +122,18 @@ def recover(gw: FileSystemGateway) -> dict[str, str]:
     return props
 
 
+#: Keys that make Hudi's readers list files through the metadata table. hudilite does not
+#: maintain it, so it never writes them non-empty (as Hudi's ``clearMetadataPartitions``
+#: leaves them): a file the metadata table does not list would not exist for those readers.
+#: See :mod:`hudilite.write.metadata_guard`, which also removes the table itself.
+METADATA_PARTITION_KEYS = (cfg.METADATA_PARTITIONS.name, cfg.METADATA_PARTITIONS_INFLIGHT.name)
+
+
 def _stamped(props: Mapping[str, str]) -> tuple[dict[str, str], bytes]:
     stored = {k: v for k, v in props.items() if k != CHECKSUM_KEY}
+    for key in METADATA_PARTITION_KEYS:
+        if key in stored:
+            stored[key] = ""
     stored[CHECKSUM_KEY] = checksum(stored)
     cfg.TableConfig.from_properties(stored)  # never write a file no reader can load
     comment = f"Updated at {datetime.now(UTC).strftime('%Y-%m-%dT%H:%M:%S.%f')[:-3]}Z"

@@ -40,6 +40,7 @@ from typing import Any
 from hudilite import config as cfg
 from hudilite.errors import ConfigError, LockError
 from hudilite.storage.fs import FileSystemGateway
+from hudilite.write.metadata_guard import apply_guard
 
 log = logging.getLogger(__name__)
 
@@ -516,6 +517,9 @@ def table_lock(gw: FileSystemGateway, options: Any = None) -> Iterator[HeldLock]
         raise error
     plock.lease = lease
     try:
+        # Every action that changes the table takes this lock before it completes anything,
+        # so this is the one place that keeps a Hudi metadata table from going stale.
+        apply_guard(gw)
         yield HeldLock(lease)
     finally:
         try:

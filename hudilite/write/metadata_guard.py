@@ -1,0 +1,122 @@
+"""The metadata-table guard: no hudilite action leaves Hudi's metadata table stale.
+
+Hudi's readers (hudi-rs, Hudi on Spark and Flink, Trino, Athena) list a table's files through
+the ``files`` partition of its metadata table (``.hoodie/metadata``) whenever
+``hoodie.table.metadata.partitions`` names it: a file the metadata table does not list does not
+exist for them. hudilite does not maintain the metadata table yet, so before it changes a table
+that has one, it does what Hudi's own writer does when the metadata table is disabled
+(``HoodieTableMetadataUtil.deleteMetadataTable``), under the table lock, in this order:
+
+1. clear ``hoodie.table.metadata.partitions`` and ``hoodie.table.metadata.partitions.inflight``
+   in ``hoodie.properties`` (Hudi writes them empty), so every reader lists files again;
+2. delete ``.hoodie/metadata``;
+3. clear the index definitions that lived in it (``hoodie.table.index.defs.path``, by default
+   ``.hoodie/.index_defs/index.json``: record index, column and partition stats, secondary and
+   expression indexes are all metadata-table partitions).
+
+Each step is safe to stop after. Once step 1 is on disk no reader consults the metadata table,
+whatever is left of it; the next action that takes the table lock finds the rest
+(:func:`needs_guard` looks at all three) and finishes the job, so a crash between any two
+steps leaves the table reading the same rows in every reader. A Hudi writer with
+``hoodie.metadata.enable=true`` (its default) rebuilds the metadata table from a listing on its
+next commit.
+
+:func:`~hudilite.write.lock.table_lock` runs :func:`apply_guard` each time it is taken (not
+when re-entered), because every action that changes a table's files or timeline -- writes,
+table services, rollbacks, restores, archival, property changes and upgrades -- takes it
+before it completes anything. Reads never take the lock, so they never change a table.
+"""
+
+from __future__ import annotations
+
+import logging
+import warnings
+
+from hudilite import config as cfg
+from hudilite import failpoints
+from hudilite.errors import CorruptFileError, HudiliteWarning, TableNotFoundError
+from hudilite.storage.fs import FileSystemGateway
+from hudilite.table import properties_file
+
+log = logging.getLogger(__name__)
+
+#: The metadata table's base path, relative to the data table's (Hudi's fixed layout).
+METADATA_TABLE_DIR = ".hoodie/metadata"
+#: Where Hudi keeps index definitions unless ``hoodie.table.index.defs.path`` says otherwise.
+DEFAULT_INDEX_DEFS = ".hoodie/.index_defs/index.json"
+#: ``hoodie.properties`` keys that make readers trust the metadata table.
+PARTITION_KEYS = properties_file.METADATA_PARTITION_KEYS
+INDEX_DEFS_KEY = cfg.INDEX_DEFS_PATH.name
+
+#: Fail points between the steps (crash-safety tests).
+AFTER_PROPERTIES = "metadata_guard_after_properties"
+AFTER_DELETE = "metadata_guard_after_delete"
+
+#: Tables this process has warned about (the warning is given once per table).
+_warned: set[str] = set()
+
+
+class MetadataTableRemoved(HudiliteWarning):
+    """hudilite removed a table's Hudi metadata table, which it does not maintain yet."""
+
+
+def index_defs_path(props: dict[str, str]) -> str:
+    """The table-relative path of the index definitions file named by ``props``."""
+    rel = (props.get(INDEX_DEFS_KEY) or "").strip().lstrip("/")
+    return rel or DEFAULT_INDEX_DEFS
+
+
+def _lists_partitions(props: dict[str, str]) -> bool:
+    return any((props.get(key) or "").strip() for key in PARTITION_KEYS)
+
+
+def needs_guard(gw: FileSystemGateway, props: dict[str, str]) -> bool:
+    """True when any trace of a metadata table is left: partitions listed in ``props``, the
+    ``.hoodie/metadata`` folder, or an index definitions file."""
+    return (
+        _lists_partitions(props)
+        or gw.exists(METADATA_TABLE_DIR)
+        or gw.exists(index_defs_path(props))
+    )
+
+
+def apply_guard(gw: FileSystemGateway) -> bool:
+    """Remove the table's metadata table (see the module docstring); the caller holds the table
+    lock. Returns True when anything was removed. A folder without a table is left alone."""
+    try:
+        props = properties_file.load(gw)
+    except (TableNotFoundError, CorruptFileError):
+        # Table creation takes the lock before hoodie.properties exists, and a damaged config
+        # is reported (by name) by the action's own load; the guard has nothing to say.
+        return False
+    if not needs_guard(gw, props):
+        return False
+    _warn_once(gw, props)
+    if _lists_partitions(props):
+        # Step 1: readers stop trusting the metadata table (properties_file.store blanks the
+        # keys, as Hudi's clearMetadataPartitions does).
+        props = properties_file.store(gw, props)
+    failpoints.check(None, AFTER_PROPERTIES)
+    if gw.exists(METADATA_TABLE_DIR):
+        gw.delete_dir(METADATA_TABLE_DIR)  # step 2
+    failpoints.check(None, AFTER_DELETE)
+    defs = index_defs_path(props)
+    if gw.exists(defs):
+        gw.delete_file(defs)  # step 3
+    log.info("removed the metadata table of %s", gw.uri(""))
+    return True
+
+
+def _warn_once(gw: FileSystemGateway, props: dict[str, str]) -> None:
+    uri = gw.uri("")
+    if uri in _warned:
+        return
+    _warned.add(uri)
+    name = props.get(cfg.TABLE_NAME.name) or uri
+    warnings.warn(
+        f"table {name} ({uri}) had a Hudi metadata table, which hudilite does not maintain "
+        "yet: hudilite removed it (and its index definitions) so every reader lists the "
+        "table's files; a Hudi writer rebuilds it on its next commit",
+        MetadataTableRemoved,
+        stacklevel=2,
+    )
