@@ -39,6 +39,7 @@ import pyarrow.compute as pc
 
 from hudilite import config as cfg
 from hudilite.errors import ConfigError, KeyGenerationError
+from hudilite.keygen_ambiguity import check_composite_values
 
 if TYPE_CHECKING:
     from hudilite.config import Options, TableConfig
@@ -234,6 +235,8 @@ def record_keys(spec: KeyGenSpec, batch: Batch) -> pa.StringArray:
     all_missing: pa.Array | None = None
     for name in fields:
         text = to_key_text(_column(batch, name), name)
+        if len(fields) > 1:  # values the f1:v1,f2:v2 text cannot keep apart are refused
+            check_composite_values(name, text, fields)
         is_null, is_empty = pc.is_null(text), pc.fill_null(pc.equal(text, ""), False)
         value = pc.if_else(is_empty, EMPTY_RECORDKEY_PLACEHOLDER, text)
         value = pc.if_else(is_null, NULL_RECORDKEY_PLACEHOLDER, value)

@@ -39,6 +39,7 @@ from hudilite.keygen import (
     KeyGenSpec,
     unsafe_value_message,
 )
+from hudilite.keygen_ambiguity import PLACEHOLDERS, ambiguous_value_message, field_markers
 from hudilite.schema import DELETE_COL, PARTITION_PATH_COL, RECORD_KEY_COL, SEQ_COL
 from hudilite.spark.convert import arrow_schema, spark_schema
 from hudilite.write.keying import SEQ_PARTITION_SHIFT, KeyingSpec, key_batch, keyed_schema
@@ -47,9 +48,22 @@ from hudilite.write.keying import SEQ_PARTITION_SHIFT, KeyingSpec, key_batch, ke
 _NATIVE_TYPES = (StringType, IntegerType, LongType, ShortType, ByteType, BooleanType, DateType)
 
 
+_ERROR_PREFIX = "hudilite.errors.KeyGenerationError: "
+
+
 def _fail(message: str) -> Column:
     # The prefix lets the driver re-raise it as KeyGenerationError (see task_errors).
-    return F.raise_error(F.lit(f"hudilite.errors.KeyGenerationError: {message}"))
+    return F.raise_error(F.lit(f"{_ERROR_PREFIX}{message}"))
+
+
+def _ambiguous(name: str, value: Column, fields: tuple[str, ...]) -> tuple[Column, Column]:
+    """(condition, refusal) for a composite key part the key text cannot keep apart."""
+    ambiguous = value.isin(*PLACEHOLDERS)
+    for marker in field_markers(fields):
+        ambiguous = ambiguous | value.contains(marker)
+    head, tail = ambiguous_value_message(name, "\x00", fields).split("\x00")
+    message = F.concat(F.lit(f"{_ERROR_PREFIX}{head}'"), value, F.lit(f"'{tail}"))
+    return ambiguous, F.raise_error(message)
 
 
 def _text(df: DataFrame, name: str) -> Column:
@@ -78,8 +92,11 @@ def native_key_columns(spec: KeyGenSpec, df: DataFrame) -> tuple[Column, Column]
     else:
         parts = []
         missing = []
+        refusals = []  # values the f1:v1,f2:v2 text cannot keep apart (keygen_ambiguity)
         for name in fields:
             value = _text(df, name)
+            if len(fields) > 1:
+                refusals.append(_ambiguous(name, value, fields))
             shown = (
                 F.when(value.isNull(), F.lit(NULL_RECORDKEY_PLACEHOLDER))
                 .when(value == "", F.lit(EMPTY_RECORDKEY_PLACEHOLDER))
@@ -92,7 +109,10 @@ def native_key_columns(spec: KeyGenSpec, df: DataFrame) -> tuple[Column, Column]
             all_missing = all_missing & m
         key = F.when(
             all_missing, _fail(f"record key fields {list(fields)!r} are all null or empty")
-        ).otherwise(F.concat_ws(",", *parts))
+        )
+        for ambiguous, refused in refusals:
+            key = key.when(ambiguous, refused)
+        key = key.otherwise(F.concat_ws(",", *parts))
     if not spec.partition_parts:
         path: Column = F.lit("")
     else:
