@@ -2,12 +2,13 @@
 
 As in Hudi both are the same procedure (``UpgradeOrDowngradeProcedure``): ``to_version``
 alone decides the direction, and a table already at that version is left alone. The
-version is Hudi's ``HoodieTableVersion`` name (``SIX``, ``EIGHT``) or a plain number
-(``'6'``, ``8``); hudilite changes 6 -> 8 and 8 -> 6 (see
-:mod:`hudilite.services.upgrade`). The result is ``true`` once the table is at
-``to_version``. Where Hudi logs a failure and answers ``false``, hudilite raises an error
-naming the offending value (an unknown version name, an unsupported change, a write in
-flight), so a script cannot carry on with a table at the wrong version.
+version is Hudi's ``HoodieTableVersion`` name (``SIX``, ``EIGHT``, ``NINE``) or a plain
+number (``'6'``, ``8``, ``9``); hudilite changes between 6, 8 and 9 one step at a time (see
+:mod:`hudilite.services.upgrade` and, for 8 <-> 9, :mod:`hudilite.services.upgrade_nine`).
+The result is ``true`` once the table is at ``to_version``. Where Hudi logs a failure and
+answers ``false``, hudilite raises an error naming the offending value (an unknown version
+name, an unsupported change, a write in flight), so a script cannot carry on with a table at
+the wrong version.
 """
 
 from __future__ import annotations

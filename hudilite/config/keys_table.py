@@ -38,7 +38,7 @@ TABLE_TYPE = _key(
 TABLE_VERSION = _key(
     "hoodie.write.table.version",
     6,
-    "Table version to create: 6 (Hudi 0.14/0.15) or 8 (Hudi 1.0).",
+    "Table version to create: 6 (Hudi 0.14/0.15), 8 (Hudi 1.0) or 9 (Hudi 1.1/1.2).",
     aliases=("hoodie.table.version",),
     parse=parse_int,
     scope="table",
@@ -166,13 +166,20 @@ PAYLOAD_CLASS = _key(
     ),
     scope="table",
 )
+# Version 9 tables record them as merge properties (Hudi 1.1's RECORD_MERGE_PROPERTY_PREFIX,
+# e.g. for a table upgraded from AWSDmsAvroPayload); a write option still wins.
+MERGE_PROPERTY_PREFIX = "hoodie.record.merge.property."
 DELETE_FIELD = _key(
     "hoodie.payload.delete.field",
     None,
     "Data column marking deletes when it equals DELETE_MARKER (default: _hoodie_is_deleted).",
+    aliases=(MERGE_PROPERTY_PREFIX + "hoodie.payload.delete.field",),
 )
 DELETE_MARKER = _key(
-    "hoodie.payload.delete.marker", None, "Value of DELETE_FIELD that marks a delete."
+    "hoodie.payload.delete.marker",
+    None,
+    "Value of DELETE_FIELD that marks a delete.",
+    aliases=(MERGE_PROPERTY_PREFIX + "hoodie.payload.delete.marker",),
 )
 CHANGELOG_ENABLED = _key(
     "hoodie.allow.operation.metadata.field",
@@ -208,7 +215,8 @@ def _parse_partial_update_mode(value: str) -> str:
 PARTIAL_UPDATE_MODE = _key(
     "hoodie.table.partial.update.mode",
     None,
-    "Hudi 1.1 partial update mode (NONE | IGNORE_DEFAULTS).",
+    "Hudi 1.1 partial update mode: NONE | IGNORE_DEFAULTS (KEEP_VALUES, FILL_UNAVAILABLE "
+    "are refused).",
     aliases=("hoodie.write.partial.update.mode",),
     parse=_parse_partial_update_mode,
     scope="table",
@@ -257,6 +265,13 @@ COMPLEX_KEYGEN_NEW_ENCODING = _key(
     "Complex key generator with one record key field writes the bare value (Hudi 1.0.2+).",
     parse=parse_bool,
 )
+COMPLEX_KEYGEN_VALIDATION = _key(
+    "hoodie.write.complex.keygen.validation.enable",
+    True,
+    "Refuse a table version change (8 <-> 9) of a table whose complex key generator has "
+    "one record key field (its keys may differ between Hudi releases, HUDI-7001).",
+    parse=parse_bool,
+)
 COMPLEX_KEYGEN_ENCODING = _key(
     "hoodie.table.complex.keygen.encoding",
     None,
@@ -295,7 +310,34 @@ MERGE_STRATEGY_ID = _key(
     "hoodie.record.merge.strategy.id",
     None,
     "Hudi 1.x merger strategy id (derived from the merge mode).",
-    aliases=("hoodie.datasource.write.record.merger.strategy", "record.merger.strategy"),
+    aliases=(
+        "hoodie.datasource.write.record.merger.strategy",
+        "record.merger.strategy",
+        "hoodie.compaction.record.merger.strategy",
+    ),
+)
+TABLE_FORMAT = _key(
+    "hoodie.table.format",
+    "native",
+    "Table format (version 9): native, Hudi's own timeline (others are refused on write).",
+    scope="table",
+    unsupported="hudilite writes only Hudi's native table format",
+    ignore_values=("native",),
+)
+LEGACY_PAYLOAD_CLASS = _key(
+    "hoodie.table.legacy.payload.class",
+    None,
+    "Payload class a version 9 table replaced by its merge mode and partial update mode.",
+    scope="table",
+)
+MERGE_PROPERTIES = _key(
+    "hoodie.table.merge.properties",
+    None,
+    "Merge properties 'K1=V1,K2=V2' (RFC-97 draft; Hudi 1.1 writes "
+    "hoodie.record.merge.property.<key> keys instead): refused on write when set.",
+    scope="table",
+    unsupported="hudilite reads merge properties from hoodie.record.merge.property.* keys",
+    ignore_values=("",),
 )
 TIMELINE_PATH = _key(
     "hoodie.timeline.path", "timeline", "Active timeline folder under .hoodie (version 8+)."

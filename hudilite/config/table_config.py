@@ -57,6 +57,7 @@ _MANAGED_KEYS = (
     "hoodie.database.name",
     "hoodie.table.timeline.timezone",
     "hoodie.record.merge.mode",
+    "hoodie.record.merge.strategy.id",
     "hoodie.compaction.payload.class",
     "hoodie.timeline.path",
     "hoodie.timeline.history.path",
@@ -68,6 +69,66 @@ _MANAGED_KEYS = (
 # Java and hudi-rs readers trust a stale file index and miss our files.
 _FORBIDDEN_KEYS = ("hoodie.table.metadata.partitions", "hoodie.table.metadata.partitions.inflight")
 SUPPORTED_TABLE_VERSIONS = (6, 8, 9)
+
+#: Hudi's ``PAYLOAD_BASED_MERGE_STRATEGY_UUID``: CUSTOM merging through a payload class.
+PAYLOAD_STRATEGY_ID = "00000000-0000-0000-0000-000000000000"
+#: Version 9 keys (Hudi 1.1's ``HoodieTableConfig``).
+TABLE_FORMAT_KEY = "hoodie.table.format"
+NATIVE_FORMAT = "native"
+LEGACY_PAYLOAD_KEY = "hoodie.table.legacy.payload.class"
+PARTIAL_UPDATE_MODE_KEY = "hoodie.table.partial.update.mode"
+MERGE_PROPERTIES_KEY = "hoodie.table.merge.properties"
+MERGE_PROPERTY_PREFIX = "hoodie.record.merge.property."
+_PAYLOAD_PACKAGE = "org.apache.hudi.common.model."
+
+
+@dataclass(frozen=True)
+class PayloadMigration:
+    """What a version 9 table records instead of a payload class Hudi 1.1 deprecated (RFC-97):
+    the merge mode, the partial update mode and the merge properties (without
+    :data:`MERGE_PROPERTY_PREFIX`), as ``EightToNineUpgradeHandler`` sets them."""
+
+    merge_mode: str
+    partial_update_mode: str | None = None
+    merge_properties: tuple[tuple[str, str], ...] = ()
+
+
+#: The deprecated payloads hudilite can merge (simple class name -> migration); the payload
+#: classes are recorded as ``hoodie.table.legacy.payload.class``. Hudi also migrates the two
+#: Debezium payloads, whose merges hudilite does not implement (refused by name).
+V9_PAYLOAD_MIGRATIONS: dict[str, PayloadMigration] = {
+    "DefaultHoodieRecordPayload": PayloadMigration(EVENT_TIME_ORDERING),
+    "EventTimeAvroPayload": PayloadMigration(EVENT_TIME_ORDERING),
+    "OverwriteWithLatestAvroPayload": PayloadMigration(COMMIT_TIME_ORDERING),
+    "PartialUpdateAvroPayload": PayloadMigration(EVENT_TIME_ORDERING, "IGNORE_DEFAULTS"),
+    "OverwriteNonDefaultsWithLatestAvroPayload": PayloadMigration(
+        COMMIT_TIME_ORDERING, "IGNORE_DEFAULTS"
+    ),
+    "AWSDmsAvroPayload": PayloadMigration(
+        COMMIT_TIME_ORDERING,
+        None,
+        (("hoodie.payload.delete.field", "Op"), ("hoodie.payload.delete.marker", "D")),
+    ),
+}
+#: Hudi 1.1 deprecates these payloads too, with merges hudilite does not implement.
+UNSUPPORTED_V9_PAYLOADS = ("MySqlDebeziumAvroPayload", "PostgresDebeziumAvroPayload")
+#: Partial update modes hudilite merges (its columns default to null, so IGNORE_DEFAULTS is
+#: "a null keeps the stored value").
+SUPPORTED_PARTIAL_UPDATE_MODES = ("NONE", "IGNORE_DEFAULTS")
+#: Merge properties hudilite honours (they are aliases of its delete options).
+SUPPORTED_MERGE_PROPERTIES = ("hoodie.payload.delete.field", "hoodie.payload.delete.marker")
+
+
+def simple_class_name(class_name: str) -> str:
+    """``org.apache.hudi.common.model.X`` -> ``X``."""
+    return class_name.strip().rsplit(".", 1)[-1]
+
+
+def v9_payload_migration(payload_class: str | None) -> PayloadMigration | None:
+    """How version 9 records ``payload_class`` (None: a payload it keeps as it is)."""
+    if not payload_class:
+        return None
+    return V9_PAYLOAD_MIGRATIONS.get(simple_class_name(payload_class))
 
 
 # Prefixes of keys that belong in hoodie.properties (table-level); everything else the user
@@ -156,6 +217,78 @@ class TableConfig:
         return self.ordering_fields[0] if self.ordering_fields else None
 
     @property
+    def merge_strategy_id(self) -> str | None:
+        """The ``hoodie.record.merge.strategy.id`` this config renders: on v8 the built-in
+        merger of an event- or commit-time mode, on v9 none for those (Hudi 1.1 writes none
+        and its upgrade removes it), and whatever the table says for CUSTOM (or on v6)."""
+        if self.merge_mode != CUSTOM_MERGE and self.table_version >= 8:
+            if self.table_version >= 9:
+                return None
+            return {
+                EVENT_TIME_ORDERING: EVENT_TIME_STRATEGY_ID,
+                COMMIT_TIME_ORDERING: COMMIT_TIME_STRATEGY_ID,
+            }.get(self.merge_mode)
+        return self.props.get("hoodie.record.merge.strategy.id") or None
+
+    @property
+    def merge_properties(self) -> dict[str, str]:
+        """Version 9 merge properties: ``hoodie.record.merge.property.<key>`` as ``key``."""
+        n = len(MERGE_PROPERTY_PREFIX)
+        return {k[n:]: v for k, v in self.props.items() if k.startswith(MERGE_PROPERTY_PREFIX)}
+
+    def unsupported_features(self) -> list[str]:
+        """What hudilite cannot honour in this table's config, each naming its key and
+        value (empty when every feature is supported). Versions 6 and 8 have none of
+        these keys (a CUSTOM merger of theirs is refused by :class:`~hudilite.merge.MergeSpec`);
+        :meth:`check_writable` refuses a write on them."""
+        out: list[str] = []
+        if self.table_version < 9:
+            return out
+        props = self.props
+        fmt = (props.get(TABLE_FORMAT_KEY) or NATIVE_FORMAT).strip()
+        if fmt.lower() != NATIVE_FORMAT:
+            out.append(f"{TABLE_FORMAT_KEY}={fmt!r} (hudilite writes only the native format)")
+        partial = (props.get(PARTIAL_UPDATE_MODE_KEY) or "").strip()
+        if partial and partial.upper() not in SUPPORTED_PARTIAL_UPDATE_MODES:
+            out.append(
+                f"{PARTIAL_UPDATE_MODE_KEY}={partial!r} "
+                f"(hudilite merges {' and '.join(SUPPORTED_PARTIAL_UPDATE_MODES)})"
+            )
+        for key in sorted(self.merge_properties):
+            if key not in SUPPORTED_MERGE_PROPERTIES:
+                value = props[MERGE_PROPERTY_PREFIX + key]
+                out.append(
+                    f"{MERGE_PROPERTY_PREFIX}{key}={value!r} (hudilite honours only "
+                    f"{', '.join(MERGE_PROPERTY_PREFIX + k for k in SUPPORTED_MERGE_PROPERTIES)})"
+                )
+        merged = (props.get(MERGE_PROPERTIES_KEY) or "").strip()
+        if merged:
+            out.append(
+                f"{MERGE_PROPERTIES_KEY}={merged!r} (hudilite reads merge properties from "
+                f"{MERGE_PROPERTY_PREFIX}* keys)"
+            )
+        legacy = (props.get(LEGACY_PAYLOAD_KEY) or "").strip()
+        if legacy and simple_class_name(legacy) not in V9_PAYLOAD_MIGRATIONS:
+            out.append(f"{LEGACY_PAYLOAD_KEY}={legacy!r} (hudilite does not merge like it)")
+        strategy = self.props.get("hoodie.record.merge.strategy.id")
+        if self.merge_mode == CUSTOM_MERGE and strategy and strategy != PAYLOAD_STRATEGY_ID:
+            out.append(
+                f"hoodie.record.merge.strategy.id={strategy!r} with hoodie.record.merge.mode="
+                "CUSTOM (a custom record merger hudilite cannot run)"
+            )
+        return out
+
+    def check_writable(self) -> None:
+        """Refuse (:class:`ConfigError`, naming the key and its value) to write a table whose
+        config asks for something hudilite does not implement, before anything is written."""
+        problems = self.unsupported_features()
+        if problems:
+            raise ConfigError(
+                f"table {self.name!r} (version {self.table_version}) uses "
+                f"{'; '.join(problems)}: hudilite refuses to write it"
+            )
+
+    @property
     def checksum(self) -> int:
         """The ``hoodie.table.checksum`` this config renders."""
         return table_checksum(self.database, self.name)
@@ -202,8 +335,16 @@ class TableConfig:
             raise ConfigError(f"key generator NON_PARTITION cannot partition by {','.join(parts)}")
         if kg in ("SIMPLE", "TIMESTAMP") and len(keys) > 1:
             raise ConfigError(f"key generator {kg} takes one record key field, got {keys}")
+        props = {
+            k: _to_text(v)
+            for k, v in (extra or {}).items()
+            if v is not None and is_table_property(k) and k not in _MANAGED_KEYS
+        }
+        migration = v9_payload_migration(payload_class) if version >= 9 else None
         if merge_mode is not None:
             mode = choice(EVENT_TIME_ORDERING, COMMIT_TIME_ORDERING, CUSTOM_MERGE)(merge_mode)
+        elif migration is not None:
+            mode = migration.merge_mode
         elif payload_class:
             mode = merge_mode_for_payload(payload_class)
         else:
@@ -213,6 +354,15 @@ class TableConfig:
         payload = payload_class or payload_for_merge_mode(mode)
         if version == 6 and payload is None:
             raise ConfigError("a CUSTOM merge mode on a v6 table needs a payload class")
+        if version >= 9:
+            payload = _v9_creation_props(props, mode, payload_class, migration)
+        if mode == CUSTOM_MERGE:
+            # A custom merger names its strategy; a payload class merges through Hudi's
+            # payload-based strategy.
+            strategy = (extra or {}).get("hoodie.record.merge.strategy.id")
+            strategy = strategy or (PAYLOAD_STRATEGY_ID if payload else None)
+            if strategy:
+                props["hoodie.record.merge.strategy.id"] = _to_text(strategy)
         cfg = cls(
             name=name,
             table_type=parse_table_type(table_type),
@@ -228,11 +378,7 @@ class TableConfig:
             merge_mode=mode,
             payload_class=payload,
             populate_meta_fields=True,
-            props={
-                k: _to_text(v)
-                for k, v in (extra or {}).items()
-                if v is not None and is_table_property(k) and k not in _MANAGED_KEYS
-            },
+            props=props,
         )
         return dataclasses.replace(cfg, props=cfg.to_properties())
 
@@ -348,18 +494,14 @@ class TableConfig:
             tz = "UTC"
         if tz is not None:
             out["hoodie.table.timeline.timezone"] = tz
-        if v8:
+        if v8 or "hoodie.record.merge.mode" in self.props:
             out["hoodie.record.merge.mode"] = self.merge_mode
-            strategy = {
-                EVENT_TIME_ORDERING: EVENT_TIME_STRATEGY_ID,
-                COMMIT_TIME_ORDERING: COMMIT_TIME_STRATEGY_ID,
-            }.get(self.merge_mode, self.props.get("hoodie.record.merge.strategy.id"))
-            if strategy:
-                out["hoodie.record.merge.strategy.id"] = strategy
-        elif "hoodie.record.merge.mode" in self.props:
-            out["hoodie.record.merge.mode"] = self.merge_mode
-        # new() always resolves a payload; a table read from disk keeps what it had.
-        if self.payload_class and self.table_version < 9:
+        if self.merge_strategy_id:
+            out["hoodie.record.merge.strategy.id"] = self.merge_strategy_id
+        # new() always resolves a payload before v9; a table read from disk keeps what it
+        # had. Version 9 keeps one only to merge with (CUSTOM): Hudi 1.1 moves the payloads
+        # it deprecated to hoodie.table.legacy.payload.class.
+        if self.payload_class and (self.table_version < 9 or self.merge_mode == CUSTOM_MERGE):
             out["hoodie.compaction.payload.class"] = self.payload_class
         if v8:
             out["hoodie.timeline.path"] = self.props.get("hoodie.timeline.path", "timeline")
@@ -377,3 +519,30 @@ class TableConfig:
     def render(self, comment: str | None = None) -> str:
         """``hoodie.properties`` text for this config."""
         return render_properties(self.to_properties(), comment)
+
+
+def _v9_creation_props(
+    props: dict[str, str],
+    mode: str,
+    payload_class: str | None,
+    migration: PayloadMigration | None,
+) -> str | None:
+    """Complete ``props`` of a version 9 table being created as Hudi 1.1 does
+    (``HoodieTableConfig.inferMergingConfigsForV9TableCreation``); returns the payload class
+    it keeps in ``hoodie.compaction.payload.class`` (only a CUSTOM table's)."""
+    props.setdefault(TABLE_FORMAT_KEY, NATIVE_FORMAT)
+    if payload_class and simple_class_name(payload_class) in UNSUPPORTED_V9_PAYLOADS:
+        raise ConfigError(
+            f"payload class {payload_class!r} is not supported by hudilite on table version 9 "
+            "(Hudi 1.1 replaces it with merges hudilite does not implement)"
+        )
+    if migration is not None:
+        assert payload_class is not None
+        name = payload_class if "." in payload_class else _PAYLOAD_PACKAGE + payload_class
+        props[LEGACY_PAYLOAD_KEY] = name
+        if migration.partial_update_mode:
+            props.setdefault(PARTIAL_UPDATE_MODE_KEY, migration.partial_update_mode)
+        for key, value in migration.merge_properties:
+            props.setdefault(MERGE_PROPERTY_PREFIX + key, value)
+        return None
+    return payload_class if mode == CUSTOM_MERGE else None

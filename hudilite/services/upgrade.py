@@ -1,7 +1,13 @@
-"""Table version upgrade 6 -> 8 and downgrade 8 -> 6, as Hudi's ``SixToEightUpgradeHandler``
-and ``EightToSixDowngradeHandler`` do it.
+"""Table version upgrades 6 -> 8 -> 9 and downgrades 9 -> 8 -> 6, as Hudi's
+``SixToEightUpgradeHandler``, ``EightToNineUpgradeHandler``, ``NineToEightDowngradeHandler``
+and ``EightToSixDowngradeHandler`` do them, one version step at a time (as Hudi's
+``UpgradeDowngrade.run``: 6 -> 9 is 6 -> 8, then 8 -> 9).
 
-Both directions first settle the table: failed writes (heartbeat expired) are rolled back;
+Versions 8 and 9 share the timeline layout: a step between them changes only
+``hoodie.properties`` and the index definitions (:mod:`hudilite.services.upgrade_nine`),
+after the settling below. The rest of this page is the 6 <-> 8 step.
+
+Every step first settles the table: failed writes (heartbeat expired) are rolled back;
 a write still in flight makes the change fail (:class:`ConflictError`), and merge-on-read
 tables are compacted completely -- pending plans run and a new plan covers every file
 group with log files -- because version 6 names a log file after its slice's base instant
@@ -35,14 +41,17 @@ Writers must not run during the change (as in Hudi).
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from hudilite import config as cfg
+from hudilite.config import table_config
 from hudilite.errors import ConfigError, ConflictError, CorruptFileError, HudiliteError
 from hudilite.services import archive_formats as fmt
+from hudilite.services import upgrade_nine
 from hudilite.services._common import OptionsLike, resolve_options
 from hudilite.services.archive import (
     ARCHIVAL_BATCH,
@@ -79,7 +88,9 @@ VERSION_NAMES = {
     )
 }
 #: Hudi's ``PAYLOAD_BASED_MERGE_STRATEGY_UUID`` (CUSTOM merge mode with a payload class).
-PAYLOAD_STRATEGY_ID = "00000000-0000-0000-0000-000000000000"
+PAYLOAD_STRATEGY_ID = table_config.PAYLOAD_STRATEGY_ID
+#: The versions hudilite changes between, in order; a change walks the steps between two.
+VERSION_STEPS = (6, 8, 9)
 _V6_DIR, _V8_DIR = ".hoodie", ".hoodie/timeline"
 _PENDING_WRITES = (COMMIT, DELTA_COMMIT, REPLACE_COMMIT)
 _V8_ONLY_KEYS = (
@@ -119,7 +130,7 @@ def parse_table_version(value: Any) -> int:
     if text.isdigit():
         return int(text)
     raise ConfigError(
-        f"invalid table version {value!r}: use a number (6, 8) or Hudi's name (SIX, EIGHT)"
+        f"invalid table version {value!r}: use a number (6, 8, 9) or Hudi's name (SIX, EIGHT, NINE)"
     )
 
 
@@ -419,23 +430,72 @@ def _write_properties(gw: FileSystemGateway, new: cfg.TableConfig) -> None:
 def change_table_version(
     state: TableState, to_version: Any, options: OptionsLike = None, *, runner: Runner | None = None
 ) -> VersionChangeResult:
-    """Upgrade (6 -> 8) or downgrade (8 -> 6) the table to ``to_version`` (a number or
-    Hudi's name); a no-op when it already is at that version. ``runner`` executes the
-    compaction of a merge-on-read table (default: in this process).
+    """Upgrade or downgrade the table to ``to_version`` (a number or Hudi's name), one step
+    of 6 <-> 8 <-> 9 at a time; a no-op when it already is at that version. ``runner``
+    executes the compaction of a merge-on-read table (default: in this process).
 
-    Raises :class:`ConfigError` for other versions and :class:`ConflictError` while a write
-    is in flight.
+    Raises :class:`ConfigError` for other versions or a table the change cannot keep
+    (see :mod:`hudilite.services.upgrade_nine`) and :class:`ConflictError` while a write is
+    in flight.
     """
     target = parse_table_version(to_version)
     current = int(state.config.table_version)
     if target == current:
         return VersionChangeResult(current, target)
-    if (current, target) not in ((6, 8), (8, 6)):
+    if current not in VERSION_STEPS or target not in VERSION_STEPS:
         raise ConfigError(
-            f"cannot change table version {current} to {target}: hudilite upgrades 6 to 8 "
-            "and downgrades 8 to 6"
+            f"cannot change table version {current} to {target}: hudilite changes between "
+            f"versions {', '.join(map(str, VERSION_STEPS))}"
         )
     opts = resolve_options(state, options)
+    i, j = VERSION_STEPS.index(current), VERSION_STEPS.index(target)
+    path = VERSION_STEPS[i : j + 1] if i < j else VERSION_STEPS[j : i + 1][::-1]
+    moves: tuple[tuple[str, str], ...] = ()
+    converted = 0
+    rolled: list[str] = []
+    compactions: list[str] = []
+    for frm, to in itertools.pairwise(path):
+        if {frm, to} == {8, 9}:
+            step = _change_eight_nine(state, to, opts, runner)
+        else:
+            step = _change_layout(state, to, opts, runner)
+        moves += step.timeline_files
+        converted += step.archived_instants_converted
+        rolled += step.rolled_back
+        compactions += step.compactions
+        state = TableState.load(state.gw)
+    return VersionChangeResult(current, target, moves, converted, tuple(rolled), tuple(compactions))
+
+
+def _change_eight_nine(
+    state: TableState, target: int, opts: cfg.Options, runner: Runner | None
+) -> VersionChangeResult:
+    """One 8 -> 9 or 9 -> 8 step: settle, then (under the table lock) the handler's
+    properties and index definitions."""
+    current = int(state.config.table_version)
+    change = upgrade_nine.upgrade_properties if target == 9 else upgrade_nine.downgrade_properties
+    if current >= 9:
+        state.config.check_writable()  # e.g. another table format: nothing to change here
+    change(state.config.props, opts)  # refuse before settling writes anything
+    rolled, compactions = _settle(state, opts, runner)
+    gw = state.gw
+    with table_lock(gw, opts):
+        state = TableState.load(gw)
+        _refuse_live_writes(state)
+        props = dict(state.config.props)
+        if target == 9:
+            upgrade_nine.upgrade_index_defs(gw, props)
+        else:
+            upgrade_nine.downgrade_index_defs(gw, props)
+        properties_file.store(gw, change(props, opts))
+    return VersionChangeResult(current, target, (), 0, tuple(rolled), tuple(compactions))
+
+
+def _change_layout(
+    state: TableState, target: int, opts: cfg.Options, runner: Runner | None
+) -> VersionChangeResult:
+    """One 6 -> 8 or 8 -> 6 step (see the module docstring)."""
+    current = int(state.config.table_version)
     rolled, compactions = _settle(state, opts, runner)
     gw = state.gw
     with table_lock(gw, opts):
@@ -474,7 +534,8 @@ def upgrade_table(
     *,
     runner: Runner | None = None,
 ) -> VersionChangeResult:
-    """Upgrade to ``to_version`` (only 6 -> 8); :class:`ConfigError` if that is lower."""
+    """Upgrade to ``to_version`` (8 or 9; from 6 or 8); :class:`ConfigError` if that is
+    lower."""
     target = parse_table_version(to_version)
     if target < state.config.table_version:
         raise ConfigError(
@@ -491,7 +552,8 @@ def downgrade_table(
     *,
     runner: Runner | None = None,
 ) -> VersionChangeResult:
-    """Downgrade to ``to_version`` (only 8 -> 6); :class:`ConfigError` if that is higher."""
+    """Downgrade to ``to_version`` (8 or 6; from 9 or 8); :class:`ConfigError` if that is
+    higher."""
     target = parse_table_version(to_version)
     if target > state.config.table_version:
         raise ConfigError(

@@ -100,7 +100,7 @@ class Table:
         ordering_field: str | None = None,
         partition_by: Sequence[str] = (),
         table_type: Literal["cow", "mor", "COPY_ON_WRITE", "MERGE_ON_READ"] = "cow",
-        table_version: Literal[6, 8] = 6,
+        table_version: Literal[6, 8, 9] = 6,
         name: str | None = None,
         database: str = "default",
         options: Mapping[str, Any] | None = None,
@@ -119,8 +119,8 @@ class Table:
         gw = FileSystemGateway(path, storage_options=storage)
         if gw.exists(PROPERTIES_FILE):
             raise TableExistsError(f"a Hudi table already exists at {gw.abs_path('')}")
-        if table_version not in (6, 8):
-            raise ConfigError(f"table_version must be 6 or 8, got {table_version!r}")
+        if table_version not in cfg.SUPPORTED_TABLE_VERSIONS:
+            raise ConfigError(f"table_version must be 6, 8 or 9, got {table_version!r}")
         kind = {"cow": "COPY_ON_WRITE", "mor": "MERGE_ON_READ"}.get(
             str(table_type).lower(), str(table_type).upper()
         )
@@ -155,6 +155,7 @@ class Table:
                     )
         table_name = name or gw.abs_path("").rstrip("/").rsplit("/", 1)[-1]
         avro = arrow_to_avro_schema(data_schema, f"{table_name}_record", f"hoodie.{table_name}")
+        v9 = int(table_version) >= 9
         config = cfg.TableConfig.new(
             name=table_name,
             table_type=kind,
@@ -169,6 +170,11 @@ class Table:
             url_encode=bool(opts.get(cfg.URL_ENCODE)),
             create_schema=json.dumps(avro, separators=(",", ":")),
             database=database,
+            # Version 9 records the merge the options ask for (a payload class becomes a
+            # merge mode, partial update mode and legacy payload class, as in Hudi 1.1);
+            # older versions take a payload option as a write default.
+            merge_mode=opts.get(cfg.MERGE_MODE) if v9 else None,
+            payload_class=opts.get(cfg.PAYLOAD_CLASS) if v9 else None,
             extra=raw_opts,
         )
         for d in (

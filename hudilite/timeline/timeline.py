@@ -16,6 +16,11 @@ Concurrency model of :class:`TimelineWriter` (no lock service needed):
   off, so no time is ever shared. Callers must use the time of the returned instant.
 * On filesystems without an atomic create-if-absent (object stores), the exists-then-write
   window remains; the re-listing narrows it but cannot close it.
+
+Every instant that writes records (commits, delta commits, replace commits, compactions,
+clusterings) starts with :meth:`TimelineWriter.create_requested`, so that is where a table
+whose config asks for something hudilite does not implement (a table version 9 feature,
+``TableConfig.check_writable``) is refused, before anything is written.
 """
 
 from __future__ import annotations
@@ -313,6 +318,10 @@ def savepoint_times(gw: FileSystemGateway, config: TimelineConfig) -> list[str]:
     return [i.requested_time for i in savepoint_instants(gw, config) if i.is_completed]
 
 
+#: Actions that write records (refused on a table hudilite cannot honour).
+_RECORD_ACTIONS = WRITE_ACTIONS | {COMPACTION, LOG_COMPACTION, CLUSTERING}
+
+
 class TimelineWriter:
     """Appends instants to the timeline of one table; see the module doc for concurrency.
 
@@ -322,6 +331,8 @@ class TimelineWriter:
 
     def __init__(self, gw: FileSystemGateway, config: TimelineConfig) -> None:
         self.gw = gw
+        # TableConfig.check_writable (configs without one have nothing to refuse).
+        self._check_writable = getattr(config, "check_writable", None)
         self.layout_version = config.layout_version
         self.timeline_dir = config.timeline_dir
         self._lock = threading.Lock()
@@ -367,6 +378,8 @@ class TimelineWriter:
         returned instant's ``requested_time`` may differ from ``time``. A savepoint has no
         requested state: its inflight file is created and an inflight instant returned.
         """
+        if self._check_writable is not None and action in _RECORD_ACTIONS:
+            self._check_writable()
         state = State.INFLIGHT if action == SAVEPOINT else State.REQUESTED
         t = time or self.new_instant_time()
         for _ in range(MAX_RESERVE_ATTEMPTS):
