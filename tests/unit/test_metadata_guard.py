@@ -55,7 +55,9 @@ def _fresh_warnings(monkeypatch):
 def test_the_guard_removes_every_trace_in_order(tmp_path):
     gw = synthetic(tmp_path)
     assert mg.needs_guard(gw, pf.load(gw))
-    with pytest.warns(mg.MetadataTableRemoved, match=r"table t \(file://.*/t\) had a Hudi metadata"):
+    with pytest.warns(
+        mg.MetadataTableRemoved, match=r"table t \(file://.*/t\) had a Hudi metadata"
+    ):
         assert mg.apply_guard(gw) is True
     props = pf.load(gw)
     # Blank, as Hudi's clearMetadataPartitions leaves them; the checksum still holds.
