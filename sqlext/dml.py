@@ -17,6 +17,13 @@ read through a session view, so conditions and expressions are plain Spark SQL.
   ``WHEN`` clause whose condition holds decides: update (columns it leaves out keep their
   stored values), delete, or insert. Source rows with the same key are combined by the
   ordering field first; without one, two source rows matching one target row are an error.
+
+UPDATE, DELETE and MERGE INTO compute their rows from the target's snapshot, so their
+write carries that snapshot (taken when the statement loads the table, before any view is
+read): it fails with a retryable ConflictError when a commit the statement did not see
+changed the same file groups or removed rows in the partitions it writes, instead of
+overwriting that commit with values computed before it (snapshot isolation, see
+:mod:`hudilite.write.conflict`).
 """
 
 from __future__ import annotations
@@ -45,6 +52,7 @@ from hudilite.schema import IS_DELETED_COL, META_COLUMNS
 from hudilite.spark.convert import spark_schema
 from hudilite.spark.write_job import OVERWRITE_PARTITIONS_KEY
 from hudilite.table.api import Table
+from hudilite.write.conflict import ReadSnapshot
 
 from .context import Handler, Outcome, SqlContext, write_outcome
 from .ddl_common import partitions_for_spec
@@ -328,7 +336,8 @@ def _update(session: SqlContext, stmt: Update) -> Outcome:
         else _q(f.name)
         for f in schema.fields
     ]
-    return _write_selected(session, tbl, stmt.table, select, stmt.where, "upsert")
+    snap = ReadSnapshot.of(state.timeline)
+    return _write_selected(session, tbl, stmt.table, select, stmt.where, "upsert", snap)
 
 
 def _delete(session: SqlContext, stmt: Delete) -> Outcome:
@@ -336,7 +345,8 @@ def _delete(session: SqlContext, stmt: Delete) -> Outcome:
         return session.run_in_spark(session.display(stmt.table))
     tbl, state = _target(session, stmt.table)
     select = [_q(f.name) for f in _columns(state).fields]
-    return _write_selected(session, tbl, stmt.table, select, stmt.where, "delete")
+    snap = ReadSnapshot.of(state.timeline)
+    return _write_selected(session, tbl, stmt.table, select, stmt.where, "delete", snap)
 
 
 def _write_selected(
@@ -346,16 +356,19 @@ def _write_selected(
     select: list[str],
     where: str | None,
     operation: Operation,
+    snap: ReadSnapshot,
 ) -> Outcome:
     """Select ``select`` from the table's snapshot rows matching ``where`` and write them
-    back with ``operation`` (UPDATE: upsert; DELETE: delete)."""
+    back with ``operation`` (UPDATE: upsert; DELETE: delete), checked against the commits
+    ``snap`` (taken before the read) did not see."""
     view = session.views.table_view(name)
     sql = f"SELECT {', '.join(select)} FROM {_q(view)} AS {_q(name.table)}"
     if where:
         sql += f" WHERE {where}"
     # Subqueries of the condition and of SET expressions may read hudilite tables.
     df = session.spark.sql(session.views.rewrite(sql))
-    return write_outcome(session.spark, tbl.write(df, operation, options=session.write_options()))
+    result = tbl.write(df, operation, options=session.write_options(), read_snapshot=snap)
+    return write_outcome(session.spark, result)
 
 
 # ---------------------------------------------------------------------------------------
@@ -367,6 +380,7 @@ def _merge(session: SqlContext, stmt: MergeInto) -> Outcome:
         return session.run_in_spark(session.display(stmt.target))
     display = session.display(stmt.target)
     tbl, state = _target(session, stmt.target)
+    snap = ReadSnapshot.of(state.timeline)  # before the source or the target is read
     schema = _columns(state)
     config = state.config
     t_alias = stmt.target_alias or stmt.target.table
@@ -532,7 +546,8 @@ def _merge(session: SqlContext, stmt: MergeInto) -> Outcome:
     df = df.where(F.col(_CLAUSE).isNotNull()).drop(_CLAUSE)
     if "true" not in deletes:
         df = df.drop(IS_DELETED_COL)
-    return write_outcome(session.spark, tbl.write(df, "upsert", options=session.write_options()))
+    result = tbl.write(df, "upsert", options=session.write_options(), read_snapshot=snap)
+    return write_outcome(session.spark, result)
 
 
 def _check_single_match(

@@ -63,6 +63,7 @@ from hudilite.write.assign import (
     take_small_files,
     write_tasks,
 )
+from hudilite.write.conflict import ReadSnapshot
 from hudilite.write.file_group_writer import (
     STATS_SCHEMA,
     WriteContext,
@@ -196,11 +197,15 @@ def run_write(
     options: dict[str, str],
     *,
     extra_metadata: Mapping[str, str] | None = None,
+    read_snapshot: ReadSnapshot | None = None,
 ) -> WriteResult:
     """Write ``data`` into the table with ``operation`` and commit it; returns the metrics.
 
     ``extra_metadata``: entries added to the commit's ``extraMetadata`` (e.g. a streaming
-    sink's checkpoint), committed atomically with the data."""
+    sink's checkpoint), committed atomically with the data. ``read_snapshot``: the table
+    snapshot ``data`` was computed from (an UPDATE's rows, say): the commit then fails with
+    ConflictError when a commit it did not see clashes with it (snapshot isolation, see
+    :mod:`hudilite.write.conflict`), not only one that completed after this write began."""
     if operation not in OPERATIONS:
         raise ConfigError(
             f"unknown write operation {operation!r}; expected one of {', '.join(OPERATIONS)}"
@@ -230,7 +235,7 @@ def run_write(
         def run_small(table: pa.Table) -> WriteResult:
             return _run_small(
                 df.sparkSession, state, table, operation, opts, action, started, timer,
-                extra_metadata,
+                extra_metadata, read_snapshot,
             )  # fmt: skip
 
         bounded = bool(local_rows) and row_bound(df) <= local_rows
@@ -267,7 +272,9 @@ def run_write(
             head = _collect(keyed.limit(local_rows + 1))
             if head.num_rows <= local_rows:
                 return run_small(head)
-        return _run(state, keyed, operation, opts, action, started, timer, extra_metadata)
+        return _run(
+            state, keyed, operation, opts, action, started, timer, extra_metadata, read_snapshot
+        )
     except Exception as exc:
         # Errors raised inside executors arrive wrapped by Spark: surface ours as themselves.
         mapped = hudilite_error_from(exc)
@@ -323,6 +330,7 @@ def _run_small(
     started: float,
     timer: PhaseTimer,
     extra_metadata: Mapping[str, str] | None,
+    read_snapshot: ReadSnapshot | None = None,
 ) -> WriteResult:
     """The write of a small input in the driver (:mod:`hudilite.write.small_write`), or of
     its index lookup and file writes in Spark tasks when it would read or rewrite more than
@@ -347,7 +355,9 @@ def _run_small(
         timer.mark("write")
         return stats
 
-    return _commit(state, plan, write, operation, opts, action, started, timer, extra_metadata)
+    return _commit(
+        state, plan, write, operation, opts, action, started, timer, extra_metadata, read_snapshot
+    )
 
 
 def _run(
@@ -359,6 +369,7 @@ def _run(
     started: float,
     timer: PhaseTimer,
     extra_metadata: Mapping[str, str] | None = None,
+    read_snapshot: ReadSnapshot | None = None,
 ) -> WriteResult:
     # A bucket-index table's records must land in their key's bucket whatever the operation
     # (a bulk insert's fresh file ids would hide them from the next upsert's lookup, which
@@ -399,7 +410,9 @@ def _run(
             return stats
         return _index_and_write(state, ctx, keyed, plan, operation, opts, timer, extra)
 
-    return _commit(state, plan, write, operation, opts, action, started, timer, extra_metadata)
+    return _commit(
+        state, plan, write, operation, opts, action, started, timer, extra_metadata, read_snapshot
+    )
 
 
 def _commit(
@@ -412,9 +425,11 @@ def _commit(
     started: float,
     timer: PhaseTimer,
     extra_metadata: Mapping[str, str] | None,
+    read_snapshot: ReadSnapshot | None = None,
 ) -> WriteResult:
     """Run ``write`` inside a write transaction and commit what it wrote: one commit
-    protocol for the Spark write and the driver-side one."""
+    protocol for the Spark write and the driver-side one (``read_snapshot``: see
+    :func:`run_write`)."""
     # Index metrics, and whether the files were written in the driver (``write`` says so).
     extra: dict[str, Any] = {"driver_side": False}
     overwrite = operation.startswith("insert_overwrite")
@@ -474,6 +489,7 @@ def _commit(
         ctx.check_fail_point("before_commit")
         metadata = _commit_metadata(state, stats, operation, replaced, extra_metadata)
         txn.check_keys = bool(opts.get(cfg.KEY_CONFLICT_CHECK))
+        txn.read_snapshot = read_snapshot
         completed = txn.commit(metadata)
         timer.mark("commit")
     return WriteResult.from_stats(

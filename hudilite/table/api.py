@@ -56,6 +56,7 @@ from hudilite.table.properties import rename_table, set_properties, unset_proper
 from hudilite.table.schema_evolution import add_columns
 from hudilite.table.state import PROPERTIES_FILE, WRITE_DEFAULTS_FILE, TableState
 from hudilite.timeline.instant import Instant
+from hudilite.write.conflict import ReadSnapshot
 from hudilite.write.result import WriteResult
 
 Operation = Literal[
@@ -238,14 +239,31 @@ class Table:
         *,
         options: Mapping[str, Any] | None = None,
         extra_metadata: Mapping[str, str] | None = None,
+        read_snapshot: ReadSnapshot | str | None = None,
     ) -> WriteResult:
         """Write a Spark DataFrame, pyarrow Table or pandas DataFrame and commit it.
 
         ``extra_metadata``: entries for the commit's ``extraMetadata``, committed with the
-        data (the streaming sink's ``_hudi_streaming_sink_checkpoint``, for one)."""
+        data (the streaming sink's ``_hudi_streaming_sink_checkpoint``, for one).
+
+        ``read_snapshot``: the snapshot ``data`` was computed from, when it was read from
+        this table (read, change, write back): :meth:`snapshot` taken before the read, or
+        the instant time of the latest completed instant the read saw. The write then fails
+        with a retryable :class:`ConflictError` naming the commit when a commit completed
+        after that snapshot changed the same file groups or deleted rows in the partitions
+        it writes, instead of overwriting it with values computed before it (snapshot
+        isolation; see docs/reliability.md). Without it the write is blind: it conflicts
+        only with commits that completed after it began. An instant that is not a completed
+        one of the table raises :class:`ConfigError` and writes nothing."""
+        state = self.state()
+        snap = (
+            ReadSnapshot.from_instant(state.timeline, read_snapshot)
+            if isinstance(read_snapshot, str)
+            else read_snapshot
+        )
         df = to_dataframe(self.spark, data)
         result = run_write(
-            self.state(), df, operation, _opts(options), extra_metadata=extra_metadata
+            state, df, operation, _opts(options), extra_metadata=extra_metadata, read_snapshot=snap
         )
         return self._after_write(result, _opts(options))
 
@@ -455,6 +473,14 @@ class Table:
         return restore(self.state(), savepoint_time, _opts(options))
 
     # ---------------------------------------------------------------- reads
+    def snapshot(self) -> ReadSnapshot:
+        """The snapshot a read of the table sees now: take it before :meth:`read` and pass
+        it to :meth:`write` (``read_snapshot=``) with the rows computed from the read.
+
+        ``snapshot().instant`` is the latest completed instant (by completion time on table
+        version 8+, by requested time on 6), None while the table is empty."""
+        return ReadSnapshot.of(self.state().timeline)
+
     def read(
         self,
         *,

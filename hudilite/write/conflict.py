@@ -28,6 +28,30 @@ upsert that inserted into the same partition; otherwise it compares the min/max 
 keys in the footers of the files both inserted into and, only where the ranges overlap,
 reads those files' record key and commit time columns (not the data). Keys inserted into
 log files (possible with writers other than hudilite) are not checked.
+
+**Writes that read the table** (SQL UPDATE, DELETE, MERGE INTO, an INSERT whose query reads
+its own target, ``Table.write(..., read_snapshot=...)``) get snapshot isolation: their
+records were computed from a snapshot older than their own instant, so "completed since
+this write started" is not enough -- a commit that landed between the read and the write's
+start would be overwritten with values computed before it (a lost update: two concurrent
+``UPDATE t SET n = n + 1`` applying once). For them the commits checked are every commit
+the :class:`ReadSnapshot` did not see, and one more rule applies:
+
+* **rows removed** -- the other commit deleted rows (``numDeletes``) or replaced file
+  groups (INSERT OVERWRITE, a partition delete) in a partition this write writes
+  (:func:`removed_in`). A row the snapshot held and this write updates may be gone: the
+  write's index lookup then misses it and would insert it again, in a file group the
+  delete never touched, undoing the acknowledged delete.
+
+So a reading write conflicts with an unseen commit when both wrote the same file group,
+or the other removed rows in a partition it writes: write-write conflicts at file-group
+granularity, as snapshot isolation defines them (first committer wins). Not conflicts: an
+unseen commit that only inserted into file groups this write does not write (a new row
+matching an UPDATE's predicate is not updated: the UPDATE is ordered before that insert),
+and compaction or clustering, which move rows without changing them (a clustering that
+replaced a group this write wrote is still a file-group conflict). The anomaly snapshot
+isolation allows remains: write skew, two writes each reading what the other writes
+without writing the same file groups.
 """
 
 from __future__ import annotations
@@ -40,9 +64,11 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from hudilite.config import TableConfig
+from hudilite.errors import ConfigError
 from hudilite.schema import COMMIT_TIME_COL, RECORD_KEY_COL
 from hudilite.storage.fs import FileSystemGateway
 from hudilite.storage.parquet_io import read_base_file, read_key_range
+from hudilite.timeline.instant import Instant
 from hudilite.timeline.metadata import CommitMetadata, WriteStat
 from hudilite.timeline.timeline import Timeline
 
@@ -52,6 +78,9 @@ ALTER_SCHEMA = "ALTER_SCHEMA"
 _KEYED_OPERATIONS = frozenset({"UPSERT", "UPSERT_PREPPED"})
 #: How many duplicate keys an error names.
 _KEYS_SHOWN = 5
+#: Operations that move rows between file groups without changing them: their deletes and
+#: replaced groups are not removals (the file-group rule covers the groups they rewrite).
+_TABLE_SERVICES = frozenset({"COMPACT", "LOG_COMPACT", "CLUSTER"})
 
 
 @dataclass(frozen=True)
@@ -59,14 +88,18 @@ class Clash:
     """One completed commit this write conflicts with, and why."""
 
     instant_time: str
-    reason: str  # "file groups", "schema" or "keys"
-    keys: tuple[str, ...] = ()  # keys: "<partition>/<record key>" samples, sorted
+    reason: str  # "file groups", "rows removed", "schema" or "keys"
+    # keys: "<partition>/<record key>" samples, sorted; rows removed: the partitions
+    keys: tuple[str, ...] = ()
     num_keys: int = 0
 
     def describe(self) -> str:
         """``<instant> (<why>)`` for error messages."""
         if self.reason == "file groups":
             return f"{self.instant_time} (it changed the same file groups)"
+        if self.reason == "rows removed":
+            where = ", ".join(repr(p) for p in self.keys)
+            return f"{self.instant_time} (it deleted or replaced rows in partition(s) {where})"
         if self.reason == "schema":
             return f"{self.instant_time} (it changed the table schema)"
         more = self.num_keys - len(self.keys)
@@ -82,21 +115,34 @@ def find_clashes(
     completed_at_start: set[str],
     *,
     check_keys: bool = True,
+    read_snapshot: ReadSnapshot | None = None,
 ) -> list[Clash]:
     """The commits completed since this write started (not in ``completed_at_start``) that
-    it conflicts with; call under the table lock, on a fresh timeline."""
+    it conflicts with; call under the table lock, on a fresh timeline.
+
+    With ``read_snapshot`` (a write whose records were computed from that snapshot), the
+    commits checked are those the snapshot did not see, and an unseen commit that removed
+    rows in a partition this write writes conflicts too (see the module docstring)."""
     mine = _groups(metadata)
     timeline = Timeline.load(gw, config)
+    seen = set(completed_at_start)
+    written: set[str] = set()
+    if read_snapshot is not None:
+        seen &= read_snapshot.saw(gw, timeline)
+        written = _written_partitions(metadata)
     clashes = []
     for other in timeline.commits():
-        if other.requested_time in completed_at_start:
+        if other.requested_time in seen:
             continue
         other_meta = timeline.commit_metadata(other)
         overlap = mine & _groups(other_meta)
         if overlap and (other_meta.compacted or other_meta.operation_type == "COMPACT"):
             overlap = lost_to_compaction(config, metadata, overlap, other.requested_time)
+        removed = removed_in(other_meta, written) if written else []
         if overlap:
             clashes.append(Clash(other.requested_time, "file groups"))
+        elif removed:
+            clashes.append(Clash(other.requested_time, "rows removed", tuple(removed)))
         elif schema_changed_under(metadata, other_meta):
             clashes.append(Clash(other.requested_time, "schema"))
         elif check_keys:
@@ -107,10 +153,116 @@ def find_clashes(
     return clashes
 
 
-def conflict_message(instant_time: str, clashes: Iterable[Clash]) -> str:
+def conflict_message(
+    instant_time: str, clashes: Iterable[Clash], read_snapshot: ReadSnapshot | None = None
+) -> str:
     """The ConflictError text: which commits, why, and what to do."""
     what = ", ".join(c.describe() for c in clashes)
-    return f"write {instant_time} conflicts with commit(s) {what}; it was rolled back, retry it"
+    if read_snapshot is None:
+        return f"write {instant_time} conflicts with commit(s) {what}; it was rolled back, retry it"
+    at = read_snapshot.instant or "an empty table"
+    return (
+        f"write {instant_time} conflicts with commit(s) {what}, completed after the snapshot "
+        f"it read ({at}); it was rolled back, retry it (reading the table again)"
+    )
+
+
+def _written_partitions(metadata: CommitMetadata) -> set[str]:
+    """Partitions a commit wrote records to or replaced file groups in."""
+    out = {p for p, stats in metadata.partition_to_write_stats.items() if stats}
+    return out | {p for p, ids in metadata.partition_to_replace_file_ids.items() if ids}
+
+
+def removed_in(other: CommitMetadata, partitions: set[str]) -> list[str]:
+    """The partitions of ``partitions`` where commit ``other`` deleted rows or replaced file
+    groups (sorted; empty for compaction and clustering, which remove no row)."""
+    if other.operation_type in _TABLE_SERVICES or other.compacted:
+        return []
+    hit = {p for p, ids in other.partition_to_replace_file_ids.items() if ids}
+    hit |= {s.partition_path or "" for s in other.write_stats() if s.num_deletes > 0}
+    return sorted(hit & partitions)
+
+
+@dataclass(frozen=True)
+class ReadSnapshot:
+    """The table state a write's records were computed from (snapshot isolation).
+
+    ``instant``: the latest completed instant the read saw -- by completion time on table
+    version 8+, by requested time on version 6 -- or None for an empty table. ``seen``: the
+    requested times of every completed instant the read saw, when known exactly (a
+    snapshot taken with :meth:`of`, as SQL statements do before reading). A snapshot named
+    only by its instant (:meth:`from_instant`, ``Table.write(read_snapshot="<instant>")``)
+    is bounded conservatively by :meth:`saw`: it may count a commit the read did see as
+    unseen (a needless conflict), never the reverse.
+    """
+
+    instant: str | None
+    seen: frozenset[str] | None = None
+
+    @classmethod
+    def of(cls, timeline: Timeline) -> ReadSnapshot:
+        """The snapshot a read of the table now sees, from a fresh ``timeline``."""
+        completed = timeline.completed()
+        latest = max(completed, key=lambda i: _completion(timeline, i), default=None)
+        return cls(
+            latest.requested_time if latest is not None else None,
+            frozenset(i.requested_time for i in completed),
+        )
+
+    @classmethod
+    def from_instant(cls, timeline: Timeline, instant: str) -> ReadSnapshot:
+        """The snapshot named by ``instant``, a completed (or archived) instant of the table,
+        else ``ConfigError`` naming it."""
+        text = str(instant).strip()
+        if not (text.isdigit() and timeline.is_completed_or_archived(text)):
+            latest = cls.of(timeline).instant
+            raise ConfigError(
+                f"read_snapshot {instant!r} is not a completed instant of the table "
+                f"(its latest is {latest or 'none: the table is empty'})"
+            )
+        return cls(text)
+
+    def saw(self, gw: FileSystemGateway, timeline: Timeline) -> set[str]:
+        """Requested times of the completed instants of ``timeline`` this snapshot saw."""
+        completed = timeline.completed()
+        if self.seen is not None:
+            return {i.requested_time for i in completed if i.requested_time in self.seen}
+        snap = self.instant
+        if snap is None:
+            return set()
+        if timeline.layout_version >= 2:
+            # Completion times grow with every commit (each is later than any time on the
+            # timeline when it is written), so "seen" is exactly "completed no later".
+            bound = timeline.completion_time(snap) or snap
+            return {
+                i.requested_time
+                for i in completed
+                if (timeline.completion_time(i.requested_time) or "") <= bound
+            }
+        own = timeline.get(snap)
+        if own is None or not own.is_completed:  # archived: every active instant is later
+            return {i.requested_time for i in completed if i.requested_time <= snap}
+        # Version 6 records no completion time, and instants complete out of requested
+        # order: an earlier-requested commit may have completed after the read. The
+        # completed files' modification times order completions (commits complete one at
+        # a time under the table lock); a tie counts as unseen.
+        mtimes = {e.name: e.mtime_ms for e in gw.list_dir(timeline.timeline_dir)}
+        mark = mtimes.get(timeline.file_name(own))
+        out = set()
+        for i in completed:
+            if i.requested_time == snap:
+                out.add(snap)
+            elif i.requested_time < snap and mark is not None:
+                done = mtimes.get(timeline.file_name(i))
+                if done is not None and done < mark:
+                    out.add(i.requested_time)
+        return out
+
+
+def _completion(timeline: Timeline, instant: Instant) -> tuple[str, str]:
+    """Sort key of completion order: completion time (v8; the requested time on v6), then
+    requested time."""
+    return (timeline.completion_time(instant.requested_time) or "", instant.requested_time)
 
 
 def _groups(metadata: CommitMetadata) -> set[tuple[str, str]]:

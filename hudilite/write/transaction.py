@@ -22,7 +22,13 @@ from hudilite.timeline.heartbeat import Heartbeat
 from hudilite.timeline.instant import Instant
 from hudilite.timeline.metadata import CommitMetadata, WriteStat
 from hudilite.timeline.timeline import Timeline, TimelineWriter
-from hudilite.write.conflict import ALTER_SCHEMA, Clash, conflict_message, find_clashes
+from hudilite.write.conflict import (
+    ALTER_SCHEMA,
+    Clash,
+    ReadSnapshot,
+    conflict_message,
+    find_clashes,
+)
 from hudilite.write.finalize import finalize_write
 from hudilite.write.lock import ensure_table_unlocked, table_lock
 from hudilite.write.markers import delete_markers
@@ -48,6 +54,11 @@ class WriteTransaction:
     #: Whether :meth:`commit` also fails an upsert on new keys a concurrent upsert inserted
     #: (``hoodie.hudilite.write.conflict.check.keys``, see :mod:`hudilite.write.conflict`).
     check_keys: bool = True
+    #: The snapshot the write's records were computed from (SQL UPDATE/DELETE/MERGE,
+    #: ``Table.write(read_snapshot=...)``): :meth:`commit` then also fails on commits that
+    #: completed after it, before this write started (snapshot isolation, see
+    #: :mod:`hudilite.write.conflict`). None: a blind write.
+    read_snapshot: ReadSnapshot | None = None
 
     def __init__(
         self,
@@ -130,6 +141,7 @@ class WriteTransaction:
             self.instant.requested_time,
             self._completed_at_start,
             check_keys=self.check_keys,
+            read_snapshot=self.read_snapshot,
         )
 
     def commit(self, metadata: CommitMetadata) -> Instant:
@@ -146,7 +158,9 @@ class WriteTransaction:
             finalize_write(self.gw, self.instant.requested_time, metadata)
             clashes = self._clashes(metadata)
             if clashes:
-                raise ConflictError(conflict_message(self.instant_time, clashes))
+                raise ConflictError(
+                    conflict_message(self.instant_time, clashes, self.read_snapshot)
+                )
             content = (
                 metadata.to_json_bytes()
                 if self.config.layout_version == 1
