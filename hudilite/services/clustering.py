@@ -237,6 +237,7 @@ def schedule_clustering(state: TableState, options: OptionsLike = None) -> Clust
             "it would move records out of their buckets"
         )
     params = plan_strategy_params(state, opts)
+    state.config.check_writable()  # before the lock and its metadata-table guard
     rollback_expired_writes(state, opts)
     with table_lock(state.gw, opts):
         state = TableState.load(state.gw)

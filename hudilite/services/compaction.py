@@ -506,6 +506,7 @@ def schedule_compaction(
     """
     if not state.config.is_mor:
         raise ConfigError("compaction applies to merge-on-read tables only")
+    state.config.check_writable()  # before the lock and its metadata-table guard
     opts = resolve_options(state, options)
     strategy = str(opts.get(COMPACT_TRIGGER_STRATEGY))
     rollback_expired_writes(state, opts)

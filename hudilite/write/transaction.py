@@ -96,6 +96,9 @@ class WriteTransaction:
         return self.instant.requested_time
 
     def __enter__(self) -> WriteTransaction:
+        # A table asking for what hudilite cannot honour is refused by name before anything
+        # changes, the table lock's metadata-table guard included.
+        self.config.check_writable()
         # Fail fast when a live writer holds the table lock, before doing any work.
         ensure_table_unlocked(self.gw, self.lock_options)
         self.rolled_back = rollback_failed_writes(

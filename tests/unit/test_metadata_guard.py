@@ -138,3 +138,28 @@ def test_hudi_rs_reads_the_same_rows_after_every_step(tmp_path, monkeypatch, zip
     if point is None:
         assert not gw.exists(".hoodie/metadata")
         assert not gw.exists(".hoodie/.index_defs/index.json")
+
+
+def test_a_refused_write_leaves_the_metadata_table_in_place(tmp_path):
+    """A v9 table hudilite cannot write (here another table format) is refused by name
+    before the guard touches anything."""
+    from hudilite.errors import ConfigError
+    from hudilite.services.clustering import schedule_clustering
+    from hudilite.table.state import TableState
+    from hudilite.write.transaction import WriteTransaction
+
+    gw = FileSystemGateway(str(tmp_path / "t"))
+    config = cfg.TableConfig.new("t", table_version=9, record_key_fields=["id"])
+    props = {**config.to_properties(), "hoodie.table.format": "iceberg"}
+    props[mg.INDEX_DEFS_KEY] = mg.DEFAULT_INDEX_DEFS
+    pf.create(gw, props)
+    gw.write_bytes(".hoodie/metadata/files/x", b"x")
+    gw.write_bytes(mg.DEFAULT_INDEX_DEFS, b"{}")
+    state = TableState.load(gw)
+    with pytest.raises(ConfigError, match=r"hoodie.table.format='iceberg'"):
+        with WriteTransaction(gw, state.config, "commit"):
+            pass
+    with pytest.raises(ConfigError, match=r"hoodie.table.format='iceberg'"):
+        schedule_clustering(state)
+    assert gw.exists(".hoodie/metadata/files/x") and gw.exists(mg.DEFAULT_INDEX_DEFS)
+    assert TableState.load(gw).timeline.pending() == []
