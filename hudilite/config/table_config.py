@@ -28,6 +28,7 @@ from hudilite.config.vocab import (
     EVENT_TIME_ORDERING,
     EVENT_TIME_STRATEGY_ID,
     KEYGEN_CLASSES,
+    PAYLOADS,
     infer_keygen_type,
     keygen_type_from_class,
     merge_mode_for_payload,
@@ -275,6 +276,13 @@ class TableConfig:
             out.append(
                 f"hoodie.record.merge.strategy.id={strategy!r} with hoodie.record.merge.mode="
                 "CUSTOM (a custom record merger hudilite cannot run)"
+            )
+        elif self.merge_mode == CUSTOM_MERGE and not (
+            self.payload_class and simple_class_name(self.payload_class) in PAYLOADS
+        ):
+            out.append(
+                f"hoodie.record.merge.mode=CUSTOM with hoodie.compaction.payload.class="
+                f"{self.payload_class!r} (hudilite merges only {', '.join(sorted(PAYLOADS))})"
             )
         return out
 

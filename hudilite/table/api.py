@@ -643,8 +643,9 @@ class Table:
     def upgrade(
         self, to_version: int | str = 8, *, options: Mapping[str, Any] | None = None
     ) -> VersionChangeResult:
-        """Upgrade the table version (6 -> 8; ``8`` or Hudi's ``"EIGHT"``), as Hudi's
-        upgrade handler does; merge-on-read tables are compacted first (on Spark)."""
+        """Upgrade the table version (6 -> 8 -> 9; ``9`` or Hudi's ``"NINE"``), one step at a
+        time as Hudi's upgrade handlers do; merge-on-read tables are compacted first (on
+        Spark)."""
         return upgrade_table(
             self.state(), to_version, _opts(options), runner=spark_runner(self.spark)
         )
@@ -652,8 +653,9 @@ class Table:
     def downgrade(
         self, to_version: int | str = 6, *, options: Mapping[str, Any] | None = None
     ) -> VersionChangeResult:
-        """Downgrade the table version (8 -> 6; ``6`` or ``"SIX"``), as Hudi's downgrade
-        handler does; merge-on-read tables are compacted first (on Spark)."""
+        """Downgrade the table version (9 -> 8 -> 6; ``8`` or ``"EIGHT"``), one step at a
+        time as Hudi's downgrade handlers do; merge-on-read tables are compacted first (on
+        Spark)."""
         return downgrade_table(
             self.state(), to_version, _opts(options), runner=spark_runner(self.spark)
         )

@@ -408,13 +408,16 @@ def test_index_definitions_get_a_version_on_upgrade_and_lose_v2_ones_on_downgrad
 # ------------------------------------------------------------------- refused before writing
 
 
-def make_table(root: Path, merge_mode: str | None = None, **extra: str) -> TableState:
+def make_table(
+    root: Path, merge_mode: str | None = None, payload_class: str | None = None, **extra: str
+) -> TableState:
     config = TableConfig.new(
         "t",
         table_version=9,
         record_key_fields=("id",),
         ordering_fields=("ts",),
         merge_mode=merge_mode,
+        payload_class=payload_class,
         extra=extra,
     )
     gw = FileSystemGateway(str(root))
@@ -461,6 +464,12 @@ def test_custom_merge_strategy_is_refused_and_supported_features_are_not(tmp_pat
     assert state.config.merge_mode == "CUSTOM"
     with pytest.raises(ConfigError, match=re.escape("hoodie.record.merge.strategy.id='my-id'")):
         state.config.check_writable()
+    custom = make_table(tmp_path / "c", payload_class="com.acme.MyPayload")
+    with pytest.raises(
+        ConfigError,
+        match=re.escape("hoodie.record.merge.mode=CUSTOM with hoodie.compaction.payload.class="),
+    ):
+        custom.config.check_writable()
     ok = make_table(
         tmp_path / "b",
         **{
