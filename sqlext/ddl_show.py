@@ -183,6 +183,12 @@ def create_table_properties(config: cfg.TableConfig, recorded: Mapping[str, str]
         payload = config.payload_class or cfg.payload_for_merge_mode(config.merge_mode)
         if payload and payload != cfg.payload_for_merge_mode(default_mode):
             out["payloadClass"] = payload
+    elif config.props.get(cfg.LEGACY_PAYLOAD_CLASS.name) or config.payload_class:
+        # Creating a v9 table with the payload records the same merge mode, partial update
+        # mode, merge properties and legacy payload class (Hudi 1.1's migration).
+        out["payloadClass"] = (
+            config.props.get(cfg.LEGACY_PAYLOAD_CLASS.name) or config.payload_class or ""
+        )
 
     def same_key(a: str, b: str) -> bool:
         ka, kb = cfg.find_key(a), cfg.find_key(b)

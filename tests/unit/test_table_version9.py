@@ -566,3 +566,27 @@ def test_v6_fixture_upgrades_to_9_in_two_steps_and_back(tmp_path: Path, name: st
     assert (result.from_version, result.to_version) == (9, 6)
     assert props_of(base)["hoodie.timeline.layout.version"] == "1"
     assert rows(hudi_rs_read(str(base)), cols) == rows(before_rows, cols)
+
+
+def test_show_create_table_of_a_v9_table_recreates_its_merge_keys() -> None:
+    from hudilite.sqlext.ddl_show import create_table_properties  # the SQL layer
+
+    made = v9(
+        ordering_fields=("ts",), payload_class=PKG + "OverwriteNonDefaultsWithLatestAvroPayload"
+    )
+    shown = create_table_properties(made, {})
+    assert shown == {
+        "type": "cow",
+        "primaryKey": "id",
+        "preCombineField": "ts",
+        "hoodie.write.table.version": "9",
+        "recordMergeMode": "COMMIT_TIME_ORDERING",
+        "payloadClass": PKG + "OverwriteNonDefaultsWithLatestAvroPayload",
+    }
+    again = v9(
+        ordering_fields=("ts",),
+        merge_mode=shown["recordMergeMode"],
+        payload_class=shown["payloadClass"],
+    )
+    assert again.to_properties() == made.to_properties()
+    assert "payloadClass" not in create_table_properties(v9(ordering_fields=("ts",)), {})
