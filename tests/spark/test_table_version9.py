@@ -279,6 +279,6 @@ def test_unsupported_v9_features_are_refused_before_anything_is_written(
     (value,) = options.values()
     for op in ("insert", "upsert", "bulk_insert"):
         with pytest.raises(ConfigError, match=re.escape(f"{named}={value!r}")):
-            t.write(batch(("a", 1, "a1", "x")), op)  # type: ignore[arg-type]
+            t.write(batch(("a", 1, "a1", "x")), op)
     assert timeline(path) == []
     assert hudi_rs_read(path).num_rows == 0
