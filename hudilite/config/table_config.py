@@ -246,6 +246,11 @@ class TableConfig:
         if self.table_version < 9:
             return out
         props = self.props
+        if len(self.ordering_fields) > 1:
+            out.append(
+                f"hoodie.table.ordering.fields={','.join(self.ordering_fields)!r} "
+                "(hudilite orders records by one field)"
+            )
         fmt = (props.get(TABLE_FORMAT_KEY) or NATIVE_FORMAT).strip()
         if fmt.lower() != NATIVE_FORMAT:
             out.append(f"{TABLE_FORMAT_KEY}={fmt!r} (hudilite writes only the native format)")

@@ -411,11 +411,12 @@ def test_index_definitions_get_a_version_on_upgrade_and_lose_v2_ones_on_downgrad
 def make_table(
     root: Path, merge_mode: str | None = None, payload_class: str | None = None, **extra: str
 ) -> TableState:
+    ordering = tuple(extra.pop("ordering", "ts").split(","))
     config = TableConfig.new(
         "t",
         table_version=9,
         record_key_fields=("id",),
-        ordering_fields=("ts",),
+        ordering_fields=ordering,
         merge_mode=merge_mode,
         payload_class=payload_class,
         extra=extra,
@@ -430,6 +431,7 @@ def make_table(
     ("extra", "named"),
     [
         ({"hoodie.table.format": "iceberg"}, "hoodie.table.format='iceberg'"),
+        ({"ordering": "ts,seq"}, "hoodie.table.ordering.fields='ts,seq'"),
         (
             {"hoodie.table.partial.update.mode": "FILL_UNAVAILABLE"},
             "hoodie.table.partial.update.mode='FILL_UNAVAILABLE'",
