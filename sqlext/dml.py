@@ -6,10 +6,12 @@ read through a session view, so conditions and expressions are plain Spark SQL.
 
 * ``INSERT INTO`` maps the query's columns to the table by position (or by the column
   list), with Spark's store-assignment rules for types; static ``PARTITION (c='v')``
-  values fill their columns. As in Hudi 0.14+/1.x it is a plain insert that keeps
-  duplicate keys; ``SET hoodie.spark.sql.insert.into.operation=upsert|bulk_insert``,
-  ``hoodie.datasource.insert.dup.policy=drop|fail`` and the deprecated
-  ``hoodie.sql.insert.mode`` change that (:func:`_insert_operation`).
+  values fill their columns. The operation is Hudi's (0.14 to 1.x,
+  :mod:`~hudilite.sqlext.insert_rule`): an upsert on a table with a record key and an
+  ordering field, else an insert that keeps duplicate keys, unless
+  ``hoodie.spark.sql.insert.into.operation`` (or ``hoodie.datasource.write.operation``,
+  or the deprecated ``hoodie.sql.insert.mode``) says otherwise;
+  ``hoodie.datasource.insert.dup.policy=drop|fail`` then acts on an insert.
 * ``INSERT OVERWRITE`` replaces the whole table, or with ``PARTITION (...)`` the
   partitions the new rows land in (Hudi's ``insert_overwrite``).
 * ``UPDATE``/``DELETE`` select the affected rows of the snapshot and upsert/delete them.
@@ -30,7 +32,7 @@ from __future__ import annotations
 
 import json
 import warnings
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 from pyspark.sql import functions as F
 from pyspark.sql.types import (
@@ -57,6 +59,7 @@ from hudilite.write.conflict import ReadSnapshot
 from .context import Handler, Outcome, SqlContext, write_outcome
 from .ddl_common import partitions_for_spec
 from .dialect import key_expressions
+from .insert_rule import insert_into_rule
 from .statements import (
     Delete,
     InsertInto,
@@ -80,7 +83,6 @@ if TYPE_CHECKING:
 __all__ = ["HANDLERS", "INSERT_OPERATION_KEY"]
 
 INSERT_OPERATION_KEY = cfg.INSERT_INTO_OPERATION.name
-_INSERT_OPERATIONS = ("insert", "upsert", "bulk_insert")
 _CLAUSE = "__hudilite_clause"
 _MATCHED = "__hudilite_matched"
 _FROM_SOURCE = "__hudilite_from_source"
@@ -183,27 +185,26 @@ def _assign(df: DataFrame, schema: StructType, display: str) -> DataFrame:
 # INSERT
 
 
-def _insert_operation(session: SqlContext, state: TableState) -> Operation:
-    """INSERT INTO's operation, chosen as Hudi 0.14+/1.x does (``ProvidesHoodieConfig``).
-
-    ``hoodie.spark.sql.insert.into.operation`` (default ``insert``: duplicates kept) wins
-    when set by name; else a table or session ``hoodie.datasource.write.operation`` /
-    ``write.operation``; else the deprecated ``hoodie.sql.insert.mode`` (``upsert`` ->
-    upsert, ``strict`` -> insert with dup policy ``fail``, ``non-strict`` -> insert; the
-    registry feeds it into the two keys). The dup policy and
-    ``hoodie.combine.before.insert`` travel with the write options to the engine.
-    """
-    opts = state.options(session.write_options())
-    key = cfg.INSERT_INTO_OPERATION
-    if not any(name in opts for name in key.all_names()) and opts.is_set(cfg.OPERATION):
-        key = cfg.OPERATION  # a table or session `write.operation`
-    op = (opts.get_raw(key) or str(cfg.INSERT_INTO_OPERATION.default)).strip().lower()
-    if op not in _INSERT_OPERATIONS:
-        raise SqlError(
-            f"{key.name}={op!r} is not supported for INSERT INTO; use one of "
-            + ", ".join(_INSERT_OPERATIONS)
+def _insert_operation(
+    session: SqlContext, state: TableState, display: str
+) -> tuple[Operation, dict[str, str]]:
+    """INSERT INTO's operation and the write options that go with it, by Hudi's rule
+    (:func:`~hudilite.sqlext.insert_rule.insert_into_rule`: an upsert on a table with a
+    record key and an ordering field unless an operation is set). A ``drop``/``fail`` dup
+    policy that an upsert does not apply is warned about, not silently dropped."""
+    options = session.write_options()
+    rule = insert_into_rule(state.options(options), state.config)
+    if rule.ignored_policy is not None:
+        warnings.warn(
+            SqlWarning(
+                f"INSERT INTO {display} runs as an upsert ({rule.reason}), so "
+                f"{cfg.INSERT_DUP_POLICY.name}={rule.ignored_policy} does not apply: it "
+                f"applies to inserts only. SET {INSERT_OPERATION_KEY} = insert to apply it"
+            ),
+            stacklevel=3,
         )
-    return cast("Operation", op)
+    options.update(rule.options)
+    return rule.operation, options
 
 
 def _strip_meta(df: DataFrame) -> DataFrame:
@@ -273,8 +274,8 @@ def _insert(session: SqlContext, stmt: InsertInto) -> Outcome:
         df = df.withColumn(col, F.lit(value).cast(types[col]))
     df = _assign(df, schema, display)
     op: Operation
-    options = session.write_options()
     if stmt.overwrite:
+        options = session.write_options()
         op = "insert_overwrite" if stmt.partition else "insert_overwrite_table"
         if static and len(static) == len(stmt.partition):
             # A fully static PARTITION (...) is replaced even if the query returns no rows.
@@ -283,7 +284,7 @@ def _insert(session: SqlContext, stmt: InsertInto) -> Outcome:
             if path is not None:
                 options[OVERWRITE_PARTITIONS_KEY] = json.dumps([path])
     else:
-        op = _insert_operation(session, state)
+        op, options = _insert_operation(session, state, display)
     return write_outcome(session.spark, tbl.write(df, op, options=options))
 
 

@@ -82,8 +82,10 @@ OPTIONAL_COLUMNS = _key(
 INSERT_INTO_OPERATION = _key(
     "hoodie.spark.sql.insert.into.operation",
     "insert",
-    "Operation of SQL INSERT INTO: insert (keeps duplicates unless the dup policy says "
-    "otherwise), upsert or bulk_insert.",
+    "Operation of SQL INSERT INTO: insert, upsert or bulk_insert. Unset, INSERT INTO "
+    "upserts a table with a record key and an ordering field and inserts (keeping "
+    "duplicate keys) into any other, as Hudi 0.14+ does; hoodie.datasource.write.operation "
+    "wins over it.",
     parse=choice("insert", "upsert", "bulk_insert", upper=False),
 )
 INSERT_DUP_POLICY = _key(
@@ -104,27 +106,22 @@ INSERT_DROP_DUPLICATES = _key(
 )
 
 
-def _insert_mode_operation(value: str) -> str | None:
-    mode = choice("upsert", "strict", "non-strict", upper=False)(value)
-    return "upsert" if mode == "upsert" else "insert"
-
-
 def _insert_mode_dup_policy(value: str) -> str | None:
     mode = choice("upsert", "strict", "non-strict", upper=False)(value)
     return {"strict": "fail", "non-strict": "none"}.get(mode)
 
 
+# SQL INSERT INTO reads this key itself (Hudi's deduceOperation needs the table's record key
+# and ordering field: hudilite.sqlext.insert_rule); the feed serves Table.write.
 SQL_INSERT_MODE = _key(
     "hoodie.sql.insert.mode",
     None,
-    "Deprecated INSERT INTO mode: upsert (operation upsert), strict (insert, dup policy "
-    "fail), non-strict (insert, dup policy none).",
+    "Deprecated INSERT INTO mode, used while hoodie.spark.sql.insert.into.operation is "
+    "unset: upsert and strict upsert a table with a record key and an ordering field "
+    "(strict refusing keys a copy-on-write table holds), non-strict inserts.",
     parse=choice("upsert", "strict", "non-strict", upper=False),
     deprecated="use hoodie.spark.sql.insert.into.operation and hoodie.datasource.insert.dup.policy",
-    feeds=(
-        (INSERT_INTO_OPERATION, _insert_mode_operation),
-        (INSERT_DUP_POLICY, _insert_mode_dup_policy),
-    ),
+    feeds=((INSERT_DUP_POLICY, _insert_mode_dup_policy),),
 )
 LOG_BLOCK_FORMAT = _key(
     "hoodie.logfile.data.block.format",

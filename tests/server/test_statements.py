@@ -33,7 +33,8 @@ def test_statements_end_to_end(server: Server) -> None:
         )
         cur.execute("INSERT INTO trips VALUES (1, 1, 10.0, 'sf'), (2, 1, 20.0, 'nyc')")
         assert [d[0] for d in cur.description][:3] == ["instant", "operation", "num_affected_rows"]
-        assert cur.fetchall()[0][1:4] == ("insert", 2, 2)
+        # A keyed table with an ordering field: INSERT INTO upserts (Hudi's rule).
+        assert cur.fetchall()[0][1:4] == ("upsert", 2, 2)
         cur.execute(
             "MERGE INTO trips t USING (SELECT 2 AS id, 2L AS ts, 25.0 AS fare, 'nyc' AS city "
             "UNION ALL SELECT 3, 2L, 30.0, 'sf') s ON t.id = s.id "

@@ -70,10 +70,9 @@ def timeline_len(session: Any, name: str = "trips") -> int:
 def test_insert_values_upserts_by_primary_key_with_the_upsert_operation(
     session: Any, kind: str
 ) -> None:
-    # INSERT INTO keeps duplicates by default (Hudi 0.14+/1.x, see test_insert_into.py);
-    # the upsert operation makes it replace stored records by primary key.
+    # INSERT INTO upserts a table with a primary key and an ordering field (Hudi's rule,
+    # see test_insert_into.py): it replaces stored records by primary key.
     create_trips(session, kind)
-    session.sql("SET hoodie.spark.sql.insert.into.operation = upsert")
     first = session.sql("INSERT INTO trips VALUES ('a', 1, 9.5, 'sf'), ('b', 1, 3.0, 'ny')")
     assert metrics(first) == ("upsert", 2, 2, 0, 0)
     second = session.sql("INSERT INTO trips VALUES ('a', 2, 10.0, 'sf'), ('c', 1, 1.0, 'la')")
@@ -114,9 +113,9 @@ def test_insert_with_column_list_and_select(session: Any, kind: str) -> None:
     )
     session.sql("INSERT INTO other SELECT uuid, ts + 1, 5.0, city FROM trips")
     # SELECT * from a Hudi table carries the meta columns: they are dropped, not mapped.
-    # (A plain insert: the stored 'a' stays beside the inserted one.)
+    # (An upsert: the newer 'a' replaces the stored one.)
     session.sql("INSERT INTO trips SELECT * FROM other")
-    assert rows(session) == [("a", 1, None, "sf"), ("a", 2, 5.0, "sf")]
+    assert rows(session) == [("a", 2, 5.0, "sf")]
     assert rows(session, "other") == [("a", 2, 5.0, "sf")]
 
 

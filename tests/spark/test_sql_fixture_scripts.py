@@ -10,7 +10,6 @@ import pyarrow as pa
 import pytest
 
 import hudilite
-from hudilite import config as cfg
 from hudilite.sqlext.statements import CreateTable, TableName, parse_statements
 from tests.conftest import FIXTURES, unzip_table
 from tests.helpers import hudi_rs_read
@@ -25,12 +24,6 @@ def scripts() -> list[Path]:
     if not FIXTURES.is_dir():
         return []
     return sorted(p for p in FIXTURES.rglob("*.sql") if p.with_suffix(".zip").exists())
-
-
-def _has_precombine_field(create: CreateTable) -> bool:
-    key = cfg.ORDERING_FIELDS
-    names = {n.lower() for n in key.all_names()}
-    return any(k.lower() in names and v.strip() for k, v in create.options.items())
 
 
 def data_rows(table: pa.Table, keys: list[str]) -> list[dict[str, Any]]:
@@ -48,12 +41,6 @@ def test_hudi_script_builds_the_same_table(script: Path, spark: Any, tmp_path: P
     session = hudilite.connect(str(tmp_path / "wh"), spark=spark)
     version = "8" if script.name.startswith(("v8", "v9")) else "6"
     session.sql(f"SET hoodie.write.table.version={version}")
-    if script.name.startswith(("v6", "v8")) and _has_precombine_field(create):
-        # Hudi 0.14 to 1.0 (which wrote the v6 and v8 tables) ran INSERT INTO as an upsert
-        # when the table has a precombine field and hoodie.spark.sql.insert.into.operation
-        # is unset (ProvidesHoodieConfig.deduceSparkSqlInsertIntoWriteOperation); Hudi 1.1,
-        # like hudilite, runs a plain insert that keeps duplicates. Run as those versions did.
-        session.sql("SET hoodie.spark.sql.insert.into.operation = upsert")
     rel = str(script.relative_to(FIXTURES))
     zone = "America/Chicago" if rel.startswith(CENTRAL_TIME_SCRIPTS) else "UTC"
     session.sql(f"SET spark.sql.session.timeZone={zone}")

@@ -194,8 +194,9 @@ ALIASES: list[tuple[cfg.ConfigKey, dict[str, str], Any]] = [
         "fail",
     ),
     (cfg.INSERT_INTO_OPERATION, {}, "insert"),
-    (cfg.INSERT_INTO_OPERATION, {"hoodie.sql.insert.mode": "upsert"}, "upsert"),
-    (cfg.INSERT_INTO_OPERATION, {"hoodie.sql.insert.mode": "strict"}, "insert"),
+    # The insert mode does not feed the operation key: INSERT INTO deduces the operation
+    # from the mode and the table (hudilite.sqlext.insert_rule, Hudi's deduceOperation).
+    (cfg.INSERT_INTO_OPERATION, {"hoodie.sql.insert.mode": "upsert"}, "insert"),
     (cfg.COMBINE_BEFORE_INSERT, {"write.precombine": "true"}, True),
     (cfg.MAX_FILE_SIZE, {"write.parquet.max.file.size": "64"}, 64 * 1024 * 1024),
     (cfg.MAX_FILE_SIZE, {"hoodie.parquet.max.file.size": "1m"}, 1024 * 1024),
