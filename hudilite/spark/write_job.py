@@ -22,6 +22,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from hudilite import config as cfg
+from hudilite import failpoints
 from hudilite.errors import ConfigError, SchemaError, WriteError
 from hudilite.failpoints import FAIL_POINT_KEY as FAIL_POINT_KEY  # re-export
 from hudilite.index.bloom_index import bloom_config, index_settings
@@ -434,6 +435,10 @@ def _commit(
     extra: dict[str, Any] = {"driver_side": False}
     overwrite = operation.startswith("insert_overwrite")
     max_file_size = int(opts.get(cfg.MAX_FILE_SIZE))
+    # Between the records' computation (an UPDATE's read of its snapshot) and the
+    # transaction's start: the race tests hold a reading write here so that another
+    # writer commits before this one begins (tests/faults/test_read_modify_write.py).
+    failpoints.check(opts.raw.get(FAIL_POINT_KEY), "before_transaction")
     with WriteTransaction(
         state.gw,
         state.config,
