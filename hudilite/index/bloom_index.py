@@ -29,10 +29,10 @@ import pyarrow.compute as pc
 
 from hudilite import config as cfg
 from hudilite.index.bloom_filter import BloomConfig
+from hudilite.keygen import KeyGenSpec
 from hudilite.storage.fs import FileSystemGateway
-from hudilite.storage.parquet_io import read_base_file, read_bloom_filter
-
-RECORD_KEY_COLUMN = "_hoodie_record_key"
+from hudilite.storage.parquet_io import read_bloom_filter
+from hudilite.virtual_keys import read_stored_keys
 
 
 def bloom_config(opts: cfg.Options) -> BloomConfig:
@@ -80,13 +80,17 @@ def index_settings(opts: cfg.Options) -> IndexSettings:
 
 
 def lookup_keys(
-    gw: FileSystemGateway, rel_path: str, keys: pa.Array | pa.ChunkedArray
+    gw: FileSystemGateway,
+    rel_path: str,
+    keys: pa.Array | pa.ChunkedArray,
+    virtual: KeyGenSpec | None = None,
 ) -> tuple[pa.Array, bool]:
     """The ``keys`` (candidates for one base file) that the file really holds.
 
     Keys the footer's bloom filter rules out are dropped first; only when some key may be
     in the file are its record keys read. Returns ``(keys found, whether keys were read)``.
-    A file without a bloom filter (written by a tool that omits it) is always read.
+    A file without a bloom filter (written by a tool that omits it, or in a table without
+    meta fields) is always read; ``virtual``: see :mod:`hudilite.virtual_keys`.
     """
     if isinstance(keys, pa.ChunkedArray):
         keys = keys.combine_chunks()
@@ -98,6 +102,6 @@ def lookup_keys(
         if not maybe.any():
             return pa.array([], pa.string()), False
         keys = keys.filter(pa.array(np.asarray(maybe, dtype=bool)))
-    stored = read_base_file(gw, rel_path, columns=[RECORD_KEY_COLUMN])[RECORD_KEY_COLUMN]
-    found = keys.filter(pc.is_in(keys, value_set=stored.combine_chunks()))
+    stored = read_stored_keys(gw, rel_path, virtual)
+    found = keys.filter(pc.is_in(keys, value_set=stored))
     return found, True

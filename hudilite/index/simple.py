@@ -26,6 +26,7 @@ from hudilite.read.file_group_reader import read_file_slice
 from hudilite.schema import FILE_ID_COL, PARTITION_PATH_COL, RECORD_KEY_COL
 from hudilite.storage.fs import FileSystemGateway
 from hudilite.table.state import TableState
+from hudilite.virtual_keys import stored_record_keys
 
 #: Where a record key lives: what an index reads from base files (and log-only groups).
 LOCATION_SCHEMA = pa.schema(
@@ -123,7 +124,7 @@ def slice_locations(
     rows = read_file_slice(
         gw, file_slice, merge_spec=merge_spec, schema=schema, is_instant_visible=is_instant_visible
     )
-    keys = rows[RECORD_KEY_COL].combine_chunks().cast(pa.string())
+    keys = stored_record_keys(rows, merge_spec.virtual_keys)
     n = len(keys)
     return pa.Table.from_arrays(
         [keys, pa.repeat(file_slice.partition, n), pa.repeat(file_slice.file_id, n)],

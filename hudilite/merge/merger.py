@@ -107,6 +107,7 @@ from hudilite.schema import (
     RECORD_KEY_COL,
     SEQ_COL,
 )
+from hudilite.virtual_keys import stored_record_keys
 
 _INTERNAL = (SEQ_COL, DELETE_COL, FILE_ID_COL, CHANGED_COL)
 #: Columns a partial update or a sequence group never takes from another record.
@@ -165,7 +166,7 @@ def precombine(spec: MergeSpec, incoming: pa.Table) -> pa.Table:
         return incoming
     if not spec.simple:
         return _precombine_fold(spec, incoming)
-    keys = _keys(incoming)
+    keys = _keys(incoming, spec)
     seq = _seq(incoming)
     columns: dict[str, Any] = {"k": keys, "s": seq, "i": _arange(n)}
     sort_keys = [("k", "ascending"), ("s", "ascending"), ("i", "ascending")]
@@ -208,14 +209,14 @@ def merge_file_group(spec: MergeSpec, base: pa.Table | None, incoming: pa.Table)
     Columns are unified by name (Arrow's permissive promotion, e.g. int32+int64);
     a column in only one side is null in the other's rows.
     """
-    if incoming.num_rows and pc.count_distinct(_keys(incoming)).as_py() != incoming.num_rows:
+    if incoming.num_rows and pc.count_distinct(_keys(incoming, spec)).as_py() != incoming.num_rows:
         if not spec.simple and base is not None and base.num_rows:
             # Several records of a key (a merge-on-read slice's log records, one combined
             # record per commit): applied to the stored row one at a time, in write order,
             # as a copy-on-write table applies commit after commit.
             return _merge_in_write_order(spec, base, incoming)
         incoming = precombine(spec, incoming)
-    inc_keys = _keys(incoming)
+    inc_keys = _keys(incoming, spec)
     inc_delete = _deletes(incoming)
     if base is None or base.num_rows == 0:
         live = pc.invert(inc_delete)
@@ -223,7 +224,7 @@ def merge_file_group(spec: MergeSpec, base: pa.Table | None, incoming: pa.Table)
         return MergeOutcome(rows, inserts=rows.num_rows, updates=0, deletes=0, unchanged_rows=0)
 
     nb = base.num_rows
-    base_keys = _keys(base)
+    base_keys = _keys(base, spec)
     # For every base row: the position of its key among the incoming records (or null).
     match = pc.index_in(base_keys, value_set=inc_keys)
     incoming_wins = _incoming_wins(spec, base, incoming, match, inc_delete)
@@ -348,10 +349,10 @@ def _record_at_a_time(
     combined = _combine([p for p in parts if p is not None])
     nb = base.num_rows if has_base and base is not None else 0
     ni = incoming.num_rows
-    inc_keys = _keys(incoming)
+    inc_keys = _keys(incoming, spec)
     inc_ref = pa.table({"k": inc_keys, "i": _arange(ni)})
     if nb and base is not None:
-        base_keys = _keys(base)
+        base_keys = _keys(base, spec)
         base_ref = pa.table({"k": base_keys, "b": _arange(nb)})
         pairs = inc_ref.join(base_ref, "k", join_type="left outer")
     else:
@@ -574,7 +575,7 @@ def _group_source(
 
 def _precombine_fold(spec: MergeSpec, incoming: pa.Table) -> pa.Table:
     n = incoming.num_rows
-    narrow = pa.table({"k": _keys(incoming), "s": _seq(incoming), "i": _arange(n)})
+    narrow = pa.table({"k": _keys(incoming, spec), "s": _seq(incoming), "i": _arange(n)})
     order = pc.sort_indices(narrow, sort_keys=[(c, "ascending") for c in ("k", "s", "i")])
     records = incoming.take(order)
     keys = _as_array(narrow["k"]).take(order)
@@ -713,12 +714,11 @@ def _output(parts: list[pa.Table], take: pa.Array, changed_from: int) -> pa.Tabl
     return rows.append_column(CHANGED_COL, _as_array(changed))
 
 
-def _keys(table: pa.Table) -> pa.Array:
-    if RECORD_KEY_COL not in table.column_names:
+def _keys(table: pa.Table, spec: MergeSpec) -> pa.Array:
+    if RECORD_KEY_COL not in table.column_names and spec.virtual_keys is None:
         raise SchemaError(f"records lack the {RECORD_KEY_COL} column")
-    keys = _as_array(table[RECORD_KEY_COL])
-    if keys.type != pa.string():  # large_string, or null-typed in an empty table
-        keys = keys.cast(pa.string())
+    # A table without meta fields: stored records lacking a key take their fields' key.
+    keys = stored_record_keys(table, spec.virtual_keys)
     if keys.null_count:
         row = pc.index(pc.is_null(keys), True).as_py()
         raise KeyGenerationError(f"{RECORD_KEY_COL} is null in row {row}")

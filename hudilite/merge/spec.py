@@ -17,6 +17,10 @@ two versions of a record:
 ``changelog``
     The table keeps every change (``_hoodie_operation``, Flink's changelog mode);
     writers then use :func:`hudilite.merge.changelog_rows` instead of collapsing.
+``virtual_keys``
+    A table without meta fields (``hoodie.populate.meta.fields=false``): stored records
+    without a ``_hoodie_record_key`` are matched by the key of their record key fields
+    (:func:`hudilite.keygen.stored_record_keys`).
 
 Configuration (:meth:`MergeSpec.from_config`; write options win over the table's
 ``hoodie.properties``):
@@ -77,8 +81,10 @@ from hudilite.config.sequence_groups import SequenceGroup as SequenceGroup  # re
 from hudilite.config.sequence_groups import format_sequence_groups as format_sequence_groups
 from hudilite.config.sequence_groups import parse_sequence_groups as parse_sequence_groups
 from hudilite.errors import ConfigError
+from hudilite.keygen import KeyGenSpec
 from hudilite.merge.delete_markers import apply_delete_markers
 from hudilite.schema import IS_DELETED_COL
+from hudilite.virtual_keys import virtual_key_spec
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -156,6 +162,7 @@ class MergeSpec:
     delete_field: str = IS_DELETED_COL
     delete_marker: str | None = None
     changelog: bool = False
+    virtual_keys: KeyGenSpec | None = None
 
     def __post_init__(self) -> None:
         mode = str(self.mode).strip().upper()
@@ -282,6 +289,7 @@ class MergeSpec:
             delete_field=_lookup(DELETE_FIELD, options, config) or IS_DELETED_COL,
             delete_marker=_lookup(DELETE_MARKER, options, config),
             changelog=_parse(CHANGELOG_ENABLED, changelog_text) if changelog_text else False,
+            virtual_keys=virtual_key_spec(config, options),
         )
 
 

@@ -57,6 +57,7 @@ from hudilite.errors import (
     TimelineError,
 )
 from hudilite.filegroup.slices import BaseFile, FileSlice, LogFile, join_path
+from hudilite.keygen import KeyGenSpec
 from hudilite.schema import COMMIT_SEQNO_COL, FILE_NAME_COL, RECORD_KEY_COL
 from hudilite.services._common import FAIL_POINT_KEY as FAIL_POINT_KEY  # re-export
 from hudilite.services._common import (
@@ -80,7 +81,7 @@ from hudilite.services.table_service import (
     io_metrics,
 )
 from hudilite.storage.layout import BaseFileName
-from hudilite.storage.parquet_io import read_base_file_and_filter, write_base_file
+from hudilite.storage.parquet_io import read_base_file_and_filter, read_schema, write_base_file
 from hudilite.table.state import TableState
 from hudilite.timeline.instant import (
     COMMIT,
@@ -98,6 +99,7 @@ from hudilite.timeline.metadata import (
     write_avro_record,
 )
 from hudilite.timeline.timeline import Timeline, TimelineWriter
+from hudilite.virtual_keys import key_columns, stored_record_keys
 from hudilite.write.lock import table_lock
 from hudilite.write.markers import create_marker, marked_files
 
@@ -295,19 +297,22 @@ class CompactionContext(ServiceContext):
         )
 
 
-def _count_changes(base: pa.Table | None, out: pa.Table) -> tuple[int, int, int]:
+def _count_changes(
+    base: pa.Table | None, out: pa.Table, virtual: KeyGenSpec | None = None
+) -> tuple[int, int, int]:
     """(inserts, updates, deletes) of ``out`` against the slice's base file rows: a key
     absent from the base is an insert, a base key whose sequence number changed an
-    update, a base key missing from ``out`` a delete."""
+    update, a base key missing from ``out`` a delete. ``virtual``: a table without meta
+    fields, whose stored rows are matched by their record key fields."""
     if base is None or base.num_rows == 0:
         return out.num_rows, 0, 0
-    base_keys, out_keys = base[RECORD_KEY_COL], out[RECORD_KEY_COL]
-    in_base = pc.is_in(out_keys, value_set=base_keys.combine_chunks())
+    base_keys, out_keys = stored_record_keys(base, virtual), stored_record_keys(out, virtual)
+    in_base = pc.is_in(out_keys, value_set=base_keys)
     inserts = out.num_rows - int(pc.sum(in_base).as_py() or 0)
     same_seq = pc.is_in(out[COMMIT_SEQNO_COL], value_set=base[COMMIT_SEQNO_COL].combine_chunks())
     updated = pc.and_(in_base, pc.invert(same_seq))
     updates = int(pc.sum(pc.fill_null(updated, False)).as_py() or 0)
-    kept = pc.is_in(base_keys, value_set=out_keys.combine_chunks())
+    kept = pc.is_in(base_keys, value_set=out_keys)
     deletes = base.num_rows - int(pc.sum(kept).as_py() or 0)
     return inserts, updates, deletes
 
@@ -348,10 +353,15 @@ def compact_operation(
     base_rows, stored = None, None
     if file_slice.base_file is not None:
         # The key columns count the changes; the filter (same open) seeds the new one.
+        virtual = ctx.merge_spec.virtual_keys
+        columns = [*key_columns(virtual), COMMIT_SEQNO_COL]
+        if virtual is not None:  # key fields added by a later schema may be absent
+            present = set(read_schema(ctx.gw, file_slice.base_file.path).names)
+            columns = [c for c in columns if c in present]
         base_rows, stored = read_base_file_and_filter(
-            ctx.gw, file_slice.base_file.path, columns=[RECORD_KEY_COL, COMMIT_SEQNO_COL]
+            ctx.gw, file_slice.base_file.path, columns=columns
         )
-    inserts, updates, deletes = _count_changes(base_rows, out)
+    inserts, updates, deletes = _count_changes(base_rows, out, ctx.merge_spec.virtual_keys)
     ctx.check_fail_point("before_file_write")
     create_marker(ctx.gw, ctx.instant_time, rel, "CREATE")
     written = time.monotonic()

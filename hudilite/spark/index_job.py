@@ -42,6 +42,7 @@ from hudilite.index.simple import (
     log_only_slices,
     slice_locations,
 )
+from hudilite.keygen import KeyGenSpec
 from hudilite.merge import merge_file_group, precombine
 from hudilite.read.file_group_reader import decode_slice, encode_slice, read_file_slice
 from hudilite.schema import (
@@ -56,6 +57,7 @@ from hudilite.spark.convert import arrow_schema, spark_schema
 from hudilite.spark.read_job import base_file_keys
 from hudilite.storage.parquet_io import read_key_range
 from hudilite.table.state import TableState
+from hudilite.virtual_keys import virtual_key_spec, with_stored_keys
 from hudilite.write.write_context import ExistingFile
 
 __all__ = ["LOC_PARTITION_COL", "IndexMetrics", "locate", "log_only_keys", "route_global"]
@@ -99,13 +101,15 @@ def locate(
         ranges = dict(key_ranges)
     spark = keyed.sparkSession
     stored: DataFrame | None = None
+    # A table without meta fields: stored keys come from the record key fields.
+    virtual = virtual_key_spec(state.config)
     if settings.kind == "BLOOM":
-        stored = _bloom_lookup(state, keyed, files, ranges, settings, metrics)
+        stored = _bloom_lookup(state, keyed, files, ranges, settings, metrics, virtual)
     else:
         candidates = candidate_files(files, ranges, lambda rel: read_key_range(state.gw, rel))
         metrics.files_after_range_pruning = metrics.files_read = len(candidates)
         if candidates:
-            stored = base_file_keys(spark, state.gw, candidates, FILE_ID_COL)
+            stored = base_file_keys(spark, state.gw, candidates, FILE_ID_COL, virtual)
     if log_keys is not None:
         stored = log_keys if stored is None else stored.unionByName(log_keys)
     metrics.looked_up = stored is not None
@@ -144,6 +148,7 @@ def _bloom_lookup(
     ranges: dict[str, tuple[str, str]],
     settings: IndexSettings,
     metrics: IndexMetrics,
+    virtual: KeyGenSpec | None,
 ) -> DataFrame | None:
     """``(key, partition, file id)`` of the incoming keys found in ``files`` (bloom index)."""
     wanted_files = [(p, rel) for p, rel in files if p in ranges]
@@ -183,7 +188,7 @@ def _bloom_lookup(
         rel = batch["_f_path"][0].as_py()
         partition = batch["_f_partition"][0].as_py()
         file_id = rel.rsplit("/", 1)[-1].split("_", 1)[0]
-        found, read = lookup_keys(gw, rel, batch[RECORD_KEY_COL])
+        found, read = lookup_keys(gw, rel, batch[RECORD_KEY_COL], virtual)
         n = len(found)
         return pa.table(
             {
@@ -285,6 +290,8 @@ def route_global(
             if descriptor is not None
             else storage_schema.empty_table()
         )
+        if spec.virtual_keys is not None:  # rows stored without meta fields get their keys
+            stored = with_stored_keys(stored, spec.virtual_keys, old_partition)
         stored = stored.filter(pc.is_in(stored[RECORD_KEY_COL], value_set=incoming[RECORD_KEY_COL]))
         merged = merge_file_group(spec, stored, incoming).table
         inc_keys = incoming[RECORD_KEY_COL].to_pylist()

@@ -27,6 +27,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import LongType, StringType, StructField, StructType
 
+from hudilite.keygen import KeyGenSpec
 from hudilite.read.file_group_reader import (
     conform,
     decode_slice,
@@ -40,6 +41,7 @@ from hudilite.spark.convert import arrow_schema, spark_schema
 from hudilite.storage.fs import FileSystemGateway
 from hudilite.storage.parquet_io import read_base_file
 from hudilite.table.state import TableState
+from hudilite.virtual_keys import file_partition, read_stored_keys
 
 #: Schema of the base file descriptor DataFrame (Python reads).
 _PATHS_SCHEMA = StructType(
@@ -97,14 +99,20 @@ def read_base_files(
 
 
 def base_file_keys(
-    spark: SparkSession, gw: FileSystemGateway, paths: list[str], file_id_col: str
+    spark: SparkSession,
+    gw: FileSystemGateway,
+    paths: list[str],
+    file_id_col: str,
+    virtual: KeyGenSpec | None = None,
 ) -> DataFrame:
     """``(record key, partition path, file id)`` of every row of the base files ``paths``.
 
     The simple index's view of the stored keys; read by Spark's Parquet reader where the
-    JVM can read the files, else in tasks with pyarrow (see :func:`read_base_files`).
+    JVM can read the files, else in tasks with pyarrow (see :func:`read_base_files`). In a
+    table without meta fields (``virtual``, :mod:`hudilite.virtual_keys`) the tasks derive
+    missing keys from the record key fields and take each file's partition from its path.
     """
-    if gw.is_jvm_readable:
+    if gw.is_jvm_readable and virtual is None:
         key_schema = StructType(
             [
                 StructField(RECORD_KEY_COL, StringType()),
@@ -136,14 +144,16 @@ def base_file_keys(
     def read_keys(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for batch in batches:
             for path in batch.column("path").to_pylist():
-                table = read_base_file(gw, path, columns=[RECORD_KEY_COL, PARTITION_PATH_COL])
                 file_id = path.rsplit("/", 1)[-1].split("_", 1)[0]
+                if virtual is not None:
+                    keys = read_stored_keys(gw, path, virtual)
+                    partitions = pa.repeat(pa.scalar(file_partition(path)), len(keys))
+                else:
+                    table = read_base_file(gw, path, columns=[RECORD_KEY_COL, PARTITION_PATH_COL])
+                    keys = table[RECORD_KEY_COL].combine_chunks().cast(pa.string())
+                    partitions = table[PARTITION_PATH_COL].combine_chunks().cast(pa.string())
                 yield pa.RecordBatch.from_arrays(
-                    [
-                        table[RECORD_KEY_COL].combine_chunks().cast(pa.string()),
-                        table[PARTITION_PATH_COL].combine_chunks().cast(pa.string()),
-                        pa.repeat(file_id, table.num_rows).cast(pa.string()),
-                    ],
+                    [keys, partitions, pa.repeat(file_id, len(keys)).cast(pa.string())],
                     schema=out,
                 )
 

@@ -190,6 +190,14 @@ class BaseFileWriter:
         if not self._has_key:
             return
         keys = table.column(RECORD_KEY_COLUMN)
+        if keys.null_count or pc.any(pc.equal(keys, "")).as_py():
+            # Rows of a table without meta fields (stored as Hudi wrote them): a bloom
+            # filter or key range over the other rows would hide these from the index, so
+            # the file gets neither, as Hudi writes none for such tables.
+            self._has_key = False
+            self._bloom = None
+            self.min_key = self.max_key = None
+            return
         if self._bloom is not None:
             # Hudi adds every written record's key, in write order.
             new = keys if known is None else keys.filter(pc.invert(known))

@@ -34,6 +34,7 @@ from hudilite.storage.parquet_io import (
     read_base_file_and_filter,
     write_base_file,
 )
+from hudilite.virtual_keys import stored_record_keys
 from hudilite.write.log_writer import append_log_file
 from hudilite.write.markers import create_marker
 from hudilite.write.write_context import STATS_SCHEMA as STATS_SCHEMA  # re-exported
@@ -142,8 +143,9 @@ def write_file_group(
     file_name = BaseFileName(file_id, write_token, ctx.instant_time).render()
     rel_path = f"{partition_path}/{file_name}" if partition_path else file_name
     changed = data[CHANGED_COL].combine_chunks() if data.num_rows else pa.array([], pa.bool_())
+    virtual = ctx.merge_spec.virtual_keys  # a table without meta fields
     existed = (
-        pc.is_in(data[RECORD_KEY_COL], value_set=base[RECORD_KEY_COL].combine_chunks())
+        pc.is_in(stored_record_keys(data, virtual), value_set=stored_record_keys(base, virtual))
         if base is not None and base.num_rows and data.num_rows
         else None
     )

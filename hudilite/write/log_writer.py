@@ -37,6 +37,7 @@ from hudilite.storage.log_format import (
     parquet_data_block,
     write_log_file,
 )
+from hudilite.virtual_keys import with_stored_keys
 from hudilite.write.markers import create_marker
 from hudilite.write.write_context import (
     STATS_SCHEMA,
@@ -170,6 +171,8 @@ def _append_changes(
         is_instant_visible=ctx.visible_instants.__contains__,
     )
     keys = incoming[RECORD_KEY_COL].combine_chunks()
+    if ctx.merge_spec.virtual_keys is not None:  # rows stored without meta fields
+        current = with_stored_keys(current, ctx.merge_spec.virtual_keys, partition_path)
     stored = current.filter(pc.is_in(current[RECORD_KEY_COL], value_set=keys))
     changes = changelog_rows(ctx.merge_spec, stored if stored.num_rows else None, incoming)
     n = changes.num_rows

@@ -43,6 +43,7 @@ from hudilite.schema import DELETE_COL, FILE_ID_COL, PARTITION_PATH_COL, RECORD_
 from hudilite.storage.layout import new_file_id
 from hudilite.storage.parquet_io import read_base_file, read_key_range
 from hudilite.table.state import TableState
+from hudilite.virtual_keys import file_partition, read_stored_keys, virtual_key_spec
 from hudilite.write.assign import (
     InsertBucket,
     PackingSettings,
@@ -137,6 +138,7 @@ def locate(
     find their keys, as the Spark write does.
     """
     gw = state.gw
+    virtual = virtual_key_spec(state.config)  # a table without meta fields
     files = [(p, ef.rel_path) for (p, _), ef in existing.items()]
     group_of = {ef.rel_path: fid for (_, fid), ef in existing.items()}
     found: list[pa.Table] = []  # (partition, key, file id) of stored keys
@@ -163,7 +165,7 @@ def locate(
                 keys = keys.filter(pc.and_(pc.greater_equal(keys, r[0]), pc.less_equal(keys, r[1])))
             if len(keys):
                 jobs.append((p, rel, keys))
-        results = _map(lambda j: lookup_keys(gw, j[1], j[2]), jobs)
+        results = _map(lambda j: lookup_keys(gw, j[1], j[2], virtual), jobs)
         files_after_pruning = len(jobs)
         for (p, rel, _), (keys, read) in zip(jobs, results, strict=True):
             files_read += int(read)
@@ -174,6 +176,9 @@ def locate(
         files_after_pruning = files_read = len(candidates)
 
         def stored(rel: str) -> pa.Table:
+            if virtual is not None:
+                keys = read_stored_keys(gw, rel, virtual)
+                return _locations(keys, file_partition(rel), group_of[rel])
             t = read_base_file(gw, rel, columns=[RECORD_KEY_COL, PARTITION_PATH_COL])
             return _locations(t[RECORD_KEY_COL], t[PARTITION_PATH_COL], group_of[rel])
 
