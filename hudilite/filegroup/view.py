@@ -49,6 +49,7 @@ from typing import TypeVar
 
 from hudilite.config import TableConfig
 from hudilite.errors import HudiliteError
+from hudilite.filegroup.integrity import Damage, find_damage, write_refusal
 from hudilite.filegroup.slices import BaseFile, FileGroup, FileSlice, LogFile, join_path
 from hudilite.storage.fs import FileEntry, FileSystemGateway
 from hudilite.storage.layout import BaseFileName, LogFileName, is_partition_metadata_name
@@ -131,6 +132,7 @@ class FileSystemView:
         self._listing: dict[str, list[FileEntry]] | None = None
         self._parsed: dict[str, tuple[list[BaseFile], list[LogFile]]] = {}
         self._metadata_cache: dict[str, CommitMetadata] = {}
+        self._damage: list[Damage] | None = None
 
     # ------------------------------------------------------------------ listing
 
@@ -138,6 +140,7 @@ class FileSystemView:
         """Forget the cached listing (the timeline is kept; build a new view for a new one)."""
         self._listing = None
         self._parsed.clear()
+        self._damage = None
 
     def _tree(self) -> dict[str, list[FileEntry]]:
         """Every non-hidden directory of the table (``""`` = base path) -> its file entries."""
@@ -396,20 +399,42 @@ class FileSystemView:
         partitions: PartitionFilter = None,
         *,
         completed_by: str | None = None,
+        check: bool = True,
     ) -> list[FileSlice]:
         """The live slice of every (non-replaced) file group, sorted by group.
 
         ``as_of`` is a read instant (normalised 17- or 14-digit instant time; instants
         with a greater requested time are ignored); ``completed_by`` bounds completion
-        times instead (version-8 incremental reads). Both ``None``: the latest state.
+        times instead (version-8 incremental reads). Both ``None``: the latest state,
+        which writes and table services build on: then a file a visible commit wrote into
+        a selected partition that is missing or short raises :class:`MissingFileError` /
+        :class:`CorruptFileError` naming it (:mod:`hudilite.filegroup.integrity`), unless
+        ``check`` is false (reads, which check themselves; inspection and repair).
         """
         vis = self.visibility(as_of, completed_by)
+        out = self._live(vis, partitions)
+        if check and as_of is None and completed_by is None:
+            selected = set(self._selected(partitions))
+            hit = [d for d in self.damage() if d.group[0] in selected]
+            if hit:
+                raise write_refusal(hit)
+        return out
+
+    def _live(self, vis: Visibility, partitions: PartitionFilter) -> list[FileSlice]:
         out = []
         for group in self._build(partitions, vis, include_replaced=False):
             effective = self._effective(group, vis)
             if effective is not None and not effective.is_empty:
                 out.append(effective)
         return out
+
+    def damage(self) -> list[Damage]:
+        """The damaged files of the latest state's live file groups (cached with the
+        listing): what :meth:`latest_slices` refuses to hand to a writer."""
+        if self._damage is None:
+            vis = self.visibility()
+            self._damage = find_damage(self, vis, self._live(vis, None), lambda _: True)
+        return self._damage
 
     def slice_as_of(
         self, partition: str, file_id: str, as_of: str | None = None

@@ -263,7 +263,7 @@ def plan_snapshot(
     view = _view_of(view_or_state)
     instant = None if as_of is None else validate_as_of(view, as_of)
     vis = view.visibility(as_of=instant)
-    slices = view.latest_slices(as_of=instant, partitions=partitions)
+    slices = view.latest_slices(as_of=instant, partitions=partitions, check=False)
     wanted = _partition_predicate(partitions)
     slices = check_slices(
         view, vis, slices, lambda g: wanted(g[0]), ignore_missing=ignore_missing_files
@@ -319,7 +319,7 @@ def plan_incremental(
         lo = None
     wanted = _partition_predicate(partitions)
     if lo is None:
-        slices = fs_view.latest_slices(partitions=partitions, **slice_args)
+        slices = fs_view.latest_slices(partitions=partitions, check=False, **slice_args)
         slices = check_slices(
             fs_view, vis, slices, lambda g: wanted(g[0]), ignore_missing=ignore_missing_files
         )
@@ -334,7 +334,9 @@ def plan_incremental(
             touched |= _written_groups(metadata)
     scope = sorted({p for p, _ in touched if wanted(p)})
     slices = [
-        s for s in fs_view.latest_slices(partitions=scope, **slice_args) if s.group_key in touched
+        s
+        for s in fs_view.latest_slices(partitions=scope, check=False, **slice_args)
+        if s.group_key in touched
     ]
     slices = check_slices(
         fs_view,

@@ -8,16 +8,22 @@ group out with a warning); a garbage commit file names the file and instant.
 from __future__ import annotations
 
 import logging
+import shutil
 from pathlib import Path
 
 import pytest
 
 from hudilite.errors import CorruptFileError, MissingFileError
+from hudilite.filegroup import FileSystemView
 from hudilite.read.file_group_reader import read_file_slice
 from hudilite.read.planner import plan_incremental, plan_snapshot
 from hudilite.spark.task_errors import read_error_from
 from hudilite.storage.fs import FileSystemGateway
 from hudilite.table.state import TableState
+from hudilite.timeline.instant import COMMIT
+from hudilite.timeline.metadata import WriteStat
+from hudilite.timeline.timeline import Timeline
+from tests.unit.test_fs_view import T, TableLayout
 
 COW = "sample_table/cow/v6_nonpartitioned.zip"
 OLD_BASE = "a079bdb3-731c-4894-b855-abfcd6921007-0_0-182-253_20240418173550988.parquet"
@@ -133,3 +139,49 @@ def test_spark_file_errors_become_hudilite_errors_naming_the_file(message, error
     mapped = read_error_from(RuntimeError(message))
     assert type(mapped) is error and path in str(mapped)
     assert read_error_from(RuntimeError("[DIVIDE_BY_ZERO] Division by zero")) is None
+
+
+def test_writers_get_no_slice_of_a_group_whose_newest_base_is_missing(shared_fixture):
+    # Issue 26: the listing-based view offered writers the group's previous version (an
+    # INSERT packed into it, reverting the committed update). The latest slices refuse.
+    base = shared_fixture(COW)
+    kept = base.parent / "kept.parquet"
+    shutil.move(base / NEW_BASE, kept)
+    view = state_of(base).view
+    expected = (
+        f"base file {base / NEW_BASE} (written by commit 20240418173551906) is missing: a "
+        "write cannot build on its file group (it would revert that commit); put the file "
+        "back, or roll back or restore the table past that commit"
+    )
+    for call in (view.latest_slices, lambda: view.small_files("", 1 << 30)):
+        with pytest.raises(MissingFileError) as err:
+            call()
+        assert str(err.value) == expected
+    # Reads (which check with their own option), time travel and inspection still list.
+    assert [s.base_file.file_name for s in view.latest_slices(check=False)] == [OLD_BASE]
+    as_of = view.latest_slices(as_of="20240418173550988")
+    assert [s.base_file.file_name for s in as_of] == [OLD_BASE]
+    # Put back, the writers' slices are the table again.
+    view.refresh()
+    shutil.move(kept, base / NEW_BASE)
+    assert [s.base_file.file_name for s in view.latest_slices()] == [NEW_BASE]
+
+
+def test_damage_elsewhere_does_not_stop_a_write_to_other_partitions(tmp_path):
+    # The refusal covers the partitions the caller selects, not the whole table.
+    layout = TableLayout(tmp_path, table_type="COPY_ON_WRITE")
+    stats = {}
+    for p in ("a", "b"):
+        layout.partition(p)
+        name = f"{p}/f{p}-0_0-1-2_{T(1)}.parquet"
+        layout.touch(name, 10)
+        stats[p] = [WriteStat(file_id=f"f{p}-0", path=name, partition_path=p,
+                              file_size_in_bytes=10)]  # fmt: skip
+    layout.instant(T(1), COMMIT, content=layout.metadata(stats))
+    (tmp_path / "b" / f"fb-0_0-1-2_{T(1)}.parquet").unlink()
+    view = FileSystemView(layout.gw, layout.config, Timeline.load(layout.gw, layout.config))
+    assert [s.file_id for s in view.latest_slices(partitions=["a"])] == ["fa-0"]
+    with pytest.raises(MissingFileError, match=r"base file .*/b/fb-0_0-1-2_.* is missing"):
+        view.latest_slices(partitions=["b"])
+    with pytest.raises(MissingFileError, match="fb-0"):
+        view.latest_slices()
