@@ -91,6 +91,9 @@ def write_outcome(spark: SparkSession, result: WriteResult) -> Outcome:
 class TableViews(Protocol):
     """The temp views a session registers so Spark SQL can read hudilite tables."""
 
+    #: Locations of the hudilite tables whose views were resolved since it was cleared.
+    reads: set[str]
+
     def rewrite(self, sql: str) -> str:
         """``sql`` reading fresh views of the hudilite tables it names."""
         ...

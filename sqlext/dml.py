@@ -20,12 +20,12 @@ read through a session view, so conditions and expressions are plain Spark SQL.
   stored values), delete, or insert. Source rows with the same key are combined by the
   ordering field first; without one, two source rows matching one target row are an error.
 
-UPDATE, DELETE and MERGE INTO compute their rows from the target's snapshot, so their
-write carries that snapshot (taken when the statement loads the table, before any view is
-read): it fails with a retryable ConflictError when a commit the statement did not see
-changed the same file groups or removed rows in the partitions it writes, instead of
-overwriting that commit with values computed before it (snapshot isolation, see
-:mod:`hudilite.write.conflict`).
+UPDATE, DELETE, MERGE INTO and an INSERT whose query reads the target compute their rows
+from the target's snapshot, so their write carries that snapshot (taken when the statement
+loads the table, before any view is read): it fails with a retryable ConflictError when a
+commit the statement did not see changed the same file groups or removed rows in the
+partitions it writes, instead of overwriting that commit with values computed before it
+(snapshot isolation, see :mod:`hudilite.write.conflict`).
 """
 
 from __future__ import annotations
@@ -228,6 +228,7 @@ def _insert(session: SqlContext, stmt: InsertInto) -> Outcome:
         return session.run_in_spark(session.display(stmt.table))
     display = session.display(stmt.table)
     tbl, state = _target(session, stmt.table)  # one load for the schema, config, options
+    snap = ReadSnapshot.of(state.timeline)  # before the query reads anything
     schema = _columns(state)
     config = state.config
     verb = "INSERT OVERWRITE" if stmt.overwrite else "INSERT INTO"
@@ -242,7 +243,11 @@ def _insert(session: SqlContext, stmt: InsertInto) -> Outcome:
             )
         if value is not None:
             static[field] = value
+    session.views.reads.clear()
     df = session.spark.sql(session.views.rewrite(stmt.query))
+    # INSERT ... SELECT from the target itself computes its rows from the snapshot: the
+    # write is checked as UPDATE's is (a query reading other tables only is a blind write).
+    reads_target = tbl.path in session.views.reads
     if stmt.columns is None:
         df = _strip_meta(df)
         names = [f.name for f in schema.fields if f.name not in static]
@@ -285,7 +290,8 @@ def _insert(session: SqlContext, stmt: InsertInto) -> Outcome:
                 options[OVERWRITE_PARTITIONS_KEY] = json.dumps([path])
     else:
         op, options = _insert_operation(session, state, display)
-    return write_outcome(session.spark, tbl.write(df, op, options=options))
+    result = tbl.write(df, op, options=options, read_snapshot=snap if reads_target else None)
+    return write_outcome(session.spark, result)
 
 
 def _warn_positional(source: list[str], target: list[str], verb: str, display: str) -> None:

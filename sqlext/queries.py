@@ -105,6 +105,10 @@ class ViewRegistry:
         # The persistent views being expanded (outermost first), to catch cycles.
         self._expanding: list[tuple[str, str]] = []
         self._refreshing = False
+        # Locations of the hudilite tables whose views were resolved since it was last
+        # cleared: an INSERT clears it before rewriting its query, to see whether the query
+        # reads the target (its write then carries the target's snapshot).
+        self.reads: set[str] = set()
 
     def rewrite(self, sql: str) -> str:
         """``sql`` reading fresh views of the hudilite tables it names."""
@@ -202,6 +206,7 @@ class ViewRegistry:
         db, table = self.session.qualify(name)
         # The fingerprint (or the read) reads the table's state next.
         tbl = self.session.handle(name)
+        self.reads.add(tbl.path)
         suffix = query_type if as_of is None else "asof_" + _digest(as_of)
         # Sessions on other warehouses may share this SparkSession (and its temp views).
         view = f"{VIEW_PREFIX}{db}__{table}__{suffix}__{self._warehouse}"

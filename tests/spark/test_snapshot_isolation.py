@@ -199,6 +199,12 @@ CASES = {
         ({"k00": 10, "k01": 10, "k02": 10}, ()),
         ({"k00": 10, "k02": 10}, ("k01",)),
     ),
+    "insert-update": (
+        "INSERT INTO t SELECT id, n + 1, ts, p FROM t WHERE id < 'k05'",
+        "UPDATE t SET n = n + 10 WHERE id < 'k03'",
+        ({"k00": 10, "k01": 10, "k02": 10}, ()),
+        ({"k00": 11, "k01": 11, "k02": 11, "k03": 1, "k04": 1}, ()),
+    ),
     "merge-update": (
         "MERGE INTO t USING (SELECT 'k01' AS id) s ON t.id = s.id "
         "WHEN MATCHED THEN UPDATE SET n = t.n + 1",
@@ -219,6 +225,9 @@ def test_sql_statement_loses_to_a_commit_after_its_read(
     session = hudilite.connect(warehouse, spark=spark)
     other = hudilite.connect(warehouse, spark=spark)
     create_sql_table(session, ordering)
+    # INSERT ... SELECT from the table itself as a read-modify-write (an upsert, not an
+    # insert keeping both rows).
+    session.sql("SET hoodie.spark.sql.insert.into.operation=upsert")
     real_write = Table.write
     landed: list[str] = []
 
@@ -239,3 +248,27 @@ def test_sql_statement_loses_to_a_commit_after_its_read(
     assert sql_rows(session) == expected(retried, retried_deleted)
     location = session.entry(TableName(None, "t")).location
     assert rows(hudi_rs_read(location), COLS) == expected(retried, retried_deleted)
+
+
+def test_insert_from_another_table_is_a_blind_write(spark, tmp_path, monkeypatch):
+    """An INSERT whose query does not read the target is blind, as before: a commit that
+    completed before its write began is no conflict, and the upsert applies on top of it."""
+    warehouse = str(tmp_path / "wh")
+    session = hudilite.connect(warehouse, spark=spark)
+    other = hudilite.connect(warehouse, spark=spark)
+    create_sql_table(session, ordering=False)
+    session.sql("CREATE TABLE src (id STRING, n BIGINT, ts BIGINT, p STRING) USING hudi "
+                "PARTITIONED BY (p) TBLPROPERTIES ('primaryKey'='id')")  # fmt: skip
+    session.sql("INSERT INTO src VALUES ('k01', 5, 1, 'p1')")
+    session.sql("SET hoodie.spark.sql.insert.into.operation=upsert")
+    real_write = Table.write
+
+    def write_after_another(self: Table, *args: Any, **kwargs: Any) -> Any:
+        monkeypatch.setattr(Table, "write", real_write)
+        assert kwargs["read_snapshot"] is None
+        other.sql("UPDATE t SET n = n + 10 WHERE id < 'k03'")
+        return real_write(self, *args, **kwargs)
+
+    monkeypatch.setattr(Table, "write", write_after_another)
+    session.sql("INSERT INTO t SELECT id, n, ts, p FROM src")
+    assert sql_rows(session) == expected({"k00": 10, "k01": 5, "k02": 10})
