@@ -32,7 +32,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any, TypeAlias
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -40,6 +39,13 @@ import pyarrow.compute as pc
 from hudilite import config as cfg
 from hudilite.errors import ConfigError, KeyGenerationError
 from hudilite.keygen_ambiguity import check_composite_values
+from hudilite.keygen_dates import (
+    check_input_format,
+    format_instants,
+    format_tokens,
+    normalize_tz,
+    parse_dates,
+)
 
 if TYPE_CHECKING:
     from hudilite.config import Options, TableConfig
@@ -128,16 +134,18 @@ class KeyGenSpec:
 
     def _check_timestamp_settings(self) -> None:
         """Validate on the driver what executors would otherwise fail on."""
-        ts_type = (self.timestamp_type or "").upper()
+        ts_type = (self.timestamp_type or "").strip().upper()
         types = "|".join(TIMESTAMP_TYPES)
+        _require(bool(ts_type), _missing_setting("timestamp.type", types))
         _require(ts_type in TIMESTAMP_TYPES, f"invalid {_TS}timestamp.type {ts_type!r} ({types})")
         object.__setattr__(self, "timestamp_type", ts_type)
-        _require(bool(self.output_format), f"'{_TS}output.dateformat' is required")
-        _format_tokens(self.output_format or "")
+        _require(bool(self.output_format), _missing_setting("output.dateformat", "yyyy/MM/dd"))
+        format_tokens(self.output_format or "")
         if ts_type == "DATE_STRING":
-            _require(bool(self.input_format), f"'{_TS}input.dateformat' is required")
+            example = "yyyy-MM-dd'T'HH:mm:ss.SSSZ"
+            _require(bool(self.input_format), _missing_setting("input.dateformat", example))
             for fmt in self.input_formats:
-                _strptime_format(fmt)
+                check_input_format(fmt)
         unit = self.scalar_time_unit.upper()
         _require(ts_type != "SCALAR" or unit in _SCALAR_UNITS_MS, f"unknown time unit {unit!r}")
         self.in_tz, self.out_tz  # noqa: B018 -- both parse the zone ids
@@ -151,12 +159,12 @@ class KeyGenSpec:
     @property
     def in_tz(self) -> str:
         """Arrow time zone of DATE_STRING inputs."""
-        return _normalize_tz(self.input_timezone or self.timezone)
+        return normalize_tz(self.input_timezone or self.timezone)
 
     @property
     def out_tz(self) -> str:
         """Arrow time zone the output date format is rendered in."""
-        return _normalize_tz(self.output_timezone or self.timezone)
+        return normalize_tz(self.output_timezone or self.timezone)
 
     @property
     def partition_field_names(self) -> tuple[str, ...]:
@@ -212,6 +220,19 @@ class KeyGenSpec:
             input_format_delimiter=lookup(cfg.TIMESTAMP_INPUT_FORMAT_DELIMITER) or ",",
             complex_value_only=encoding == "VALUE_ONLY",
         )
+
+
+def _missing_setting(name: str, example: str) -> str:
+    """The error for a timestamp key generator setting neither the table nor the write has.
+
+    Hudi 0.x kept ``hoodie.keygen.timebased.*`` in the catalog (Hive metastore, Spark table
+    properties), not in ``hoodie.properties``: such a table's writes must pass it again.
+    """
+    return (
+        f"the timestamp key generator needs '{_TS}{name}' ({example}), which the table's "
+        f"hoodie.properties does not hold (Hudi 0.x kept it in the catalog): pass it as a "
+        f"write option, e.g. options={{'{_TS}{name}': ...}} or SET {_TS}{name}=... in SQL"
+    )
 
 
 # --- public functions ----------------------------------------------------------------------
@@ -299,7 +320,7 @@ def partition_values(spec: KeyGenSpec, partition_path: str) -> dict[str, str]:
         values = [partition_path]
     else:
         # A TIMESTAMP value spans as many segments as its output format has '/' + 1.
-        slashes = sum(t.count("/") for k, t in _format_tokens(spec.output_format or "") if k == "'")
+        slashes = sum(t.count("/") for k, t in format_tokens(spec.output_format or "") if k == "'")
         widths = [1 if kind == SIMPLE else 1 + slashes for _, kind in parts]
         if sum(widths) == len(segments):
             pos = 0
@@ -483,7 +504,7 @@ def _timestamp_part(spec: KeyGenSpec, arr: pa.Array, name: str) -> pa.StringArra
         raise KeyGenerationError(message) from exc
     millis = pc.fill_null(millis, max(1, int(unit_ms)))
     instants = millis.cast(pa.timestamp("ms", tz="UTC")).cast(pa.timestamp("ms", tz=spec.out_tz))
-    return _format_instants(instants, spec.output_format or "")
+    return format_instants(instants, spec.output_format or "")
 
 
 def _scale(values: pa.Array, unit_ms: float) -> pa.Array:  # -> millis, as TimeUnit.convert
@@ -494,115 +515,15 @@ def _scale(values: pa.Array, unit_ms: float) -> pa.Array:  # -> millis, as TimeU
 
 def _parse_dates(spec: KeyGenSpec, text: pa.Array, name: str) -> pa.Array:
     """DATE_STRING values -> epoch millis: the first input format that parses each value."""
-    attempts = [
-        pc.strptime(text, format=_strptime_format(fmt), unit="ms", error_is_null=True)
-        for fmt in spec.input_formats
-    ]
-    parsed = pc.coalesce(*attempts)
+    attempts = [parse_dates(text, fmt, spec.in_tz) for fmt in spec.input_formats]
+    parsed = pc.coalesce(*attempts) if len(attempts) > 1 else attempts[0]
     bad = pc.and_(pc.is_null(parsed), pc.is_valid(text))
     if pc.any(bad).as_py():
         row = pc.index(bad, True).as_py()
         value, formats = text[row].as_py(), spec.input_formats
         message = f"partition field {name!r}: {value!r} in row {row} matches none of {formats}"
         raise KeyGenerationError(message)
-    local = pc.assume_timezone(parsed, spec.in_tz, ambiguous="earliest", nonexistent="earliest")
-    return local.cast(pa.int64())
-
-
-_LETTER_RUN = re.compile(r"'(?:[^']|'')*'|([A-Za-z])\1*|[^A-Za-z']+")
-_MONTHS = ["January", "February", "March", "April", "May", "June", "July", "August",
-           "September", "October", "November", "December"]  # fmt: skip
-_DAYS = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"]
-
-
-def _format_tokens(pattern: str) -> list[tuple[str, str]]:
-    """Split a Java/Joda date pattern into ``(letter, run)`` tokens; literals use letter ``'``."""
-    tokens = []
-    for m in _LETTER_RUN.finditer(pattern):
-        run = m.group(0)
-        if run.startswith("'"):
-            tokens.append(("'", "'" if run == "''" else run[1:-1].replace("''", "'")))
-        elif m.group(1):
-            letter = m.group(1)
-            _require(
-                letter in "yYuMdDHhmsSEa", f"{pattern!r}: pattern letter {letter!r} unsupported"
-            )
-            tokens.append((letter, run))
-        else:
-            tokens.append(("'", run))
-    return tokens
-
-
-def _format_instants(ts: pa.Array, pattern: str) -> pa.StringArray:
-    """Render zoned timestamps with a Java date pattern (fields taken in the type's zone)."""
-    pieces: list[Any] = []
-    for letter, run in _format_tokens(pattern):
-        width = len(run)
-        if letter == "'":
-            pieces.append(run)
-        elif letter in "yYu":
-            year = pc.year(ts)
-            pieces.append(_pad(_mod(year, 100) if width == 2 else year, 2 if width == 2 else width))
-        elif letter == "M" and width >= 3:
-            names = [m[:3] for m in _MONTHS] if width == 3 else _MONTHS
-            pieces.append(pa.array(names).take(pc.subtract(pc.month(ts), 1)))
-        elif letter == "E":
-            names = _DAYS if width >= 4 else [d[:3] for d in _DAYS]
-            pieces.append(pa.array(names).take(pc.day_of_week(ts)))
-        elif letter == "a":
-            pieces.append(pc.if_else(pc.less(pc.hour(ts), 12), "AM", "PM"))
-        elif letter == "S":  # fraction of a second: millis, cut or zero-padded to the width
-            millis = _pad(pc.millisecond(ts), 3)
-            pieces.append(pc.utf8_slice_codeunits(millis, 0, width) if width <= 3 else
-                          pc.binary_join_element_wise(millis, "0" * (width - 3), ""))  # fmt: skip
-        else:
-            component = {
-                "M": pc.month, "d": pc.day, "D": pc.day_of_year, "H": pc.hour,
-                "m": pc.minute, "s": pc.second,
-                "h": lambda x: pc.add(_mod(pc.add(pc.hour(x), 11), 12), 1),
-            }[letter](ts)  # fmt: skip
-            pieces.append(_pad(component, width))
-    if all(isinstance(p, str) for p in pieces):  # a constant pattern
-        return pa.repeat("".join(pieces), len(ts))
-    return _as_array(pc.binary_join_element_wise(*pieces, ""))
-
-
-def _mod(values: pa.Array, n: int) -> pa.Array:  # Arrow has no modulo kernel
-    return pc.subtract(values, pc.multiply(pc.divide(values, n), n))
-
-
-def _pad(values: pa.Array, width: int) -> pa.Array:
-    return pc.utf8_lpad(values.cast(pa.string()), width=width, padding="0")
-
-
-def _strptime_format(pattern: str) -> str:
-    """A Java date pattern as an Arrow ``strptime`` format (numeric fields only)."""
-    mapping = {"yyyy": "%Y", "yy": "%y", "MM": "%m", "M": "%m", "dd": "%d", "d": "%d",
-               "HH": "%H", "H": "%H", "mm": "%M", "m": "%M", "ss": "%S", "s": "%S"}  # fmt: skip
-    out = []
-    for letter, run in _format_tokens(pattern):
-        ok = letter == "'" or run in mapping
-        _require(ok, f"input date format {pattern!r}: {run!r} cannot be parsed")
-        out.append(run.replace("%", "%%") if letter == "'" else mapping[run])
-    return "".join(out)
-
-
-_GMT_OFFSET = re.compile(r"^(?:GMT|UTC)?([+-])(\d{1,2})(?::?(\d{2}))?$")
-
-
-def _normalize_tz(tz: str) -> str:
-    """A Java time zone id as an Arrow one (``GMT+8`` -> ``+08:00``; IANA names as is)."""
-    text = (tz or "UTC").strip()
-    if text.upper() in ("UTC", "GMT", "Z", "UT"):
-        return "UTC"
-    m = _GMT_OFFSET.match(text.upper())
-    if m:
-        return f"{m.group(1)}{int(m.group(2)):02d}:{m.group(3) or '00'}"
-    try:
-        ZoneInfo(text)
-    except (ZoneInfoNotFoundError, ValueError):
-        raise ConfigError(f"unknown time zone {tz!r}") from None
-    return text
+    return parsed
 
 
 # --- helpers -------------------------------------------------------------------------------
