@@ -96,7 +96,8 @@ def _group_pattern(letter: str, run: str, adjacent: bool) -> str:
 def parse_regex(pattern: str) -> tuple[str, list[tuple[str, str]]]:
     """``(regex, fields)``: a full-match RE2 pattern with one group ``g<i>`` per field."""
     tokens = format_tokens(pattern)
-    parts, fields = [], []
+    parts: list[str] = []
+    fields: list[tuple[str, str]] = []
     for i, (letter, run) in enumerate(tokens):
         if letter == "'":
             parts.append(re.escape(run))

@@ -22,7 +22,7 @@ index trusts a partial one.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeAlias
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from hudilite.config import Options, TableConfig
     from hudilite.storage.fs import FileSystemGateway
 
-Batch = pa.RecordBatch | pa.Table
+Batch: TypeAlias = pa.RecordBatch | pa.Table
 
 
 def record_key_spec(config: TableConfig, options: Options | None = None) -> KeyGenSpec:
