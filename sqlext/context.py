@@ -98,6 +98,10 @@ class TableViews(Protocol):
         """``sql`` reading fresh views of the hudilite tables it names."""
         ...
 
+    def run(self, sql: str) -> DataFrame:
+        """``spark.sql`` of ``sql`` rewritten, Spark's error positions pointing into ``sql``."""
+        ...
+
     def refresh(self) -> None:
         """Re-register the session's snapshot views with the tables' current state."""
         ...

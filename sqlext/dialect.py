@@ -42,10 +42,14 @@ from sqlglot.dialects.spark import Spark
 from sqlglot.errors import ErrorLevel, ParseError, TokenError
 from sqlglot.generators.spark import SparkGenerator
 from sqlglot.parsers.spark import SparkParser
-from sqlglot.tokens import TokenType
+from sqlglot.tokens import Token, TokenType
 from sqlglot.trie import new_trie
 
 E = t.TypeVar("E", bound=exp.Expr)
+T = t.TypeVar("T")
+
+#: Spark's MERGE_WITHOUT_WHEN message, raised where the first WHEN clause must start.
+MERGE_WITHOUT_WHEN = "There must be at least one WHEN clause in a MERGE statement"
 
 __all__ = [
     "HudiCall",
@@ -57,13 +61,10 @@ __all__ = [
     "HudiUnsetProperties",
     "Hudilite",
     "ParseError",
-    "TableReference",
     "TokenError",
-    "UnsupportedSyntaxError",
     "key_expressions",
     "parse_data_type",
     "parse_script",
-    "rewrite_tables",
     "sql_keywords",
     "to_sql",
     "view_query_text",
@@ -317,6 +318,59 @@ class Hudilite(Spark):
                 self._advance(2)
                 return exp.DataType(this=exp.DType.STRUCT, expressions=[], nested=True)
             return super()._parse_types(check_func, schema, allow_identifiers, with_collation)
+
+        def raise_error(self, message: str, token: Token | None = None) -> None:
+            # Record where the error is, as Spark reports it: the token the parser stopped
+            # at (its start, not sqlglot's end column), or the end of the statement.
+            at = token or self._curr
+            near = None
+            if at:
+                offset = at.start
+                near = self.sql[at.start : at.end + 1]
+            else:
+                offset = self._statement_end()  # Spark's end of input: after the spaces
+            try:
+                super().raise_error(message, token or None)  # type: ignore[arg-type]
+            except ParseError as e:
+                if e.errors:
+                    e.errors[0].update(near=near, offset=offset)
+                raise
+            if self.errors:
+                self.errors[-1].errors[0].update(near=near, offset=offset)
+
+        def _parse_csv(
+            self, parse_method: t.Callable[[], T | None], sep: TokenType = TokenType.COMMA
+        ) -> list[T]:
+            # sqlglot's own loop, except that it skips an empty item (``SELECT a,, b``,
+            # ``VALUES (1,``): Spark's grammar has none, so it is a syntax error there.
+            result = parse_method()
+            items = [result] if result is not None else []
+            while self._match(sep):
+                if isinstance(result, exp.Expr):
+                    self._add_comments(result)
+                result = parse_method()
+                if result is None:
+                    self.raise_error("Expected an item after the separator")
+                else:
+                    items.append(result)
+            return items
+
+        def _parse_when_matched(self) -> exp.Whens:
+            if not (self._curr and self._curr.token_type == TokenType.WHEN):
+                # Spark's MERGE_WITHOUT_WHEN, where a WHEN clause must start.
+                self.raise_error(MERGE_WITHOUT_WHEN)
+            return super()._parse_when_matched()
+
+        def _parse_update_assignment(self) -> exp.Expr | None:
+            if self._curr and self._curr.token_type == TokenType.EQ:
+                self.raise_error("Expected a column name before =")
+            return super()._parse_update_assignment()
+
+        def _parse_update(self) -> exp.Update:
+            node = super()._parse_update()
+            if not node.expressions:
+                self.raise_error("Expected col = value after UPDATE ... SET")
+            return node
 
         def _require(self, node: E | None, message: str) -> E:
             """``node``, or a parse error at the current token when it is missing."""
@@ -598,111 +652,13 @@ def to_sql(node: exp.Expr) -> str:
     return node.sql(dialect=_DIALECT)
 
 
-# --------------------------------------------------------------------------------------------
-# table references inside queries
-
-
-class UnsupportedSyntaxError(ParseError):
-    """Valid syntax hudilite refuses (the message says why and what to write instead)."""
-
-
-# A Hudi instant time: yyyyMMddHHmmss[SSS].
-_INSTANT = re.compile(r"\d{14}(\d{3})?")
-
-
-class TableReference(t.NamedTuple):
-    """A table a query reads: ``db.name``, optionally ``TIMESTAMP AS OF``, or a table function.
-
-    For a table-valued function (``FROM hudi_table_changes('t', ...)``) ``function`` is
-    its lower-case name and ``args`` its literal arguments; ``name`` is then empty.
-    """
-
-    db: str | None
-    name: str
-    as_of: str | None = None
-    function: str | None = None
-    args: tuple[str | int | float | None, ...] = ()
-
-
-def _literal(node: exp.Expr) -> str | int | float | None:
-    if isinstance(node, exp.Literal):
-        if node.is_string:
-            return node.this
-        try:
-            return int(node.this)
-        except ValueError:
-            return float(node.this)
-    if isinstance(node, exp.Null):
-        return None
-    return to_sql(node)
-
-
-def _reference(node: exp.Table, cte_names: set[str]) -> TableReference | None:
-    inner = node.this
-    if isinstance(inner, exp.Anonymous):
-        return TableReference(
-            None,
-            "",
-            function=inner.name.lower(),
-            args=tuple(_literal(a) for a in inner.expressions),
-        )
-    if not isinstance(inner, exp.Identifier) or node.args.get("catalog"):
-        return None
-    db = node.db or None
-    if db is None and node.name.lower() in cte_names:
-        return None
-    as_of = None
-    version = node.args.get("version")
-    if isinstance(version, exp.Version):
-        kind = str(version.this).upper()
-        value = _literal(version.expression)
-        as_of = None if value is None else str(value)
-        if kind == "VERSION" and not _INSTANT.fullmatch(as_of or ""):
-            # Delta's versions count commits; a Hudi table's versions are its instants.
-            raise UnsupportedSyntaxError(
-                f"VERSION AS OF {to_sql(version.expression)}: a Hudi table has no version "
-                "numbers; give a commit instant (VERSION AS OF '20240101120000000', as "
-                "DESCRIBE HISTORY lists them) or TIMESTAMP AS OF '<date-time>'"
-            )
-        if kind not in ("TIMESTAMP", "VERSION"):
-            raise UnsupportedSyntaxError(
-                f"unsupported time travel {to_sql(version)!r}: use TIMESTAMP AS OF '<instant>'"
-            )
-    return TableReference(db, node.name, as_of)
-
-
-def rewrite_tables(sql: str, resolve: t.Callable[[TableReference], str | None]) -> str:
-    """``sql`` with each table a query reads replaced by the view ``resolve`` names.
-
-    ``resolve`` gets every table (or table function) in a ``FROM`` or ``JOIN`` that is not
-    a CTE of the statement; it returns the name of a view to read instead, or None to
-    leave the reference alone. A replaced table keeps its alias (or gets its own name as
-    alias), so ``t.col`` still resolves.
-    """
-    nodes = parse_script(sql)
-    if len(nodes) != 1:
-        raise ParseError("expected one SQL statement")
-    root = nodes[0]
-    cte_names = {cte.alias_or_name.lower() for cte in root.find_all(exp.CTE)}
-    changed = False
-    for node in list(root.find_all(exp.Table)):
-        if not isinstance(node.parent, exp.From | exp.Join):
-            continue
-        ref = _reference(node, cte_names)
-        if ref is None:
-            continue
-        view = resolve(ref)
-        if view is None:
-            continue
-        alias = node.args.get("alias")
-        if alias is None and ref.function is None:
-            alias = exp.TableAlias(this=exp.to_identifier(ref.name))
-        replacement = exp.Table(this=exp.to_identifier(view, quoted=True))
-        if alias is not None:
-            replacement.set("alias", alias.copy())
-        node.replace(replacement)
-        changed = True
-    return to_sql(root) if changed else sql
+def token_spans(sql: str) -> list[tuple[str, str, int, int]]:
+    """The tokens of ``sql`` as ``(kind, text, start, end)``: sqlglot's token type name
+    (``STRING``, ``L_PAREN``, ...), the text as written and its first and last offsets."""
+    return [
+        (tok.token_type.name, sql[tok.start : tok.end + 1], tok.start, tok.end)
+        for tok in _DIALECT.tokenize(sql)
+    ]
 
 
 def key_expressions(

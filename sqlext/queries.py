@@ -26,8 +26,9 @@ from hudilite.table import properties_file
 from hudilite.table.api import Table
 from hudilite.table.state import WRITE_DEFAULTS_FILE, load_config
 
+from . import spark_errors
 from .context import Handler, Outcome, SqlContext
-from .dialect import ParseError, TableReference, UnsupportedSyntaxError, rewrite_tables
+from .dialect import ParseError, TokenError
 from .spark_types import quote_identifier
 from .statements import (
     Delete,
@@ -41,7 +42,9 @@ from .statements import (
     UnsupportedStatementError,
     Update,
     parse_statement,
+    syntax_error,
 )
+from .table_refs import Rewritten, TableReference, UnsupportedSyntaxError, rewrite_query
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -112,6 +115,19 @@ class ViewRegistry:
 
     def rewrite(self, sql: str) -> str:
         """``sql`` reading fresh views of the hudilite tables it names."""
+        return self._rewritten(sql).text
+
+    def run(self, sql: str) -> DataFrame:
+        """``spark.sql`` of :meth:`rewrite`'s text, Spark's errors pointing into ``sql``
+        (:func:`~hudilite.sqlext.spark_errors.tidy`): for a statement handed to Spark."""
+        rewritten = self._rewritten(sql)
+        try:
+            return self.session.spark.sql(rewritten.text)
+        except Exception as e:
+            spark_errors.tidy(e, sql, rewritten)
+            raise
+
+    def _rewritten(self, sql: str) -> Rewritten:
         out, user_views = self._rewrite(sql)
         if not self._refreshing and any(self.session.is_temp_view(v) for v in user_views):
             # A user's view may read hudilite views registered by earlier statements
@@ -133,9 +149,9 @@ class ViewRegistry:
         finally:
             self._expanding.pop()
             self.session.current_database = saved
-        return out, [v for v in user_views if self.session.is_temp_view(v)]
+        return out.text, [v for v in user_views if self.session.is_temp_view(v)]
 
-    def _rewrite(self, sql: str) -> tuple[str, list[str]]:
+    def _rewrite(self, sql: str) -> tuple[Rewritten, list[str]]:
         user_views: list[str] = []
 
         def resolve(ref: TableReference) -> str | None:
@@ -145,11 +161,11 @@ class ViewRegistry:
             return view
 
         try:
-            out = rewrite_tables(sql, resolve)
+            out = rewrite_query(sql, resolve)
         except UnsupportedSyntaxError as e:
             raise UnsupportedStatementError(str(e)) from None
-        except ParseError as e:
-            raise SqlParseError(str(e).split("\n")[0]) from None
+        except (ParseError, TokenError) as e:
+            raise syntax_error(sql, e) from None
         return out, user_views
 
     def refresh(self) -> None:
@@ -184,7 +200,7 @@ class ViewRegistry:
         self.session.current_database = entry.context_database
         self._expanding.append((db, name))
         try:
-            inner, _ = self._rewrite(entry.sql)
+            inner = self._rewrite(entry.sql)[0].text
         finally:
             self._expanding.pop()
             self.session.current_database = saved
@@ -195,7 +211,8 @@ class ViewRegistry:
             for q, c in zip(entry.query_columns, entry.columns, strict=True)
         )
         view = f"{VIEW_PREFIX}{db}__{name}__view__{self._warehouse}"
-        self._register(view, self.session.spark.sql(f"SELECT {picks} FROM ({inner}) AS __v"))
+        # A newline before ")": the view's text as written may end in a -- comment.
+        self._register(view, self.session.spark.sql(f"SELECT {picks} FROM ({inner}\n) AS __v"))
         self._persistent[view] = (db, name)
         return view
 
@@ -349,7 +366,7 @@ def _digest(text: str) -> str:
 
 def _query(session: SqlContext, stmt: Query) -> Outcome:
     # The text as written: a query reading no hudilite table reaches Spark byte for byte.
-    return Outcome(session.spark.sql(session.views.rewrite(stmt.text or stmt.sql)))
+    return Outcome(session.views.run(stmt.text or stmt.sql))
 
 
 def _explain(session: SqlContext, stmt: Explain) -> Outcome:

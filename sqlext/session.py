@@ -31,7 +31,7 @@ from hudilite.storage.fs import (
 )
 from hudilite.table.api import Table
 
-from . import ddl, ddl_views, dml, queries
+from . import ddl, ddl_views, dml, queries, spark_errors
 from .context import Outcome, StatementResult
 from .statements import (
     Call,
@@ -156,6 +156,7 @@ class Session:
         except HudiliteError:
             raise
         except Exception as exc:
+            spark_errors.tidy(exc)  # Spark's parse errors start with a blank line
             # A Spark failure reading a table's files (gone, unreadable) or carrying a
             # hudilite error from a task: report it as the hudilite error naming the file.
             mapped = read_error_from(exc)
@@ -228,7 +229,7 @@ class Session:
         statements whose target is not a hudilite table."""
         if self.current_sql is None:
             raise UnsupportedStatementError(f"{what} is not a hudilite table")
-        return Outcome(self.spark.sql(self.views.rewrite(self.current_sql)))
+        return Outcome(self.views.run(self.current_sql))
 
     def use(self, database: str) -> None:
         """Make ``database`` the current one (it must exist)."""
@@ -369,7 +370,7 @@ def _spark(session: Session, stmt: SparkStatement) -> Outcome:
                     f"{stmt.words}"
                 )
         return Outcome(session.spark.sql(stmt.sql))
-    return Outcome(session.spark.sql(session.views.rewrite(stmt.sql)))
+    return Outcome(session.views.run(stmt.sql))
 
 
 _HANDLERS: dict[type, Callable[[Session, Any], Outcome]] = {

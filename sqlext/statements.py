@@ -10,7 +10,7 @@ import dataclasses
 import re
 from collections.abc import Iterator
 
-from .dialect import ParseError, TokenError, parse_script, view_query_text
+from .dialect import MERGE_WITHOUT_WHEN, ParseError, TokenError, parse_script, view_query_text
 from .statement_types import (
     AlterTableAddColumns,
     AlterTableChangeColumns,
@@ -115,6 +115,7 @@ __all__ = [
     "split_script",
     "split_script_positions",
     "statement_to_dict",
+    "syntax_error",
 ]
 
 
@@ -192,13 +193,8 @@ def parse_statement(sql: str) -> Statement:
     """
     try:
         nodes = parse_script(sql)
-    except ParseError as e:
-        err = e.errors[0] if e.errors else {}
-        line, col = err.get("line"), err.get("col")
-        desc = _TOKEN_RE.sub(_token_text, err.get("description") or str(e).split("\n")[0])
-        raise SqlParseError(desc, line, col) from None
-    except TokenError as e:
-        raise SqlParseError(str(e)) from None
+    except (ParseError, TokenError) as e:
+        raise syntax_error(sql, e) from None
     if not nodes:
         raise SqlParseError("empty SQL statement")
     if len(nodes) > 1:
@@ -232,9 +228,123 @@ def parse_statements(text: str) -> list[Statement]:
     return [stmt for _, _, _, stmt in iter_parsed_script(text)]
 
 
-# sqlglot's messages name tokens by their repr; say what the user wrote instead.
-_TOKEN_RE = re.compile(r"<Token token_type: TokenType\.(\w+), text: (.*?), line: \d+.*?>")
+# --------------------------------------------------------------------------------------------
+# syntax errors, said as Spark says them
+
+# The words a Spark (or hudilite) statement starts with; anything else is a syntax error
+# at the first word, wherever sqlglot's expression parser gave up (``SELEC * FROM t``).
+_STATEMENT_WORDS = frozenset(
+    [
+        "ADD",
+        "ALTER",
+        "ANALYZE",
+        "BEGIN",
+        "CACHE",
+        "CALL",
+        "CLEAR",
+        "COMMENT",
+        "CREATE",
+        "DECLARE",
+        "DELETE",
+        "DESC",
+        "DESCRIBE",
+        "DROP",
+        "EXECUTE",
+        "EXPLAIN",
+        "FROM",
+        "GRANT",
+        "INSERT",
+        "LIST",
+        "LOAD",
+        "MAP",
+        "MERGE",
+        "MSCK",
+        "REDUCE",
+        "REFRESH",
+        "REPAIR",
+        "REPLACE",
+        "RESET",
+        "REVOKE",
+        "RUN",
+        "SCHEDULE",
+        "SELECT",
+        "SET",
+        "SHOW",
+        "TABLE",
+        "TRUNCATE",
+        "UNCACHE",
+        "UPDATE",
+        "USE",
+        "VALUES",
+        "WITH",
+    ]
+)
+_WORD_RE = re.compile(r"[A-Za-z_]\w*|\S")
 
 
-def _token_text(m: re.Match[str]) -> str:
-    return "end of input" if m.group(1) == "SENTINEL" else repr(m.group(2))
+def syntax_error(sql: str, exc: Exception) -> SqlParseError:
+    """Spark's wording for a syntax error in ``sql``: ``Syntax error at or near 'x'`` (or
+    ``end of input``) at the token where the statement stops making sense, with what was
+    expected when the parser knows; an unknown first word is the error itself."""
+    start = _skip_comments(sql, 0, len(sql))
+    first = _WORD_RE.match(sql, start)
+    if first is not None and first.group().upper() not in _STATEMENT_WORDS | {"("}:
+        return _error_at(sql, start, f"Syntax error at or near '{first.group()}'")
+    if isinstance(exc, TokenError):
+        offset, what = _unclosed(sql)
+        if offset is None:
+            return SqlParseError(f"Syntax error: {exc}")
+        return _error_at(sql, offset, f"Syntax error at or near '{sql[offset]}': {what}")
+    err = exc.errors[0] if isinstance(exc, ParseError) and exc.errors else {}
+    description = str(err.get("description") or str(exc).split("\n")[0])
+    offset = err.get("offset")
+    if offset is None:
+        return SqlParseError(description, err.get("line"), err.get("col"))
+    if description == MERGE_WITHOUT_WHEN:
+        return _error_at(sql, offset, description)
+    near = err.get("near")
+    message = "Syntax error at or near " + ("end of input" if near is None else f"'{near}'")
+    hint = _hint(description)
+    return _error_at(sql, offset, f"{message}: {hint}" if hint else message)
+
+
+def _hint(description: str) -> str:
+    """What the parser expected, from its message (``Expected ON after RUN COMPACTION``,
+    ``Expecting )``); empty for sqlglot's internal ones (``Required keyword: 'this' missing
+    for <class ...>``, ``Invalid expression / Unexpected token``)."""
+    if description.startswith("Expecting "):
+        return f"expected '{description.removeprefix('Expecting ')}'"
+    if not description.startswith("Expected "):
+        return ""
+    hint = description.split(" but got ", 1)[0]
+    return hint[0].lower() + hint[1:]
+
+
+def _error_at(sql: str, offset: int, message: str) -> SqlParseError:
+    line = sql.count("\n", 0, offset) + 1
+    return SqlParseError(message, line, offset - (sql.rfind("\n", 0, offset) + 1) + 1)
+
+
+def _unclosed(sql: str) -> tuple[int | None, str]:
+    """Where ``sql`` opens a string, quoted name or comment it never closes."""
+    i, n = 0, len(sql)
+    while i < n:
+        c = sql[i]
+        if c in "'\"`":
+            j = i + 1
+            while j < n and sql[j] != c:
+                j += 2 if sql[j] == "\\" and c != "`" else 1
+            if j >= n:
+                return i, "the quoted text is not closed"
+            i = j + 1
+        elif sql.startswith("--", i):
+            nl = sql.find("\n", i)
+            i = n if nl < 0 else nl + 1
+        elif sql.startswith("/*", i):
+            close = sql.find("*/", i + 2)
+            if close < 0:
+                return i, "the comment is not closed (append */)"
+            i = close + 2
+        else:
+            i += 1
+    return None, ""

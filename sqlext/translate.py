@@ -620,7 +620,7 @@ def spark_statement(sql: str, node: exp.Expr) -> SparkStatement:
     words = " ".join(sql.split()[:3])
     if not isinstance(node, _SPARK_STATEMENTS) and sql.split()[0].upper() not in _SPARK_WORDS:
         # e.g. ``SELEC x`` parses as the expression ``SELEC AS x``: not a statement.
-        raise SqlParseError(f"{sql.split()[0]!r} does not start a SQL statement", 1, 1)
+        raise SqlParseError(f"Syntax error at or near '{sql.split()[0]}'", 1, 1)
     if isinstance(node, exp.Command):
         return SparkStatement(sql, None, words, opaque=True, names=_names(sql))
     target = None

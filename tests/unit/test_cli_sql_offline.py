@@ -98,9 +98,7 @@ def test_parse_error_is_one_line_with_script_position(fake):
     r = run("-e", script)
     assert r.exit_code == 1
     assert r.stdout == "USE DATABASE\n"
-    assert r.stderr == (
-        "error: line 3, column 15: SQL parse error: Invalid expression / Unexpected token\n"
-    )
+    assert r.stderr == ("error: line 3, column 15: SQL parse error: Syntax error at or near 't'\n")
     assert fake.ran == ["USE a"]
 
 
@@ -112,10 +110,13 @@ def test_parse_error_column_counts_from_statement_start_on_its_first_line(fake):
     assert r.stderr.startswith("error: line 3, column ")
 
 
-def test_tokenizer_error_gets_statement_start(fake):
+def test_tokenizer_error_names_the_open_quote(fake):
     r = run("-e", "USE a;\n   SELECT 'open")
     assert r.exit_code == 1
-    assert r.stderr.startswith("error: line 2, column 4: SQL parse error: ")
+    assert r.stderr == (
+        "error: line 2, column 11: SQL parse error: "
+        "Syntax error at or near ''': the quoted text is not closed\n"
+    )
     assert r.stderr.count("\n") == 1
 
 
