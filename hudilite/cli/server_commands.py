@@ -7,6 +7,7 @@ imported only when these commands run.
 
 from __future__ import annotations
 
+import os
 import signal
 import sys
 import threading
@@ -21,6 +22,9 @@ __all__ = ["thriftserver", "users"]
 AUTH_CHOICES = ("none", "nosasl", "password")
 TRANSPORT_CHOICES = ("binary", "http")
 ROLE_CHOICES = ("reader", "writer", "admin")
+DRIVER_JAVA_OPTIONS = "spark.driver.extraJavaOptions"
+#: The exit status when the Spark JVM died under the server (sysexits' EX_SOFTWARE).
+JVM_DIED_EXIT = 70
 
 
 def _conf_pair(item: str) -> tuple[str, str]:
@@ -117,6 +121,11 @@ def thriftserver(
         missing = "--ssl-key" if ssl_key is None else "--ssl-cert"
         raise click.UsageError(f"TLS needs both --ssl-cert and --ssl-key: {missing} is missing")
     conf = dict(_conf_pair(c) for c in confs)
+    # An out-of-memory error ends the JVM (and so the server, non-zero: see below) rather
+    # than leaving it half-working with every session stuck.
+    java_options = conf.get(DRIVER_JAVA_OPTIONS, "")
+    if "OutOfMemoryError" not in java_options:
+        conf[DRIVER_JAVA_OPTIONS] = f"{java_options} -XX:+ExitOnOutOfMemoryError".strip()
     mode = transport_mode or conf.get("hive.server2.transport.mode") or "binary"
     if http_path is not None and mode.lower() != "http":
         raise click.UsageError("--http-path needs --transport-mode http")
@@ -154,9 +163,18 @@ def thriftserver(
     )
     sys.stderr.flush()
     # Until stop() has returned (running statements finished or cancelled, sessions
-    # closed): the interpreter's exit would kill its thread half-way.
+    # closed): the interpreter's exit would kill its thread half-way. A dead JVM ends the
+    # process at once, non-zero, so a supervisor restarts it: every session needs the JVM.
     while not server.wait(1.0):
-        pass
+        code = server.jvm_exit_code()
+        if code is not None:
+            click.echo(
+                f"hudilite thriftserver: the Spark JVM exited (code {code}); exiting with "
+                f"status {JVM_DIED_EXIT} so that a supervisor restarts the server",
+                err=True,
+            )
+            sys.stderr.flush()
+            os._exit(JVM_DIED_EXIT)  # no clean-up: it would wait on the dead JVM
     click.echo("hudilite thriftserver stopped", err=True)
 
 

@@ -9,7 +9,9 @@ streaming one statement), :mod:`.metadata` (GetTables, GetColumns, ...), :mod:`.
 (types and row sets), :mod:`.errors` (SQLSTATEs), :mod:`.users` (users file and roles),
 :mod:`.sasl_transport` (SASL PLAIN, server side), :mod:`.http_transport` (HiveServer2's
 HTTP transport mode), :mod:`.protocol` (Thrift's binary protocol with its C module),
-:mod:`.variables` (Hive variable substitution). See docs/bi-tools.md.
+:mod:`.variables` (Hive variable substitution), :mod:`.sandbox` (what a signed-in user may run
+beyond its role), :mod:`.limits` (login throttling, the accept loop's reserve descriptor).
+See docs/bi-tools.md.
 """
 
 from .server import AUTH_MODES, TRANSPORT_MODES, Server, serve, tls_context

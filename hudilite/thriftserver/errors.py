@@ -3,7 +3,8 @@
 SQLSTATEs: ``42000`` syntax errors (with line and column), ``42S02`` a table, view or
 database that does not exist, ``42501`` a statement the user's role may not run, ``HYC00``
 an operation this server does not support, ``HY008`` a cancelled operation, ``08004`` a
-new session or statement refused because the server is stopping, and ``HY000`` anything
+new session or statement refused because the server is stopping, ``HYT00`` a statement
+that ran past its timeout, and ``HY000`` anything
 else. The message is the error's own first line (Spark's headline without its
 plan, the error a Python worker raised, a Java exception's first line); a Python or Java
 stack trace never reaches a client.
@@ -30,13 +31,14 @@ __all__ = [
     "sqlstate_of",
 ]
 
-SYNTAX, NOT_FOUND, DENIED, NOT_SUPPORTED, CANCELLED, SHUTTING_DOWN, GENERAL = (
+SYNTAX, NOT_FOUND, DENIED, NOT_SUPPORTED, CANCELLED, SHUTTING_DOWN, TIMED_OUT, GENERAL = (
     "42000",
     "42S02",
     "42501",
     "HYC00",
     "HY008",
     "08004",
+    "HYT00",
     "HY000",
 )
 

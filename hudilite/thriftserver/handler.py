@@ -25,7 +25,7 @@ from TCLIService import TCLIService
 from TCLIService import ttypes as tt
 
 from hudilite.sqlext.session import StatementResult
-from hudilite.sqlext.statements import SqlParseError, Statement, iter_parsed_script
+from hudilite.sqlext.statements import SetOption, SqlParseError, Statement, iter_parsed_script
 
 from . import metadata
 from .errors import ClientError, NotSupported, error_status, ok_status
@@ -147,12 +147,17 @@ class Handler(TCLIService.Iface):
     # ------------------------------------------------------------------ statements
     def _check_roles(self, session: HiveSession, steps: list[Step]) -> None:
         """Refuse the whole text before anything runs when one statement needs a higher
-        role (parse errors are raised as the session would, positions in the text)."""
-        if session.role == "admin":
-            return
+        role or holds a construct the sandbox refuses (:mod:`.sandbox`); parse errors are
+        raised as the session would, positions in the text."""
         for step in steps:
-            if step.assignment is None:  # SET hivevar: a session setting
-                for stmt in _parsed(step):
+            if step.assignment is not None:  # SET hivevar: a session setting
+                continue
+            for sql, stmt in _parsed(step):
+                # The sandbox first: its refusal names the construct, not only the kind.
+                session.sandbox.check_statement(sql)
+                if isinstance(stmt, SetOption):
+                    session.sandbox.check_setting(stmt.key, showing=stmt.value is None)
+                if session.role != "admin":
                     check_allowed(session.role, stmt)
 
     def _statement_rows(self, session: HiveSession, steps: list[Step]) -> RowSource | None:
@@ -180,7 +185,8 @@ class Handler(TCLIService.Iface):
     @_responds(tt.TExecuteStatementResp)
     def ExecuteStatement(self, req: tt.TExecuteStatementReq) -> tt.TExecuteStatementResp:
         """Run a statement (or script), Hive variables substituted (:mod:`.variables`):
-        inline, or on a thread with ``runAsync``."""
+        inline, or on a thread with ``runAsync``; as the session's user (``current_user()``),
+        within the server's and the client's ``queryTimeout`` (the shorter one)."""
         session = self.registry.get(req.sessionHandle, self.user)
         text = req.statement or ""
         steps = plan_script(text, session.variables, lambda key: _setting(session, key))
@@ -190,6 +196,9 @@ class Handler(TCLIService.Iface):
             OpType.EXECUTE_STATEMENT,
             lambda: self._statement_rows(session, steps),
             text,
+            user=session.user,
+            timeout=_timeout(self.registry.settings.query_timeout, req.queryTimeout or 0),
+            result_limit=self.registry.settings.max_result_rows,
         )
         self.registry.add(session, op)
         if req.runAsync:
@@ -223,7 +232,7 @@ class Handler(TCLIService.Iface):
     def _metadata(self, req: Any, op_type: int, work: Callable[[HiveSession], RowSource]) -> Any:
         session = self.registry.get(req.sessionHandle, self.user)
         name = tt.TOperationType._VALUES_TO_NAMES.get(op_type, "metadata")
-        op = Operation(session.sql.spark, op_type, lambda: work(session), name)
+        op = Operation(session.sql.spark, op_type, lambda: work(session), name, user=session.user)
         self.registry.add(session, op)
         op.run(False)
         if op.state == tt.TOperationState.ERROR_STATE:
@@ -392,6 +401,13 @@ _KEY_VALUE = [
 ]
 
 
+def _timeout(server: float, client: int) -> float:
+    """The statement timeout in seconds: the shorter of the server's and the client's
+    (0: none)."""
+    limits = [t for t in (server, float(client)) if t > 0]
+    return min(limits) if limits else 0.0
+
+
 def _setting(session: HiveSession, key: str) -> str | None:
     """A session setting for ``${hiveconf:key}``: a hudilite option, else Spark's conf."""
     value = session.sql.option_value(key)
@@ -411,10 +427,11 @@ def _assign(session: HiveSession, assignment: Assignment) -> Assignment:
     return Assignment(assignment.name, session.variables.get(assignment.name, "<undefined>"))
 
 
-def _parsed(step: Step) -> list[Statement]:
-    """The parsed statements of ``step`` (a substituted value may hold several)."""
+def _parsed(step: Step) -> list[tuple[str, Statement]]:
+    """The statements of ``step`` (a substituted value may hold several): their text and
+    their parse."""
     try:
-        return [stmt for _, _, _, stmt in iter_parsed_script(step.sql)]
+        return [(sql, stmt) for sql, _, _, stmt in iter_parsed_script(step.sql)]
     except SqlParseError as exc:
         raise exc.at(step.line, step.column) from None
 

@@ -44,7 +44,7 @@ from thrift.Thrift import TApplicationException, TMessageType
 from thrift.transport.TTransport import TMemoryBuffer
 
 from .protocol import binary_protocol
-from .sasl_transport import MAX_FRAME, Authenticator
+from .sasl_transport import MAX_FRAME, LoginRefused
 
 __all__ = [
     "DEFAULT_HTTP_PATH",
@@ -69,6 +69,12 @@ HTTP_IDLE_TIMEOUT = 1800.0
 
 _log = logging.getLogger(__name__)
 
+#: Checks a request's credentials: (user, password, client address) -> the name it runs
+#: as, None when refused (:class:`LoginRefused` with its own message: a locked-out user).
+Authenticator = Callable[[str, str, str], str | None]
+#: Largest body read from a request that fails authentication (enough for any Thrift call
+#: an unauthenticated client makes, e.g. OpenSession): a larger one is not read at all.
+UNAUTHENTICATED_BODY = 64 * 1024
 #: Builds the TCLIService handler of one request: (user, peer, the client's TCP socket).
 HandlerFactory = Callable[[str, str, socket.socket], TCLIService.Iface]
 #: The TLS socket of a new connection once its handshake is done: (TCP socket, peer).
@@ -141,7 +147,7 @@ class CredentialCache:
         self._seen_version: object = None
         self._lock = threading.Lock()
 
-    def __call__(self, user: str, password: str) -> str | None:
+    def __call__(self, user: str, password: str, peer: str = "") -> str | None:
         """The name ``user`` runs as, or None when refused (see the class)."""
         digest = hmac.new(self._key, password.encode("utf-8", "replace"), "sha256").digest()
         version = self._version()
@@ -153,7 +159,7 @@ class CredentialCache:
             found = self._seen.get((user, digest))
             if found is not None and found[1] > now:
                 return found[0]
-        accepted = self._authenticate(user, password)
+        accepted = self._authenticate(user, password, peer)
         if accepted is not None:
             with self._lock:
                 if len(self._seen) >= self._max:
@@ -205,8 +211,10 @@ class ThriftHttpServer(ThreadingHTTPServer):
         require_credentials: bool,
         handler_for: HandlerFactory,
         tls_handshake: TlsHandshake | None = None,
+        max_connections: int = 0,
     ) -> None:
         self.path = normalize_http_path(path)
+        self.max_connections = max_connections
         self.authenticate = authenticate
         self.require_credentials = require_credentials
         self.handler_for = handler_for
@@ -251,6 +259,18 @@ class ThriftHttpServer(ThreadingHTTPServer):
         for conn in conns:
             with contextlib.suppress(OSError):
                 conn.shutdown(socket.SHUT_RDWR)
+
+    def verify_request(self, request: Any, client_address: Any) -> bool:
+        """Refuse a connection beyond ``max_connections`` (socketserver closes it)."""
+        with self._lock:
+            full = 0 < self.max_connections <= len(self._connections)
+        if full:
+            _log.warning(
+                "HTTP connection %s refused: %d connections open",
+                client_address,
+                self.max_connections,
+            )
+        return not full
 
     def process_request(self, request: Any, client_address: Any) -> None:
         """Serve the connection on a thread of its own, tracked for :meth:`close_connections`."""
@@ -310,17 +330,24 @@ class _ThriftRequestHandler(BaseHTTPRequestHandler):
         _log.debug("%s %s", self.peer, format % args)
 
     def do_POST(self) -> None:
-        """Authenticate the request, run its Thrift call, answer with the reply."""
+        """Authenticate the request, run its Thrift call, answer with the reply. The
+        credentials (headers) are checked before the body is read: a refused request's
+        body is read only when small (:data:`UNAUTHENTICATED_BODY`), to answer its call."""
         server = self.server
-        body = self._body()
-        if body is None:
+        length = self._length()
+        if length is None:
             return
         target = urllib.parse.urlsplit(self.path).path
         if target != server.path and not target.startswith(server.path + "/"):
-            self._refuse(HTTPStatus.NOT_FOUND, f"no Thrift service at {target}", body)
+            self._refuse(
+                HTTPStatus.NOT_FOUND, f"no Thrift service at {target}", self._small_body(length)
+            )
             return
-        user = self._user(body)
+        user = self._user(length)
         if user is None:
+            return
+        body = self._read(length)
+        if body is None:
             return
         handler = server.handler_for(user, self.peer, self.raw)
         reply = TMemoryBuffer()
@@ -335,8 +362,8 @@ class _ThriftRequestHandler(BaseHTTPRequestHandler):
             return
         self._answer(HTTPStatus.OK, reply.getvalue(), "application/x-thrift")
 
-    def _body(self) -> bytes | None:
-        """The request body (Content-Length bytes); None after answering a bad length."""
+    def _length(self) -> int | None:
+        """The request's Content-Length; None after answering a missing or bad one."""
         raw = self.headers.get("Content-Length")
         if raw is None:
             # why: chunked bodies are not decoded by http.server; Thrift clients send a length
@@ -352,39 +379,55 @@ class _ThriftRequestHandler(BaseHTTPRequestHandler):
             status = HTTPStatus.BAD_REQUEST if length < 0 else HTTPStatus.REQUEST_ENTITY_TOO_LARGE
             self._refuse(status, f"bad Content-Length {raw!r} (at most {MAX_FRAME})", b"")
             return None
+        return length
+
+    def _read(self, length: int) -> bytes | None:
+        """The body (``length`` bytes); None when the client went away mid-body."""
         body = self.rfile.read(length)
-        if len(body) < length:  # the client went away mid-body
+        if len(body) < length:
             self.close_connection = True
             return None
         return body
 
-    def _user(self, body: bytes) -> str | None:
+    def _small_body(self, length: int) -> bytes:
+        """The body of a refused request when it is small, else nothing: the body is
+        left unread and the connection ends after the answer."""
+        if length > UNAUTHENTICATED_BODY:
+            self.close_connection = True
+            return b""
+        return self._read(length) or b""
+
+    def _user(self, length: int) -> str | None:
         """Who the request runs as; None after answering 401."""
         server = self.server
         try:
             credentials = parse_basic(self.headers.get("Authorization"))
         except ValueError as exc:
-            self._unauthorized(str(exc), body)
+            self._unauthorized(str(exc), length)
             return None
         if credentials is None:
             if server.require_credentials:
                 self._unauthorized(
                     "authentication required: send the user name and password "
                     "(Authorization: Basic)",
-                    body,
+                    length,
                 )
                 return None
             credentials = ("", "")
-        user = server.authenticate(*credentials)
+        try:
+            user = server.authenticate(credentials[0], credentials[1], self.peer)
+        except LoginRefused as exc:
+            self._unauthorized(str(exc), length)
+            return None
         if user is None:
-            self._unauthorized(f"authentication failed for user {credentials[0]!r}", body)
+            self._unauthorized(f"authentication failed for user {credentials[0]!r}", length)
         return user
 
-    def _unauthorized(self, message: str, body: bytes) -> None:
+    def _unauthorized(self, message: str, length: int) -> None:
         self._refuse(
             HTTPStatus.UNAUTHORIZED,
             message,
-            body,
+            self._small_body(length),
             {"WWW-Authenticate": f'Basic realm="{REALM}"'},
         )
 

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 from TCLIService import ttypes as tt
 
-from .errors import CANCELLED, ClientError, client_message, sqlstate_of
+from .errors import CANCELLED, TIMED_OUT, ClientError, client_message, sqlstate_of
 from .rowsets import ColumnSpec, column_batch, columns_of, display_arrow_schema, display_frame
 
 if TYPE_CHECKING:
@@ -200,6 +200,22 @@ def _arrow_batches(df: DataFrame, schema: pa.Schema) -> Iterator[pa.RecordBatch]
     return (pa.ipc.read_record_batch(pa.py_buffer(m), schema) for m in messages)
 
 
+def _run_as(spark: SparkSession, user: str | None) -> None:
+    """Make ``current_user()`` (``session_user()``, ``user()``) of the queries this thread
+    runs ``user`` (None: back to the JVM's user), as Spark's own Thrift server does: the
+    optimizer reads Spark's ``CurrentUserContext``, a thread-local of the JVM thread py4j
+    pins to this Python thread (threads it starts inherit it)."""
+    try:
+        current = spark._jvm.org.apache.spark.sql.catalyst.CurrentUserContext.CURRENT_USER()  # type: ignore[union-attr]
+        if user is None:
+            current.remove()
+        else:
+            current.set(user)
+    except Exception:  # a Spark without it: current_user() stays the server's OS user
+        if user is not None:
+            raise
+
+
 def static_rows(columns: list[ColumnSpec], rows: Sequence[tuple[Any, ...]]) -> RowSource:
     """A small in-memory result (metadata requests)."""
     return columns, lambda: iter(rows)
@@ -214,6 +230,10 @@ class Operation:
         op_type: int,
         work: Callable[[], RowSource | None],
         description: str,
+        *,
+        user: str | None = None,
+        timeout: float = 0.0,
+        result_limit: int = 0,
     ) -> None:
         self.handle = tt.TOperationHandle(
             operationId=new_handle_id(), operationType=op_type, hasResultSet=True
@@ -236,6 +256,10 @@ class Operation:
         self._offset = 0
         self._lock = threading.RLock()  # one fetch at a time; cancel and close take it too
         self._thread: threading.Thread | None = None
+        self.user = user
+        self.timeout = timeout
+        self.result_limit = result_limit  # rows a client may fetch (0: any)
+        self._timer: threading.Timer | None = None
 
     # ------------------------------------------------------------------ running
     def run(self, run_async: bool) -> None:
@@ -255,28 +279,49 @@ class Operation:
     def _execute(self) -> None:
         self.state = State.RUNNING_STATE
         sc = self._spark.sparkContext
+        if self.timeout > 0:
+            self._timer = threading.Timer(self.timeout, self._time_out)
+            self._timer.daemon = True
+            self._timer.start()
         try:
             # A job group per operation: CancelOperation cancels exactly its jobs.
             sc.setJobGroup(self.group, self.description, interruptOnCancel=True)
+            _run_as(self._spark, self.user)
             source = self._work()
             if source is not None:
                 self._columns, self._make_rows = source
                 with self._lock:
                     self._start_rows()
         except BaseException as exc:  # every failure becomes the operation's error state
-            if self.state != State.CANCELED_STATE:
+            if self.state not in (State.CANCELED_STATE, State.ERROR_STATE):
                 self.sqlstate = sqlstate_of(exc)
                 self.error = client_message(exc)
                 self.state = State.ERROR_STATE
             if not isinstance(exc, Exception):
                 raise
         else:
-            if self.state not in (State.CANCELED_STATE, State.CLOSED_STATE):
+            if self.state not in (State.CANCELED_STATE, State.CLOSED_STATE, State.ERROR_STATE):
                 self.state = State.FINISHED_STATE
         finally:
+            if self._timer is not None:
+                self._timer.cancel()
             self.completed = time.time()
             self.ended = time.monotonic()
             sc.setLocalProperty("spark.jobGroup.id", None)  # type: ignore[arg-type]
+            _run_as(self._spark, None)
+
+    def _time_out(self) -> None:
+        """The statement ran past its timeout: cancel its jobs, fail it (``HYT00``)."""
+        if self.state not in (State.PENDING_STATE, State.RUNNING_STATE):
+            return
+        self.state = State.ERROR_STATE
+        self.sqlstate = TIMED_OUT
+        self.error = f"the statement timed out after {self.timeout:g} s and was cancelled"
+        # Until the statement ends: a job it submits after a cancel (the next step of a
+        # write, or a query still being planned a moment ago) is cancelled in turn.
+        while self.ended is None:
+            self._spark.sparkContext.cancelJobGroup(self.group)
+            time.sleep(0.25)
 
     def _start_rows(self) -> None:
         """Start (or restart) the row iterator and run the query up to its first row, so a
@@ -349,14 +394,29 @@ class Operation:
                 # when the rows start, here or in _execute, so later fetches set nothing.
                 sc = self._spark.sparkContext
                 sc.setJobGroup(self.group, self.description, interruptOnCancel=True)
+                _run_as(self._spark, self.user)
                 try:
                     self._close_rows()
                     self._start_rows()
                 finally:
                     sc.setLocalProperty("spark.jobGroup.id", None)  # type: ignore[arg-type]
+                    _run_as(self._spark, None)
             if self._rows is None:
                 return self._offset, []
-            batch = self._rows.take(max(1, max_rows))
+            wanted = max(1, max_rows)
+            if self.result_limit > 0:
+                if self._offset >= self.result_limit:
+                    if self._rows.take(1):
+                        self._close_rows()
+                        raise ClientError(
+                            f"the result has more than {self.result_limit} rows, the server's "
+                            "limit (hudilite.thriftserver.max.result.rows): add a LIMIT or a "
+                            "narrower WHERE"
+                        )
+                    self._close_rows()
+                    return self._offset, []
+                wanted = min(wanted, self.result_limit - self._offset)
+            batch = self._rows.take(wanted)
             start = self._offset
             self._offset += len(batch)
             if not batch:

@@ -26,7 +26,9 @@ from typing import NoReturn
 
 from thrift.transport.TTransport import TTransportBase, TTransportException
 
-__all__ = ["MAX_FRAME", "SaslAuthError", "SaslServerTransport"]
+from hudilite.errors import HudiliteError
+
+__all__ = ["MAX_FRAME", "LoginRefused", "SaslAuthError", "SaslServerTransport"]
 
 START, OK, BAD, ERROR, COMPLETE = 1, 2, 3, 4, 5
 #: Largest negotiation payload accepted: a mechanism name or PLAIN credentials.
@@ -36,6 +38,10 @@ MAX_FRAME = 256 * 1024 * 1024
 
 #: Checks a user name and password: the name the session runs as, or None if refused.
 Authenticator = Callable[[str, str], str | None]
+
+
+class LoginRefused(HudiliteError):
+    """An authenticator's refusal with its own message (a locked-out user)."""
 
 
 class SaslAuthError(TTransportException):
@@ -74,7 +80,10 @@ class SaslServerTransport(TTransportBase):
         _authzid, user_b, password_b = parts
         user = user_b.decode("utf-8", "replace")
         password = password_b.decode("utf-8", "replace")
-        accepted = authenticate(user, password)
+        try:
+            accepted = authenticate(user, password)
+        except LoginRefused as exc:
+            self._refuse(BAD, str(exc))
         if accepted is None:
             self._refuse(BAD, f"authentication failed for user {user!r}")
         self._send(COMPLETE, b"")

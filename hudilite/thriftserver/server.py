@@ -27,6 +27,7 @@ import os
 import socket
 import ssl
 import threading
+import time
 from collections.abc import Callable, Mapping
 from types import TracebackType
 
@@ -47,9 +48,10 @@ from .http_transport import (
     check_transport_mode,
     normalize_http_path,
 )
+from .limits import FD_EXHAUSTED, LoginThrottle, ReserveDescriptor
 from .protocol import binary_protocol
 from .sasl_transport import MAX_FRAME, SaslServerTransport
-from .sessions import PREFIX, ServerSettings, SessionRegistry
+from .sessions import HIVE_QUERY_TIMEOUT, PREFIX, ServerSettings, SessionRegistry
 from .users import UserStore
 
 __all__ = ["AUTH_MODES", "TRANSPORT_MODES", "Server", "serve", "tls_context"]
@@ -156,6 +158,9 @@ class Server:
         self.transport_mode = check_transport_mode(transport_mode)
         self._listener: socket.socket | None = None
         self._http: ThriftHttpServer | None = None
+        settings = registry.settings
+        self._throttle = LoginThrottle(settings.login_max_failures, settings.login_lockout)
+        self._warned: dict[str, float] = {}
         self.port: int
         if self.transport_mode == "http":
             self._http = ThriftHttpServer(
@@ -171,11 +176,13 @@ class Server:
                 require_credentials=auth == "password",
                 handler_for=self._http_handler,
                 tls_handshake=self._tls_handshake if tls is not None else None,
+                max_connections=settings.max_connections,
             )
             self.port = self._http.port
         else:
             self._listener = socket.create_server((host, port), reuse_port=False, backlog=64)
             self.port = self._listener.getsockname()[1]
+        self._reserve = ReserveDescriptor()
         self._stopping = threading.Event()
         self._stopped = threading.Event()
         self._connections: set[socket.socket] = set()
@@ -214,6 +221,17 @@ class Server:
         tls = ", tls=True" if self.tls is not None else ""
         http = f", transport_mode='http', http_path={self.http_path!r}" if self._http else ""
         return f"Server(host={self.host!r}, port={self.port}, auth={self.auth!r}{http}{tls})"
+
+    def jvm_exit_code(self) -> int | None:
+        """The exit code of the Spark JVM this process launched once it has died (an
+        out-of-memory exit, ``System.exit``, the OOM killer), else None (alive, or not
+        launched by this process). Every session needs it: a server whose JVM died can
+        only be restarted (the ``thriftserver`` command then exits non-zero)."""
+        # why: pyspark keeps the launched JVM's Popen on its private gateway only
+        from pyspark import SparkContext
+
+        proc = getattr(SparkContext._gateway, "proc", None)
+        return None if proc is None else proc.poll()
 
     def wait(self, timeout: float | None = None) -> bool:
         """Block until the server has stopped (or ``timeout``): :meth:`stop` has returned,
@@ -255,6 +273,7 @@ class Server:
                 conn.shutdown(socket.SHUT_RDWR)
         if self._accept_thread.is_alive():
             self._accept_thread.join(5)
+        self._reserve.close()
 
     # ------------------------------------------------------------------ threads
     def _accept_loop(self) -> None:
@@ -262,16 +281,61 @@ class Server:
         while True:  # until stop() closes the listener, after the grace
             try:
                 conn, addr = self._listener.accept()
-            except OSError:
-                return  # the listener was closed: stopping
+            except OSError as exc:
+                if self._stopping.is_set():
+                    return  # the listener was shut down: stopping
+                self._accept_failed(exc)
+                continue
+            peer = f"{addr[0]}:{addr[1]}"
             with self._lock:
-                self._connections.add(conn)
-            threading.Thread(
-                target=self._serve_connection,
-                args=(conn, f"{addr[0]}:{addr[1]}"),
-                name=f"thrift-conn-{addr[1]}",
-                daemon=True,
-            ).start()
+                full = len(self._connections) >= self.registry.settings.max_connections > 0
+                if not full:
+                    self._connections.add(conn)
+            if full:
+                self._warn_once(
+                    "full",
+                    f"connection {peer} refused: {len(self._connections)} connections "
+                    f"open ({PREFIX}max.connections)",
+                )
+                _close_gently(conn, linger=0.0)
+                continue
+            try:
+                threading.Thread(
+                    target=self._serve_connection,
+                    args=(conn, peer),
+                    name=f"thrift-conn-{addr[1]}",
+                    daemon=True,
+                ).start()
+            except RuntimeError:  # no thread to spare: this connection only
+                with self._lock:
+                    self._connections.discard(conn)
+                conn.close()
+                self._warn_once("threads", f"connection {peer} dropped: cannot start a thread")
+
+    def _accept_failed(self, exc: OSError) -> None:
+        """``accept`` failed while serving: out of file descriptors (the waiting connection
+        is accepted on the reserve descriptor and closed), or a connection that was reset
+        before it was accepted. The loop goes on either way."""
+        assert self._listener is not None
+        if exc.errno in FD_EXHAUSTED:
+            self._warn_once(
+                "fds",
+                f"out of file descriptors ({exc.strerror}): new connections are closed "
+                "until some end",
+            )
+            if not self._reserve.shed(self._listener):
+                time.sleep(0.05)  # none was waiting after all: do not spin
+        else:
+            _log.info("accept failed: %s", exc)
+            time.sleep(0.01)
+
+    def _warn_once(self, kind: str, message: str) -> None:
+        """Log ``message`` at most once per 10 s for each ``kind`` (a flood of refused
+        connections must not flood the log)."""
+        now = time.monotonic()
+        if now - self._warned.get(kind, -60.0) >= 10.0:
+            self._warned[kind] = now
+            _log.warning(message)
 
     def _reap_loop(self) -> None:
         s = self.registry.settings
@@ -283,13 +347,20 @@ class Server:
             except Exception:  # housekeeping must never stop the server
                 _log.exception("closing idle sessions failed")
 
-    def _authenticate(self, user: str, password: str) -> str | None:
+    def _authenticate(self, user: str, password: str, peer: str = "") -> str | None:
+        """The name a client signs in as, None when refused; with password auth a failed
+        login is counted and logged, and a locked-out user refused (:mod:`.limits`)."""
         # nosasl reaches here over HTTP only: the Basic header's name, unchecked, as none.
         if self.auth != "password":
             return user or "anonymous"
         assert self.users is not None
+        self._throttle.check(user, peer)
         found = self.users.verify(user, password)
-        return None if found is None else found.name
+        if found is None:
+            self._throttle.failed(user, peer)
+            return None
+        self._throttle.succeeded(user, peer)
+        return found.name
 
     def _users_version(self) -> object:
         """What changes when the users file does (for :class:`CredentialCache`)."""
@@ -331,7 +402,7 @@ class Server:
             else:
                 stream.settimeout(NEGOTIATION_TIMEOUT)
                 sasl = SaslServerTransport(sock)
-                user = sasl.negotiate(self._authenticate)
+                user = sasl.negotiate(lambda u, p: self._authenticate(u, p, peer))
                 stream.settimeout(None)
                 trans = sasl
             handler = Handler(self.registry, user, self._role(user), peer=peer, sock=conn)
@@ -409,7 +480,7 @@ def _transport_option(
 def _split_conf(conf: Mapping[str, str]) -> tuple[dict[str, str], dict[str, str], dict[str, str]]:
     """``(spark.*, hudilite.thriftserver.*, the rest: every session's starting options)``."""
     spark = {k: v for k, v in conf.items() if k.startswith("spark.")}
-    server = {k: v for k, v in conf.items() if k.startswith(PREFIX)}
+    server = {k: v for k, v in conf.items() if k.startswith(PREFIX) or k == HIVE_QUERY_TIMEOUT}
     rest = {k: v for k, v in conf.items() if k not in spark and k not in server}
     return spark, server, rest
 

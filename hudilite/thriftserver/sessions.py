@@ -19,6 +19,21 @@ Server settings (``--conf`` keys, seconds):
 * ``hudilite.thriftserver.show.tables`` (``hive`` by default): ``SHOW TABLES`` answers with
   Hive's single ``tab_name`` column, which HiveServer2 clients (the SQLAlchemy ``hive://``
   dialect's ``get_table_names``) expect; ``spark`` keeps Spark's three columns.
+* ``hudilite.thriftserver.query.timeout`` (default 0: none; Hive's
+  ``hive.query.timeout.seconds`` is read too): a statement running longer is cancelled
+  and fails with SQLSTATE ``HYT00``. A client's own ``queryTimeout`` (JDBC
+  ``setQueryTimeout``) applies when shorter.
+* ``hudilite.thriftserver.max.connections`` (default 500): connections beyond it are
+  closed at once (each holds a thread and a file descriptor).
+* ``hudilite.thriftserver.max.result.rows`` (default 0: none): a client fetching past this
+  many rows of one result gets an error instead (the result streams, so this bounds what
+  one statement sends, not the server's memory).
+* ``hudilite.thriftserver.login.max.failures`` (default 5) failed logins of one user from
+  one address within ``hudilite.thriftserver.login.lockout`` seconds (default 60) lock
+  that user out from that address for the rest of the window; every failed login is
+  logged (logger ``hudilite.thriftserver.audit``).
+* ``hudilite.thriftserver.admin.trusted`` (default false): admins skip the statement
+  sandbox (:mod:`.sandbox`) and run anything the server's OS user can.
 """
 
 from __future__ import annotations
@@ -28,7 +43,7 @@ import threading
 import time
 import uuid
 import warnings
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from pyspark.errors import AnalysisException
@@ -40,6 +55,7 @@ from hudilite.sqlext.session import Session, connect
 
 from .errors import DENIED, SHUTTING_DOWN, ClientError
 from .operations import Operation, new_handle_id
+from .sandbox import Policy, Sandbox
 from .variables import SPARK_SUBSTITUTE
 
 __all__ = ["HiveSession", "ServerSettings", "SessionRegistry"]
@@ -57,6 +73,28 @@ _RUNNING = (
 OUTCOME_WAIT = 3.0
 
 
+def _bool(text: str) -> bool:
+    if text.lower() not in ("true", "false"):
+        raise ValueError(text)
+    return text.lower() == "true"
+
+
+#: Server settings: key (after the prefix) -> (attribute, parser, what a bad value must be).
+_SETTINGS: dict[str, tuple[str, Callable[[str], object], str]] = {
+    "idle.session.timeout": ("idle_session_timeout", float, "seconds"),
+    "idle.operation.timeout": ("idle_operation_timeout", float, "seconds"),
+    "shutdown.grace": ("shutdown_grace", float, "seconds"),
+    "query.timeout": ("query_timeout", float, "seconds"),
+    "max.connections": ("max_connections", int, "a whole number"),
+    "max.result.rows": ("max_result_rows", int, "a whole number"),
+    "login.max.failures": ("login_max_failures", int, "a whole number"),
+    "login.lockout": ("login_lockout", float, "seconds"),
+    "admin.trusted": ("admin_trusted", _bool, "true or false"),
+}
+#: Hive's name for the statement timeout, accepted as a server setting.
+HIVE_QUERY_TIMEOUT = "hive.query.timeout.seconds"
+
+
 @dataclass(frozen=True)
 class ServerSettings:
     """The server's own settings (module doc), parsed from ``--conf`` keys."""
@@ -65,23 +103,30 @@ class ServerSettings:
     idle_operation_timeout: float = 900.0
     shutdown_grace: float = 30.0
     show_tables: str = "hive"
+    query_timeout: float = 0.0
+    max_connections: int = 500
+    max_result_rows: int = 0
+    login_max_failures: int = 5
+    login_lockout: float = 60.0
+    admin_trusted: bool = False
 
     @classmethod
     def from_conf(cls, conf: Mapping[str, str]) -> ServerSettings:
-        """Settings from the ``hudilite.thriftserver.*`` keys of ``conf``; a bad value
-        raises ``ValueError`` naming the key."""
+        """Settings from the ``hudilite.thriftserver.*`` keys of ``conf`` (and Hive's
+        ``hive.query.timeout.seconds``); a bad value raises ``ValueError`` naming the key."""
         values: dict[str, object] = {}
-        for key, attr in (
-            ("idle.session.timeout", "idle_session_timeout"),
-            ("idle.operation.timeout", "idle_operation_timeout"),
-            ("shutdown.grace", "shutdown_grace"),
-        ):
+        raw_timeout = conf.get(HIVE_QUERY_TIMEOUT)
+        if raw_timeout is not None and conf.get(PREFIX + "query.timeout") is None:
+            conf = {**conf, PREFIX + "query.timeout": raw_timeout.removesuffix("s")}
+        for key, (attr, parse, what) in _SETTINGS.items():
             raw = conf.get(PREFIX + key)
             if raw is not None:
                 try:
-                    values[attr] = float(raw)
+                    values[attr] = parse(raw.strip())
                 except ValueError:
-                    raise ValueError(f"{PREFIX}{key} must be seconds, got {raw!r}") from None
+                    raise ValueError(f"{PREFIX}{key} must be {what}, got {raw!r}") from None
+                if isinstance(values[attr], int | float) and values[attr] < 0:  # type: ignore[operator]
+                    raise ValueError(f"{PREFIX}{key} must not be negative, got {raw!r}")
         style = conf.get(PREFIX + "show.tables")
         if style is not None:
             if style not in ("hive", "spark"):
@@ -90,14 +135,7 @@ class ServerSettings:
         unknown = [
             k
             for k in conf
-            if k.startswith(PREFIX)
-            and k[len(PREFIX) :]
-            not in (
-                "idle.session.timeout",
-                "idle.operation.timeout",
-                "shutdown.grace",
-                "show.tables",
-            )
+            if k.startswith(PREFIX) and k[len(PREFIX) :] not in (*_SETTINGS, "show.tables")
         ]
         if unknown:
             raise ValueError(f"unknown server setting {unknown[0]}")
@@ -113,6 +151,7 @@ class HiveSession:
     role: str
     protocol: int
     sql: Session
+    sandbox: Sandbox
     variables: dict[str, str] = field(default_factory=dict)
     operations: dict[bytes, Operation] = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock)
@@ -138,11 +177,13 @@ class SessionRegistry:
         warehouse: str,
         settings: ServerSettings,
         options: Mapping[str, str] | None = None,
+        policy: Policy | None = None,
     ) -> None:
         self.spark = spark
         self.warehouse = warehouse
         self.settings = settings
         self.options = dict(options or {})
+        self.policy = policy or Policy.for_server(warehouse, settings.admin_trusted)
         self._sessions: dict[bytes, HiveSession] = {}
         self._operations: dict[bytes, tuple[HiveSession, Operation]] = {}
         self._lock = threading.Lock()
@@ -160,7 +201,8 @@ class SessionRegistry:
         """Open a session: its own SparkSession and hudilite SQL session, the protocol
         negotiated down to what both sides speak, ``use:database`` and
         ``set:hiveconf:k=v`` applied (Hive's own ``hive.*`` settings are ignored),
-        ``set:hivevar:k=v`` kept as the session's Hive variables (:mod:`.variables`)."""
+        ``set:hivevar:k=v`` kept as the session's Hive variables (:mod:`.variables`). A
+        setting the user's role may not change (:mod:`.sandbox`) refuses the session."""
         with self._lock:
             if self._stopping:
                 raise _stopping_error("no new sessions")
@@ -179,6 +221,7 @@ class SessionRegistry:
             role=role,
             protocol=min(client_protocol, MAX_PROTOCOL),
             sql=sql,
+            sandbox=Sandbox(role, self.policy, _view_lookup(sql)),
         )
         database = None
         for key, value in configuration.items():
@@ -189,6 +232,7 @@ class SessionRegistry:
             elif key.startswith(("set:hiveconf:", "set:system:")):
                 name = key.split(":", 2)[2]
                 if not name.startswith("hive."):
+                    session.sandbox.check_setting(name)
                     with warnings.catch_warnings():
                         warnings.simplefilter("ignore")  # no one to show them to
                         sql.set_option(name, value)
@@ -289,7 +333,9 @@ class SessionRegistry:
                 for _session, op in self._operations.values()
                 if s.idle_operation_timeout > 0
                 and op.state not in done
-                and now - op.last_access > s.idle_operation_timeout
+                # Idle since the client last asked, or since it ended (a long statement
+                # is not idle the moment it finishes).
+                and now - max(op.last_access, op.ended or 0.0) > s.idle_operation_timeout
             ]
         for op in stale_ops:
             with contextlib.suppress(ClientError):
@@ -333,6 +379,22 @@ def _check_owner(session: HiveSession, user: str | None, what: str) -> None:
     not told."""
     if user is not None and session.user != user:
         raise ClientError(f"{what} belongs to another user: user {user!r} may not use it", DENIED)
+
+
+def _view_lookup(sql: Session) -> Callable[[str | None, str], str | None]:
+    """The stored SQL of a persistent view of ``sql``'s catalog (the current database when
+    none is named), None when the name is not one."""
+
+    def lookup(db: str | None, name: str) -> str | None:
+        database = (db or sql.current_database).lower()
+        try:
+            if not sql.catalog.view_exists(database, name.lower()):
+                return None
+            return sql.catalog.get_view(database, name.lower()).sql
+        except Exception:  # not a catalog name (a path, an invalid name): no view
+            return None
+
+    return lookup
 
 
 def _hex(key: bytes) -> str:

@@ -14,6 +14,7 @@ matching text.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import hmac
 import json
@@ -134,15 +135,44 @@ class UserStore:
             raise HudiliteError(f"users file {self.path} is not valid: 'users' is not a map")
         return users
 
+    def _refuse_symlink(self) -> None:
+        # The rename would replace the link, not write where it points; and a link may
+        # point where the administrator did not mean to write.
+        if self.path.is_symlink():
+            raise HudiliteError(
+                f"users file {self.path} is a symbolic link: give the real file's path"
+            )
+
     def _save(self, users: dict[str, dict[str, object]]) -> None:
-        # Written whole to a temporary file, then renamed: a reader never sees half a file,
-        # and the hashes are readable by the owner only.
-        tmp = self.path.with_name(self.path.name + ".tmp")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w") as f:
-            json.dump({"users": users}, f, indent=2, sort_keys=True)
-            f.write("\n")
-        os.replace(tmp, self.path)
+        # Written whole to a fresh temporary file beside it (a random name, created
+        # exclusively and never through a symlink, so a planted users.json.tmp or link is
+        # never written to), mode 0600 whatever the umask, then renamed over the file: a
+        # reader never sees half a file, and the hashes stay readable by the owner only.
+        self._refuse_symlink()
+        folder = self.path.parent
+        for _ in range(16):
+            tmp = folder / f".{self.path.name}.{secrets.token_hex(8)}.tmp"
+            try:
+                fd = os.open(
+                    tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600
+                )
+                break
+            except FileExistsError:
+                continue
+        else:  # pragma: no cover - 16 collisions of 64 random bits
+            raise HudiliteError(f"cannot create a temporary file in {folder}")
+        try:
+            os.fchmod(fd, 0o600)  # the umask may have taken bits away, never added: explicit
+            with os.fdopen(fd, "w") as f:
+                json.dump({"users": users}, f, indent=2, sort_keys=True)
+                f.write("\n")
+                f.flush()
+                os.fsync(f.fileno())
+            os.replace(tmp, self.path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
 
     def add(self, name: str, password: str, role: str) -> None:
         """Add ``name`` (or replace its password and role)."""
@@ -160,6 +190,7 @@ class UserStore:
             "salt": salt.hex(),
             "hash": _hash(password, salt, **_SCRYPT).hex(),
         }
+        self._refuse_symlink()
         with self._lock:
             users = self._load()
             users[name] = entry
@@ -167,6 +198,7 @@ class UserStore:
 
     def remove(self, name: str) -> None:
         """Remove ``name``; :class:`HudiliteError` naming it when absent."""
+        self._refuse_symlink()
         with self._lock:
             users = self._load()
             if name not in users:

@@ -42,16 +42,31 @@ def server(
         yield srv
 
 
-def password_server(spark: Any, users_file: Path, warehouse: Path, **options: Any) -> Server:
+def password_server(
+    spark: Any,
+    users_file: Path,
+    warehouse: Path,
+    *,
+    trusted_admin: bool = True,
+    settings: dict[str, str] | None = None,
+    **options: Any,
+) -> Server:
     """A server over ``warehouse`` with password auth for :data:`USERS`, on a free port, with
-    the tests' session options; ``options`` go to ``serve`` (transport, TLS, ...). Use it
-    as a context manager: it stops at the end of the block."""
+    the tests' session options and ``settings``; ``options`` go to ``serve`` (transport,
+    TLS, ...). Use it as a context manager: it stops at the end of the block.
+
+    ``trusted_admin``: alice skips the statement sandbox (the tests' slow statements sleep
+    with ``java_method``); test_sandbox.py checks an untrusted admin on a server of its
+    own."""
+    conf = {**SESSION_OPTIONS, **(settings or {})}
+    if trusted_admin:
+        conf["hudilite.thriftserver.admin.trusted"] = "true"
     return serve(
         warehouse,
         port=0,
         auth="password",
         users_file=users_file,
-        conf=SESSION_OPTIONS,
+        conf=conf,
         spark=spark,
         **options,
     )

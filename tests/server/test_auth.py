@@ -4,7 +4,9 @@ checked against thrift_sasl's client (the one PyHive uses) over a real socket pa
 from __future__ import annotations
 
 import json
+import os
 import socket
+import stat
 import struct
 import threading
 from pathlib import Path
@@ -155,3 +157,49 @@ def test_sasl_refuses_a_wrong_password_and_bad_frames() -> None:
         assert status in (b"\x03", b"\x04")
         assert str(out["error"]).startswith(expected)
         b.close()
+
+
+def test_users_add_writes_atomically_0600_and_refuses_symlinks(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from hudilite.cli.server_commands import users
+
+    runner = CliRunner()
+    path = tmp_path / "users.json"
+    victim = tmp_path / "victim.txt"
+    victim.write_text("untouched\n")
+    # A planted users.json.tmp (a symlink to the victim, or a world-writable file) is never
+    # written to: the temporary file has a fresh random name, created exclusively.
+    (tmp_path / "users.json.tmp").symlink_to(victim)
+    old_umask = os.umask(0)
+    try:
+        done = runner.invoke(
+            users,
+            ["add", "--file", str(path), "--role", "reader", "--password-stdin", "bob"],
+            input="pw\n",
+        )
+    finally:
+        os.umask(old_umask)
+    assert done.exit_code == 0, done.output
+    assert victim.read_text() == "untouched\n"
+    assert not path.is_symlink()
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "users.json",
+        "users.json.tmp",
+        "victim.txt",
+    ]
+    assert UserStore(path).verify("bob", "pw") is not None
+    # A users file that is a symlink is refused, its target left alone.
+    link = tmp_path / "link.json"
+    link.symlink_to(victim)
+    done = runner.invoke(
+        users,
+        ["add", "--file", str(link), "--role", "admin", "--password-stdin", "eve"],
+        input="pw\n",
+    )
+    assert done.exit_code == 1
+    assert done.output == (
+        f"Error: users file {link} is a symbolic link: give the real file's path\n"
+    )
+    assert victim.read_text() == "untouched\n"

@@ -76,7 +76,7 @@ def test_credential_cache() -> None:
     calls: list[tuple[str, str]] = []
     version = [1]
 
-    def check(user: str, password: str) -> str | None:
+    def check(user: str, password: str, peer: str) -> str | None:
         calls.append((user, password))
         return user if password == "pw" else None
 
