@@ -48,8 +48,10 @@ or the other removed rows in a partition it writes: write-write conflicts at fil
 granularity, as snapshot isolation defines them (first committer wins). Not conflicts: an
 unseen commit that only inserted into file groups this write does not write (a new row
 matching an UPDATE's predicate is not updated: the UPDATE is ordered before that insert),
-and compaction or clustering, which move rows without changing them (a clustering that
-replaced a group this write wrote is still a file-group conflict). The anomaly snapshot
+and compaction or clustering, which move rows without changing them: one that completed
+before the write began is not checked (the write was planned on its layout), one that
+completed while it ran is checked as for any write (a clustering that replaced a group
+this write wrote is a file-group conflict). The anomaly snapshot
 isolation allows remains: write skew, two writes each reading what the other writes
 without writing the same file groups.
 """
@@ -135,6 +137,10 @@ def find_clashes(
         if other.requested_time in seen:
             continue
         other_meta = timeline.commit_metadata(other)
+        if other.requested_time in completed_at_start and _moves_rows_only(other_meta):
+            # A compaction or clustering that completed before this write began: the write
+            # was planned on its file layout, and it changed no row the snapshot read.
+            continue
         overlap = mine & _groups(other_meta)
         if overlap and (other_meta.compacted or other_meta.operation_type == "COMPACT"):
             overlap = lost_to_compaction(config, metadata, overlap, other.requested_time)
@@ -173,10 +179,15 @@ def _written_partitions(metadata: CommitMetadata) -> set[str]:
     return out | {p for p, ids in metadata.partition_to_replace_file_ids.items() if ids}
 
 
+def _moves_rows_only(metadata: CommitMetadata) -> bool:
+    """Whether a commit is a compaction or clustering: rows rewritten, none changed."""
+    return metadata.operation_type in _TABLE_SERVICES or metadata.compacted
+
+
 def removed_in(other: CommitMetadata, partitions: set[str]) -> list[str]:
     """The partitions of ``partitions`` where commit ``other`` deleted rows or replaced file
     groups (sorted; empty for compaction and clustering, which remove no row)."""
-    if other.operation_type in _TABLE_SERVICES or other.compacted:
+    if _moves_rows_only(other):
         return []
     hit = {p for p, ids in other.partition_to_replace_file_ids.items() if ids}
     hit |= {s.partition_path or "" for s in other.write_stats() if s.num_deletes > 0}

@@ -126,6 +126,23 @@ def test_inserts_into_other_file_groups_do_not_conflict(table):
     )
 
 
+def test_table_service_before_the_write_began_is_no_conflict(table):
+    """Compaction (merge-on-read) or clustering (copy-on-write) rewrote the rows between the
+    read and the write without changing them: the write commits, on the new layout."""
+    if table.config.is_mor:
+        table.write(pa.Table.from_pylist([{"id": "k09", "n": 9, "ts": 1, "p": "p1"}], SCHEMA))
+    snap = table.snapshot()
+    changed = increment(table, FIRST_FIVE)
+    done = table.compact() if table.config.is_mor else table.cluster()
+    assert len(done) == 1
+    service = done[0].instant_time
+    assert service not in snap.seen
+    table.write(changed, read_snapshot=snap)
+    assert stored(table) == expected(
+        {**dict.fromkeys(FIVE, 1), "k09": 9 if table.config.is_mor else 0}
+    )
+
+
 @pytest.mark.parametrize("small_files", [True, False], ids=["small-file", "new-group"])
 def test_an_acknowledged_delete_is_never_undone(table, small_files):
     """The updated row was deleted meanwhile: the write's lookup misses it and would insert
