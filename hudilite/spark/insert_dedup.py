@@ -32,12 +32,14 @@ from pyspark.sql import functions as F
 from hudilite import config as cfg
 from hudilite.errors import ConfigError, DuplicateKeyError
 from hudilite.index.bloom_index import index_settings
+from hudilite.keygen import partition_paths
 from hudilite.merge import MergeSpec, precombine
 from hudilite.read.planner import plan_snapshot
 from hudilite.schema import PARTITION_PATH_COL, RECORD_KEY_COL
-from hudilite.spark.convert import arrow_schema
+from hudilite.spark.convert import arrow_schema, spark_schema
 from hudilite.spark.read_job import read_plan
 from hudilite.table.state import TableState
+from hudilite.virtual_keys import missing_keys, stored_record_keys, virtual_key_spec
 
 __all__ = ["DUP_POLICIES", "dup_policy", "prepare_inserts"]
 
@@ -72,8 +74,36 @@ def prepare_inserts(
     if bool(opts.get(cfg.COMBINE_BEFORE_INSERT)):
         keyed = combine_batch(keyed, state.merge_spec(opts), global_index=global_index)
     if policy != "none":
-        keyed = _resolve_duplicates(state, keyed, policy, global_index)
+        keyed = _resolve_duplicates(state, keyed, policy, global_index, opts)
     return keyed
+
+
+def _stored_keys(state: TableState, stored: DataFrame, opts: cfg.Options) -> DataFrame:
+    """``(key, partition path)`` of a snapshot's rows; in a table without meta fields the
+    rows Hudi wrote without them are keyed by their fields (:mod:`hudilite.virtual_keys`)."""
+    virtual = virtual_key_spec(state.config, opts)
+    if virtual is None:
+        return stored.select(RECORD_KEY_COL, PARTITION_PATH_COL)
+    keygen = state.keygen(opts)
+    fields = {
+        f.split(".", 1)[0] for f in (*keygen.record_key_fields, *keygen.partition_field_names)
+    }
+    out = pa.schema([(RECORD_KEY_COL, pa.string()), (PARTITION_PATH_COL, pa.string())])
+
+    def fill(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for batch in batches:
+            if batch.num_rows == 0:
+                continue
+            paths = batch.column(PARTITION_PATH_COL).cast(pa.string())
+            paths = pc.if_else(missing_keys(paths), partition_paths(keygen, batch), paths)
+            yield pa.RecordBatch.from_arrays(
+                [stored_record_keys(batch, virtual), paths], schema=out
+            )
+
+    picked = stored.select(
+        RECORD_KEY_COL, PARTITION_PATH_COL, *[F.col(f"`{f}`") for f in sorted(fields)]
+    )
+    return picked.mapInArrow(fill, spark_schema(out))
 
 
 def combine_batch(keyed: DataFrame, spec: MergeSpec, *, global_index: bool = False) -> DataFrame:
@@ -102,7 +132,7 @@ def combine_batch(keyed: DataFrame, spec: MergeSpec, *, global_index: bool = Fal
 
 
 def _resolve_duplicates(
-    state: TableState, keyed: DataFrame, policy: str, global_index: bool
+    state: TableState, keyed: DataFrame, policy: str, global_index: bool, opts: cfg.Options
 ) -> DataFrame:
     columns = [RECORD_KEY_COL] if global_index else [PARTITION_PATH_COL, RECORD_KEY_COL]
     partitions = (
@@ -111,7 +141,8 @@ def _resolve_duplicates(
         else sorted(r[0] for r in keyed.select(PARTITION_PATH_COL).distinct().collect())
     )
     plan = plan_snapshot(state.view, partitions=partitions)
-    stored = read_plan(keyed.sparkSession, state, plan).select(*columns).distinct()
+    snapshot = read_plan(keyed.sparkSession, state, plan)
+    stored = _stored_keys(state, snapshot, opts).select(*columns).distinct()
     wanted = keyed.select(*columns).distinct()
     found = stored.join(wanted, columns, "inner")
     if policy == "fail":

@@ -19,7 +19,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import hudilite
-from hudilite.errors import KeyGenerationError
+from hudilite.errors import DuplicateKeyError, KeyGenerationError
 from hudilite.storage.fs import FileSystemGateway
 from hudilite.storage.log_blocks import encode_avro_records
 from hudilite.storage.log_format import BlockType, LogBlock, block_records, read_log_file
@@ -228,3 +228,16 @@ def test_a_stored_row_without_key_fields_is_refused_by_name(spark, tmp_path):
     after = sorted(e.path for e in gw.list_recursive("") if not e.path.startswith(".hoodie"))
     assert after == [p for p in before if not p.startswith(".hoodie")]
     assert json.dumps(properties_file.load(gw)["hoodie.populate.meta.fields"]) == '"false"'
+
+
+def test_insert_dup_policy_finds_keys_stored_without_meta_fields(spark, tmp_path):
+    t = metaless_table(spark, str(tmp_path / "t"), "cow")
+    policy = "hoodie.datasource.insert.dup.policy"
+    with pytest.raises(DuplicateKeyError, match=r"already holds key\(s\) 'a' \(partition 'us'\)"):
+        t.write(batch(("a", 5, "us", "a5"), ("e", 5, "eu", "e5")), operation="insert",
+                options={policy: "fail"})  # fmt: skip
+    t.write(batch(("a", 5, "us", "a5"), ("e", 5, "eu", "e5")), operation="insert",
+            options={policy: "drop"})  # fmt: skip
+    expected = [("a", 1, "us", "a1"), ("b", 1, "us", "b1"), ("c", 1, "eu", "c1"),
+                ("e", 5, "eu", "e5")]  # fmt: skip
+    assert_rows(t, expected)
