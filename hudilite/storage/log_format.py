@@ -36,6 +36,7 @@ import pyarrow.parquet as pq
 from hudilite.errors import CorruptFileError, HudiliteError
 from hudilite.schema import cast_to_schema
 from hudilite.storage.fs import FileSystemGateway
+from hudilite.storage.hfile_records import decode_hfile_records
 from hudilite.storage.log_blocks import (
     DeleteKey,
     arrow_schema_of,
@@ -413,13 +414,17 @@ def rollback_block(instant_time: str, target_instant_time: str) -> LogBlock:
 def block_records(block: LogBlock) -> pa.Table:
     """The rows of a data block: meta + data columns, Arrow types from the SCHEMA header.
 
-    Raises ValueError for blocks that are not AVRO_DATA/PARQUET_DATA and
+    Raises ValueError for blocks that are not AVRO_DATA/PARQUET_DATA/HFILE and
     :class:`CorruptFileError` when the content does not decode.
     """
     if block.block_type == BlockType.AVRO_DATA:
         if block.schema is None:
             raise CorruptFileError("avro data block without a SCHEMA header")
         return decode_avro_records(block.content, block.schema)
+    if block.block_type == BlockType.HFILE:  # the metadata table's: an HFile of records by key
+        if block.schema is None:
+            raise CorruptFileError("hfile data block without a SCHEMA header")
+        return decode_hfile_records(block.content, block.schema)
     if block.block_type == BlockType.PARQUET_DATA:
         return decode_parquet_records(block.content, block.schema)
     raise ValueError(f"{block.block_type.name} blocks carry no records")
