@@ -25,7 +25,13 @@ from TCLIService import TCLIService
 from TCLIService import ttypes as tt
 
 from hudilite.sqlext.session import StatementResult
-from hudilite.sqlext.statements import SetOption, SqlParseError, Statement, iter_parsed_script
+from hudilite.sqlext.statements import (
+    SetOption,
+    SqlParseError,
+    Statement,
+    iter_parsed_script,
+    split_script_positions,
+)
 
 from . import metadata
 from .errors import ClientError, NotSupported, error_status, ok_status
@@ -152,9 +158,12 @@ class Handler(TCLIService.Iface):
         for step in steps:
             if step.assignment is not None:  # SET hivevar: a session setting
                 continue
-            for sql, stmt in _parsed(step):
-                # The sandbox first: its refusal names the construct, not only the kind.
+            # The sandbox first, even on a text the front end cannot parse (a construct it
+            # does not know is refused, not reported as a syntax error), and before the
+            # role: its refusal names the construct, not only the statement kind.
+            for sql, _line, _column in split_script_positions(step.sql):
                 session.sandbox.check_statement(sql)
+            for _sql, stmt in _parsed(step):
                 if isinstance(stmt, SetOption):
                     session.sandbox.check_setting(stmt.key, showing=stmt.value is None)
                 if session.role != "admin":

@@ -117,7 +117,9 @@ _SERVER_WIDE_PREFIXES = (
     "spark.sql.catalogimplementation",
     "spark.sql.variable.substitute",  # would expand ${env:...} and ${system:...}
     "spark.sql.runsqlonfiles",
-    "spark.sql.ansi.doublequotedidentifiers",  # the parser must read what Spark reads
+    # Spark must read statements as the sandbox's parser does (string escapes, quotes).
+    "spark.sql.ansi.doublequotedidentifiers",
+    "spark.sql.parser.",
     "spark.sql.sources.useV1SourceList".lower(),
     "spark.sql.sources.default",
     "spark.driver.",
@@ -137,9 +139,11 @@ _COMMANDS = frozenset({*_DIALECT.tokenizer_class.COMMANDS, TokenType.EXECUTE})
 
 
 def server_wide(key: str) -> bool:
-    """Whether setting ``key`` would change the whole server rather than one session."""
+    """Whether setting ``key`` would change the whole server rather than one session (or
+    how Spark reads statements: the legacy parser switches, but the time parser's)."""
     k = key.strip().lower()
-    return is_storage_option(k) or k.startswith(_SERVER_WIDE_PREFIXES)
+    legacy = k.startswith("spark.sql.legacy.") and k != "spark.sql.legacy.timeparserpolicy"
+    return is_storage_option(k) or legacy or k.startswith(_SERVER_WIDE_PREFIXES)
 
 
 def _names_a_path(key: str) -> bool:
@@ -272,6 +276,10 @@ class Sandbox:
                 raise self._deny(f"TRANSFORM ... USING {tokens[i + 1][1]!r} (an OS command)", view)
             if words[i : i + 2] == ["execute", "immediate"]:
                 raise self._deny("EXECUTE IMMEDIATE (SQL built at run time)", view)
+            if words[i] == "identifier" and nxt == TokenType.L_PAREN:
+                end = _closing(tokens, i + 1)
+                if end + 1 < len(tokens) and tokens[end + 1][0] == TokenType.L_PAREN:
+                    raise self._deny("IDENTIFIER(...)(...) (a function named at run time)", view)
         if words[:1] == ["add"] and len(words) > 1 and words[1] in _ADDED:
             raise self._deny(f"ADD {words[1].upper()} (code loaded into the server)", view)
         if words[:1] == ["create"] and "function" in words[1:5]:
@@ -359,6 +367,20 @@ def _flat_tokens(sql: str) -> list[tuple[TokenType, str]]:
         out.append((tok.token_type, tok.text))
         i += 1
     return out
+
+
+def _closing(tokens: list[tuple[TokenType, str]], opening: int) -> int:
+    """The index of the parenthesis closing the one at ``opening`` (the last token when
+    none does)."""
+    depth = 0
+    for j in range(opening, len(tokens)):
+        if tokens[j][0] == TokenType.L_PAREN:
+            depth += 1
+        elif tokens[j][0] == TokenType.R_PAREN:
+            depth -= 1
+            if depth == 0:
+                return j
+    return len(tokens) - 1
 
 
 def _literal_text(node: exp.Expr | None) -> str | None:

@@ -94,6 +94,10 @@ def test_readers_and_writers_get_no_commands_reflection_or_outside_paths(
                 f"EXPLAIN SELECT {getenv}": _reflection("java_method"),
                 "EXPLAIN EXTENDED SELECT TRANSFORM(id) USING 'cat' FROM sbx_t": OS_COMMAND,
                 f"INSERT INTO sbx_t SELECT 3, {getenv}": _reflection("java_method"),
+                "SELECT IDENTIFIER('java_' || 'method')('java.lang.System', 'getenv', 'HOME')": (
+                    "permission denied: IDENTIFIER(...)(...) (a function named at run time) is "
+                    "not allowed on this server"
+                ),
                 "EXECUTE IMMEDIATE 'SELECT ' || 'reflect(1, 2)'": (
                     "permission denied: EXECUTE IMMEDIATE (SQL built at run time) is not "
                     "allowed on this server"
@@ -211,11 +215,12 @@ def test_untrusted_admin_and_fail_points(
                 "42501",
                 f"permission denied: {what} is not allowed on this server",
             )
-        assert _refused(cur, "SET fs.s3a.access.key=AKIA") == (
-            "42501",
-            "permission denied: SET fs.s3a.access.key would change a server-wide setting; "
-            "set it when the server starts (--conf)",
-        )
+        for key in ("fs.s3a.access.key", "spark.sql.parser.escapedStringLiterals"):
+            assert _refused(cur, f"SET {key}=true") == (
+                "42501",
+                f"permission denied: SET {key} would change a server-wide setting; "
+                "set it when the server starts (--conf)",
+            )
         # What the docs give admins: paths outside the warehouse.
         cur.execute(f"SELECT value FROM text.`{outside}`")
         assert cur.fetchall() == [("line one",), ("line two",)]
