@@ -35,8 +35,17 @@ from hudilite.storage.hfile_format import (
     HUDI_COMPARATOR,
     TRAILER_SIZE,
     BlockType,
+    ChecksumType,
     Compression,
+    IndexEntry,
+    Trailer,
+    cell_key,
+    encode_block,
+    encode_file_info,
+    encode_root_index,
+    encode_trailer,
     read_block,
+    vlong_bytes,
 )
 from hudilite.storage.hfile_records import (
     decode_hfile_dicts,
@@ -520,3 +529,47 @@ def test_hudi_written_metadata_table_files_partition():
     assert len(data_files) >= 6
     for where, size in data_files.items():
         assert recorded[where] == size, where
+
+
+def test_reader_opens_through_the_gateway(tmp_path):
+    from hudilite.storage.fs import FileSystemGateway
+
+    (tmp_path / "files").mkdir()
+    (tmp_path / "files" / "f.hfile").write_bytes(write_hfile([(b"k", b"v")]))
+    reader = HFileReader.open(FileSystemGateway(str(tmp_path)), "files/f.hfile")
+    assert list(reader.entries()) == [(b"k", b"v")]
+
+
+def test_reader_hand_built_file_with_tags_mvcc_and_row_only_index_keys():
+    """Cells with tags (MAX_TAGS_LEN) and multi-byte MVCC versions, and a root index whose
+    key is only the row's length and bytes, as Hudi 1.1's writer puts it."""
+    cells = [(b"a", b"1", b"tg", 300), (b"b", b"22", b"", 0)]
+    payload = b"".join(
+        struct.pack(">ii", len(cell_key(row)), len(value))
+        + cell_key(row)
+        + value
+        + struct.pack(">h", len(tags))
+        + tags
+        + vlong_bytes(mvcc)
+        for row, value, tags, mvcc in cells
+    )
+    assert vlong_bytes(300) == b"\x8e\x01\x2c"  # Hadoop's WritableUtils.writeVLong
+    out = encode_block(BlockType.DATA, payload, -1, Compression.NONE, ChecksumType.CRC32C)
+    root = len(out)
+    entry = IndexEntry(struct.pack(">h", 1) + b"a", 0, len(out))
+    out += encode_block(
+        BlockType.ROOT_INDEX, encode_root_index([entry]), -1, Compression.NONE, ChecksumType.NULL
+    )
+    out += encode_block(BlockType.ROOT_INDEX, b"", root, Compression.NONE, ChecksumType.NULL)
+    info_at = len(out)
+    info = {b"hfile.MAX_TAGS_LEN": struct.pack(">i", 2), b"KEY_VALUE_VERSION": struct.pack(">i", 1)}
+    out += encode_block(
+        BlockType.FILE_INFO, encode_file_info(info), -1, Compression.NONE, ChecksumType.NULL
+    )
+    out += encode_trailer(
+        Trailer(info_at, root, 0, 0, 1, 0, 2, 1, 0, 0, HUDI_COMPARATOR, Compression.NONE, 3, 0)
+    )
+    reader = HFileReader(bytes(out))
+    assert list(reader.entries()) == [(b"a", b"1"), (b"b", b"22")]
+    assert reader.seek(b"aa") == (b"b", b"22")
+    assert reader.file_info_values()["hfile.MAX_TAGS_LEN"] == 2
