@@ -13,13 +13,14 @@ Hudi decides in ``ProvidesHoodieConfig.buildHoodieInsertConfig``
    table with a record key and an ordering field, unless
    ``hoodie.datasource.write.insert.drop.duplicates`` is on, runs an upsert; a table
    without a record key (auto-generated keys) a bulk insert; anything else an insert.
-   ``strict`` also keeps Hudi's primary-key constraint on copy-on-write tables (0.12.2 to
-   0.15 validated it with ``ValidateDuplicateKeyPayload`` for ``upsert`` and ``insert``; on
-   merge-on-read it is the upsert mode): a key the table holds fails the statement. Where
-   the deduced operation is the upsert, hudilite runs it as an insert that first combines
-   the batch by key (what the upsert's precombine does) and refuses stored keys: the
-   same rows, and the same failure. The dup policy is left as configured, as Hudi leaves
-   it in this flow.
+   ``strict`` also keeps the documented primary-key constraint on copy-on-write tables:
+   a key the table holds fails the statement (Hudi from 0.12.2 sets
+   ``ValidateDuplicateKeyPayload`` for strict upserts and inserts into copy-on-write
+   tables; merge-on-read runs the upsert mode; Hudi 1.1's ``buildHoodieInsertConfig`` no
+   longer sets a payload, hudilite keeps the constraint). Where the deduced operation is
+   the upsert, hudilite runs it as an insert that first combines the batch by key (what
+   the upsert's precombine does) and refuses stored keys: the same rows, and the same
+   failure. A dup policy set by name is left as it is, as Hudi leaves it in this flow.
 3. Otherwise Hudi's ``deduceSparkSqlInsertIntoWriteOperation``: when
    ``hoodie.spark.sql.insert.into.operation`` is not set, the table has a record key (not
    auto-generated: ``AutoRecordKeyGenerationUtils.shouldAutoGenerateRecordKeys``) and an
