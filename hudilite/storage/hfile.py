@@ -307,19 +307,20 @@ class HFileWriter:
     def append(self, key: bytes, value: bytes) -> None:
         """Adds an entry; keys must come in non-decreasing byte order."""
         self._check_open()
+        key, value = bytes(key), bytes(value)
         if self._last is not None and key < self._last:
             raise ValueError(f"HFile keys must be appended in order: {key!r} after {self._last!r}")
-        cell = encode_cell(bytes(key), bytes(value))
+        cell = encode_cell(key, value)
         # HBase closes a block that reached the block size before the next cell; Hudi never
         # splits one key's entries between blocks.
         if self._cells and self._cells_size >= self._block_size and key != self._last:
             self._finish_block()
             self._write_inline(closing=False)
         if not self._cells:
-            self._block_first = bytes(key)
+            self._block_first = key
         self._cells.append(cell)
         self._cells_size += len(cell)
-        self._last = bytes(key)
+        self._last = key
         self._entries += 1
         self._key_bytes += len(key) + 12  # the KeyValue key: lengths, row, timestamp, type
         self._value_bytes += len(value)
