@@ -62,6 +62,10 @@ class BaseFile:
         return (self.partition, self.file_id)
 
 
+#: ``(start, end, commit)``: bytes ``[start, end)`` of a log file that ``commit`` wrote.
+CommittedRange = tuple[int, int, str]
+
+
 @dataclass(frozen=True)
 class LogFile:
     """A log file: ``.<fileId>_<instant>.log.<version>_<writeToken>`` in ``partition``.
@@ -70,12 +74,17 @@ class LogFile:
     version 6, the writing delta commit's requested time for version 8+.
     ``completion_time`` is that delta commit's completion time (version 8+ only; the view
     fills it in, ``None`` when unknown), which decides the slice and the order of the log.
+    ``committed``: the byte ranges completed commits recorded writing to this file
+    (``[logOffset, logOffset + fileSizeInBytes)`` of their write stats, with the commit),
+    filled in by the view and the table services: a damaged block inside one is lost
+    committed data, one outside is the torn tail of a failed append (readers skip those).
     """
 
     partition: str
     name: LogFileName
     size: int
     completion_time: str | None = field(default=None, compare=False)
+    committed: tuple[CommittedRange, ...] = field(default=(), compare=False)
 
     @property
     def file_id(self) -> str:

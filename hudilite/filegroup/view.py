@@ -43,6 +43,8 @@ Visibility rules (the "why" behind ``Visibility``):
 from __future__ import annotations
 
 import bisect
+import dataclasses
+import posixpath
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TypeVar
@@ -50,7 +52,14 @@ from typing import TypeVar
 from hudilite.config import TableConfig
 from hudilite.errors import HudiliteError
 from hudilite.filegroup.integrity import Damage, find_damage, write_refusal
-from hudilite.filegroup.slices import BaseFile, FileGroup, FileSlice, LogFile, join_path
+from hudilite.filegroup.slices import (
+    BaseFile,
+    CommittedRange,
+    FileGroup,
+    FileSlice,
+    LogFile,
+    join_path,
+)
 from hudilite.storage.fs import FileEntry, FileSystemGateway
 from hudilite.storage.layout import BaseFileName, LogFileName, is_partition_metadata_name
 from hudilite.timeline.instant import (
@@ -133,6 +142,7 @@ class FileSystemView:
         self._parsed: dict[str, tuple[list[BaseFile], list[LogFile]]] = {}
         self._metadata_cache: dict[str, CommitMetadata] = {}
         self._damage: list[Damage] | None = None
+        self._log_ranges: dict[str, tuple[CommittedRange, ...]] | None = None
 
     # ------------------------------------------------------------------ listing
 
@@ -412,7 +422,7 @@ class FileSystemView:
         ``check`` is false (reads, which check themselves; inspection and repair).
         """
         vis = self.visibility(as_of, completed_by)
-        out = self._live(vis, partitions)
+        out = self._with_committed(self._live(vis, partitions))
         if check and as_of is None and completed_by is None:
             selected = set(self._selected(partitions))
             hit = [d for d in self.damage() if d.group[0] in selected]
@@ -446,7 +456,43 @@ class FileSystemView:
             return None
         bases, logs = self._groups_in(partition).get(file_id, ([], []))
         slices = self._slice_group(partition, file_id, bases, logs, vis)
-        return self._effective(FileGroup(partition, file_id, tuple(slices)), vis)
+        effective = self._effective(FileGroup(partition, file_id, tuple(slices)), vis)
+        return None if effective is None else self._with_committed([effective])[0]
+
+    def committed_log_ranges(self) -> dict[str, tuple[CommittedRange, ...]]:
+        """Table-relative log file path -> the byte ranges completed commits on the active
+        timeline recorded writing to it (cached; see :attr:`LogFile.committed`). A commit
+        file that cannot be read adds nothing here (reads fail on it by name elsewhere)."""
+        if self._log_ranges is None:
+            ranges: dict[str, list[CommittedRange]] = {}
+            for instant in self.timeline.commits():
+                metadata = self._metadata_hint(instant)
+                for stats in metadata.partition_to_write_stats.values() if metadata else ():
+                    for stat in stats:
+                        if stat.path and LogFileName.parse(posixpath.basename(stat.path)):
+                            start = int(stat.log_offset or 0)
+                            end = start + int(stat.file_size_in_bytes or 0)
+                            ranges.setdefault(stat.path, []).append(
+                                (start, end, instant.requested_time)
+                            )
+            self._log_ranges = {path: tuple(sorted(r)) for path, r in ranges.items()}
+        return self._log_ranges
+
+    def _with_committed(self, slices: list[FileSlice]) -> list[FileSlice]:
+        """``slices`` with their log files' committed ranges (read only when there are logs)."""
+        if not any(s.log_files for s in slices):
+            return slices
+        ranges = self.committed_log_ranges()
+        return [
+            s if not s.log_files else dataclasses.replace(
+                s,
+                log_files=tuple(
+                    dataclasses.replace(log, committed=ranges.get(log.path, ()))
+                    for log in s.log_files
+                ),
+            )
+            for s in slices
+        ]  # fmt: skip
 
     # -------------------------------------------------------- writers and services
 

@@ -8,7 +8,9 @@ log record scanner does (``docs/hudi-format.md`` §5-7):
 2. the log blocks, log files in slice order and blocks in file order, keeping only
 
    * blocks that are not CORRUPT (undecodable or truncated blocks, e.g. a write that
-     died mid-block, are skipped as Hudi's reader skips them);
+     died mid-block, are skipped as Hudi's reader skips them) -- but a CORRUPT region
+     inside the bytes a completed commit recorded writing (``LogFile.committed``) is
+     lost committed data and raises :class:`CorruptFileError` naming the file;
    * blocks not newer than the read instant ``as_of`` (any block type);
    * data and delete blocks whose INSTANT_TIME is visible to the read
      (``is_instant_visible``: completed, or older than the active timeline; blocks of
@@ -69,7 +71,7 @@ from hudilite.storage.log_format import (
     block_deletes,
     block_records,
     is_natural_order,
-    read_log_file,
+    read_log_positions,
 )
 from hudilite.storage.parquet_io import read_base_file
 
@@ -139,8 +141,9 @@ def scan_log_blocks(
     """
     kept: list[LogBlock] = []
     for log in log_files:
-        for block in _read(read_log_file, gw, log.path):
+        for offset, block in _read(read_log_positions, gw, log.path):
             if block.block_type == BlockType.CORRUPT:
+                _check_uncommitted(gw, log, offset, offset + len(block.content))
                 continue
             instant = block.instant_time
             if instant is None:
@@ -248,6 +251,21 @@ def _read(reader: Callable[[FileSystemGateway, str], _T], gw: FileSystemGateway,
         raise MissingFileError(f"data file {gw.abs_path(path)} is missing: {exc}") from exc
     except OSError as exc:
         raise CorruptFileError(f"data file {gw.abs_path(path)} is unreadable: {exc}") from exc
+
+
+def _check_uncommitted(gw: FileSystemGateway, log: LogFile, start: int, end: int) -> None:
+    """A damaged region ``[start, end)`` of ``log`` may be skipped only when no completed
+    commit recorded writing those bytes (the torn tail of a failed append, which Hudi's
+    reader skips too); inside a committed range it is lost committed data: skipping it
+    would hide a committed update, and a compaction would make the loss permanent."""
+    for lo, hi, commit in log.committed:
+        if start < hi and end > lo:
+            raise CorruptFileError(
+                f"log file {gw.abs_path(log.path)} has a corrupt block at bytes {start}-{end}, "
+                f"inside bytes {lo}-{hi} that commit {commit} recorded as written: its "
+                "committed records cannot be read; restore the file, or roll back or restore "
+                "the table past that commit"
+            )
 
 
 def _describe(file_slice: FileSlice) -> str:

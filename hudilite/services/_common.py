@@ -17,7 +17,7 @@ import json
 import pickle
 import posixpath
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, ClassVar, TypeVar
 
 import pyarrow as pa
@@ -33,7 +33,7 @@ from hudilite.errors import (
     WriteError,
 )
 from hudilite.failpoints import FAIL_POINT_KEY as FAIL_POINT_KEY  # re-export
-from hudilite.filegroup.slices import BaseFile, FileSlice, LogFile, join_path
+from hudilite.filegroup.slices import BaseFile, CommittedRange, FileSlice, LogFile, join_path
 from hudilite.index.bloom_filter import BloomConfig
 from hudilite.index.bloom_index import bloom_config
 from hudilite.merge import MergeSpec
@@ -135,6 +135,9 @@ class ServiceContext:
     read_slice_fn: ReadSliceFn | None = None
     fail_point: str | None = None  # test hook, see check_fail_point
     bloom: BloomConfig = BloomConfig()  # the bloom filter of every base file written
+    #: Log file path -> bytes completed commits recorded writing (``LogFile.committed``):
+    #: a damaged block there fails the rewrite instead of being compacted away.
+    log_ranges: Mapping[str, tuple[CommittedRange, ...]] = field(default_factory=dict)
 
     @classmethod
     def of_state(
@@ -159,6 +162,7 @@ class ServiceContext:
             read_slice_fn=read_slice_fn,
             fail_point=opts.raw.get(FAIL_POINT_KEY),
             bloom=bloom_config(opts),
+            log_ranges=state.view.committed_log_ranges() if state.config.is_mor else {},
             **extra,
         )
 
@@ -215,9 +219,9 @@ class ServiceContext:
                 if self.table_version >= 8
                 else None
             )
-            logs.append(
-                LogFile(partition, parsed, size(join_path(partition, log_name)), completion)
-            )
+            path = join_path(partition, log_name)
+            committed = self.log_ranges.get(path, ())
+            logs.append(LogFile(partition, parsed, size(path), completion, committed))
         logs.sort(key=LogFile.sort_key)
         if base_instant is None:
             base_instant = (

@@ -14,7 +14,10 @@ A log file is a sequence of blocks without a file header. Every block is (big-en
 Decoding follows Hudi's ``HoodieLogFileReader``: a block whose length runs past the end of
 the data, whose trailing length disagrees, or that is not followed by the next magic (or
 the end) is a CORRUPT block - typically the torn tail of a crashed append - and decoding
-resumes at the next ``#HUDI#``. Readers skip CORRUPT blocks. hudilite never appends: each
+resumes at the next ``#HUDI#``. Readers skip a CORRUPT block only outside the byte ranges
+completed commits recorded writing (:attr:`hudilite.filegroup.slices.LogFile.committed`):
+inside one it is lost committed data, and the read fails naming the file
+(:func:`hudilite.read.file_group_reader.scan_log_blocks`). hudilite never appends: each
 write creates a new log file (the next version), as Hudi does on object stores.
 
 PARQUET_DATA content is a bare Parquet file (handled here); the Avro-encoded contents of
@@ -180,9 +183,15 @@ class LogBlock:
         Damaged regions become CORRUPT blocks (see the module doc), so
         ``b"".join(b.encode() for b in LogBlock.decode_stream(d)) == d`` for any ``d``.
         """
+        return [block for _, block in LogBlock.decode_positions(data)]
+
+    @staticmethod
+    def decode_positions(data: bytes) -> list[tuple[int, LogBlock]]:
+        """``(byte offset, block)`` of every block of ``data``, as :meth:`decode_stream`
+        (a CORRUPT block's extent is its offset plus ``len(block.content)``)."""
         data = bytes(data)
         view = memoryview(data)
-        blocks: list[LogBlock] = []
+        blocks: list[tuple[int, LogBlock]] = []
         pos = 0
         while pos < len(view):
             has_magic = view[pos : pos + 6] == MAGIC
@@ -192,7 +201,7 @@ class LogBlock:
                 nxt = data.find(MAGIC, pos + (len(MAGIC) if has_magic else 1))
                 end = nxt if nxt >= 0 else len(view)
                 block = LogBlock(BlockType.CORRUPT, content=bytes(view[pos:end]))
-            blocks.append(block)
+            blocks.append((pos, block))
             pos = end
         return blocks
 
@@ -469,6 +478,11 @@ def read_log_file(gw: FileSystemGateway, rel_path: str) -> list[LogBlock]:
     return LogBlock.decode_stream(gw.read_bytes(rel_path))
 
 
+def read_log_positions(gw: FileSystemGateway, rel_path: str) -> list[tuple[int, LogBlock]]:
+    """``(byte offset, block)`` of every block of the log file ``rel_path``."""
+    return LogBlock.decode_positions(gw.read_bytes(rel_path))
+
+
 __all__ = [
     "FORMAT_VERSION",
     "MAGIC",
@@ -487,6 +501,7 @@ __all__ = [
     "ordering_wrapper",
     "parquet_data_block",
     "read_log_file",
+    "read_log_positions",
     "rollback_block",
     "write_log_file",
 ]
