@@ -3,7 +3,8 @@
 Reference files: ../shared/fixtures/hfile/ (written by Hudi 1.0 with HBase 2.4.9/2.4.13,
 see its README) and the metadata tables of Hudi 1.1's v9 *_meta fixture tables (written by
 Hudi's own HFile writer). Every reference file is read entry by entry, sought into and
-rewritten byte for byte by the writer with the parameters that made it.
+rewritten byte for byte by the writer with the parameters that made it; hudi-rs lists a
+table's files through metadata-table HFiles written here.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from hypothesis import strategies as st
 
 from hudilite.errors import CorruptFileError
 from hudilite.index.bloom_filter import deserialize
+from hudilite.storage.fs import FileSystemGateway
 from hudilite.storage.hfile import (
     BLOOM_FILTER_META_BLOCK,
     BLOOM_FILTER_TYPE_CODE,
@@ -55,6 +57,7 @@ from hudilite.storage.hfile_records import (
 from hudilite.storage.log_format import BlockType as LogBlockType
 from hudilite.storage.log_format import HeaderKey, LogBlock, block_records
 from tests.conftest import FIXTURES, SHARED
+from tests.helpers import hudi_rs_read
 
 HFILES = SHARED / "fixtures" / "hfile"
 NAMES = sorted(p.name for p in HFILES.glob("*.hfile")) if HFILES.is_dir() else []
@@ -532,8 +535,6 @@ def test_hudi_written_metadata_table_files_partition():
 
 
 def test_reader_opens_through_the_gateway(tmp_path):
-    from hudilite.storage.fs import FileSystemGateway
-
     (tmp_path / "files").mkdir()
     (tmp_path / "files" / "f.hfile").write_bytes(write_hfile([(b"k", b"v")]))
     reader = HFileReader.open(FileSystemGateway(str(tmp_path)), "files/f.hfile")
@@ -573,3 +574,62 @@ def test_reader_hand_built_file_with_tags_mvcc_and_row_only_index_keys():
     assert list(reader.entries()) == [(b"a", b"1"), (b"b", b"22")]
     assert reader.seek(b"aa") == (b"b", b"22")
     assert reader.file_info_values()["hfile.MAX_TAGS_LEN"] == 2
+
+
+def _rewrite_files_partition(base: Path, drop: bytes | None) -> None:
+    """Every HFile of the metadata table's files partition (base files and HFILE log blocks)
+    written again by HFileWriter: uncompressed, one entry a block, a two-level index; the
+    entry of partition ``drop`` left out."""
+
+    def rewrite(data: bytes) -> bytes:
+        reader = HFileReader(data)
+        writer = HFileWriter(
+            block_size=32, index_block_size=96, min_index_entries=2, compression="NONE"
+        )
+        for key, value in reader.entries():
+            if key != drop:
+                writer.append(key, value)
+        for name, value in reader.file_info.items():
+            if not name.startswith(b"hfile.") and name not in WRITER_KEYS:
+                writer.append_file_info(name, value)
+        for name in reader.meta_block_names():
+            writer.append_meta_block(name, reader.meta_block(name) or b"")
+        return writer.finish()
+
+    files = base / ".hoodie" / "metadata" / "files"
+    for path in files.glob("*.hfile"):
+        path.write_bytes(rewrite(path.read_bytes()))
+    for path in files.glob(".*.log.*"):
+        blocks = LogBlock.decode_stream(path.read_bytes())
+        path.write_bytes(
+            b"".join(
+                LogBlock(b.block_type, b.header, rewrite(b.content), b.footer).encode()
+                if b.block_type == LogBlockType.HFILE
+                else b.encode()
+                for b in blocks
+            )
+        )
+
+
+def test_hudi_rs_lists_files_through_hfiles_written_here(tmp_path):
+    """hudi-rs lists a Hudi 1.1 table's files through its metadata table: with the files
+    partition's HFiles rewritten here it reads the same rows, and without one partition's
+    entry it reads none of that partition's rows."""
+    rel = Path("sample_table") / "cow" / "v9_txns_simple_meta.zip"
+    if not (FIXTURES / rel).exists():
+        pytest.skip("../shared/fixtures is absent")
+    tables = []
+    for n, drop in enumerate((None, b"region=us")):
+        with zipfile.ZipFile(FIXTURES / rel) as zf:
+            zf.extractall(tmp_path / str(n))
+        base = tmp_path / str(n) / "v9_txns_simple_meta"
+        before = hudi_rs_read(str(base)).sort_by("_hoodie_record_key")
+        _rewrite_files_partition(base, drop)
+        tables.append((before, hudi_rs_read(str(base)).sort_by("_hoodie_record_key")))
+    (before, after), (_, dropped) = tables
+    assert before.num_rows == 12
+    assert after.equals(before)
+    partitions = before.column("_hoodie_partition_path").to_pylist()
+    kept = [i for i, p in enumerate(partitions) if p != "region=us"]
+    assert 0 < len(kept) < before.num_rows
+    assert dropped.equals(before.take(kept))
