@@ -181,8 +181,9 @@ class Policy:
         )
 
 
-#: Looks a persistent view up: ``(database or None, name)`` -> its stored SQL, or None.
-ViewLookup = Callable[[str | None, str], str | None]
+#: Looks a persistent view up: ``(database or None for the session's current one, name)``
+#: -> ``(its stored SQL, the database its unqualified names resolve in)``, or None.
+ViewLookup = Callable[[str | None, str], tuple[str, str] | None]
 
 
 def _normalize(path: str) -> str | None:
@@ -240,7 +241,11 @@ class Sandbox:
             return
         self._check_text(sql, depth=0)
 
-    def _check_text(self, sql: str, depth: int, view: str | None = None) -> None:
+    def _check_text(
+        self, sql: str, depth: int, view: str | None = None, database: str | None = None
+    ) -> None:
+        """Check ``sql`` (``view``: the view it is the query of, for messages; ``database``:
+        where its unqualified names resolve, None for the session's current database)."""
         if depth > 32:
             raise PermissionDenied("permission denied: views nest more than 32 deep")
         if _INTERNAL.search(sql) and not self.policy.fail_points:
@@ -258,7 +263,7 @@ class Sandbox:
         except ParseError:
             return
         for node in nodes:
-            self._check_tree(node, depth, view)
+            self._check_tree(node, depth, view, database)
 
     def _deny(self, what: str, view: str | None) -> PermissionDenied:
         where = f" (in view {view})" if view else ""
@@ -285,7 +290,9 @@ class Sandbox:
         if words[:1] == ["create"] and "function" in words[1:5]:
             raise self._deny("CREATE FUNCTION (a Java class loaded into the server)", view)
 
-    def _check_tree(self, root: exp.Expr, depth: int, view: str | None) -> None:
+    def _check_tree(
+        self, root: exp.Expr, depth: int, view: str | None, database: str | None
+    ) -> None:
         ctes = {c.alias_or_name.lower() for c in root.find_all(exp.CTE)}
         for node in root.walk():
             if isinstance(node, exp.QueryTransform):
@@ -297,13 +304,20 @@ class Sandbox:
             if isinstance(node, HudiExplain):
                 inner = node.expression
                 if isinstance(inner, exp.Literal):
-                    self._check_text(inner.this, depth + 1, view)
+                    self._check_text(inner.this, depth + 1, view, database)
             if isinstance(node, exp.Directory):
                 self._check_path(_literal_text(node.this), "INSERT OVERWRITE DIRECTORY", view)
             if isinstance(node, exp.Table):
-                self._check_table(node, ctes, depth, view)
+                self._check_table(node, ctes, depth, view, database)
 
-    def _check_table(self, node: exp.Table, ctes: set[str], depth: int, view: str | None) -> None:
+    def _check_table(
+        self,
+        node: exp.Table,
+        ctes: set[str],
+        depth: int,
+        view: str | None,
+        database: str | None,
+    ) -> None:
         inner = node.this
         if isinstance(inner, exp.Func):
             name = (inner.name if isinstance(inner, exp.Anonymous) else inner.sql_name()).lower()
@@ -328,10 +342,12 @@ class Sandbox:
             return
         if db is None and name.lower() in ctes:
             return
-        stored = self.views(db, name)
-        if stored is not None:
-            label = f"{db}.{name}" if db else name
-            self._check_text(stored, depth + 1, label)
+        found = self.views(db or database, name)
+        if found is not None:
+            stored, context = found
+            qualifier = db or database
+            label = f"{qualifier}.{name}" if qualifier else name
+            self._check_text(stored, depth + 1, label, context)
 
     def _check_path(self, path: str | None, what: str, view: str | None) -> None:
         """Refuse reading or writing ``path`` outside the warehouse (for readers and

@@ -381,16 +381,18 @@ def _check_owner(session: HiveSession, user: str | None, what: str) -> None:
         raise ClientError(f"{what} belongs to another user: user {user!r} may not use it", DENIED)
 
 
-def _view_lookup(sql: Session) -> Callable[[str | None, str], str | None]:
+def _view_lookup(sql: Session) -> Callable[[str | None, str], tuple[str, str] | None]:
     """The stored SQL of a persistent view of ``sql``'s catalog (the current database when
-    none is named), None when the name is not one."""
+    none is named) and the database its own unqualified names resolve in; None when the
+    name is not a view."""
 
-    def lookup(db: str | None, name: str) -> str | None:
+    def lookup(db: str | None, name: str) -> tuple[str, str] | None:
         database = (db or sql.current_database).lower()
         try:
             if not sql.catalog.view_exists(database, name.lower()):
                 return None
-            return sql.catalog.get_view(database, name.lower()).sql
+            entry = sql.catalog.get_view(database, name.lower())
+            return entry.sql, entry.context_database
         except Exception:  # not a catalog name (a path, an invalid name): no view
             return None
 

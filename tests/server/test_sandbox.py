@@ -104,7 +104,7 @@ def test_readers_and_writers_get_no_commands_reflection_or_outside_paths(
                 ),
                 # A view an admin made runs with the reader's rights, views over views too.
                 "SELECT * FROM sbx_env": _reflection("java_method", "sbx_env"),
-                "SELECT home FROM default.sbx_outer": _reflection("java_method", "sbx_env"),
+                "SELECT home FROM default.sbx_outer": _reflection("java_method", "default.sbx_env"),
                 # Paths outside the warehouse (the users file, /etc), however spelled.
                 "SELECT * FROM text.`/etc/passwd`": _outside("text.`/etc/passwd`", wh, role),
                 f"SELECT * FROM `text`.`file://{users_file}`": _outside(

@@ -21,8 +21,17 @@ def _verdict(sandbox: Sandbox, sql: str) -> str:
 
 
 def test_hidden_constructs_are_found(tmp_path: Path) -> None:
-    views = {"v": "SELECT reflect('a', 'b') AS x", "w": "SELECT x FROM v", "ok": "SELECT 1 AS a"}
-    reader = Sandbox("reader", Policy(str(tmp_path)), lambda db, name: views.get(name))
+    # (database, name) -> (stored SQL, its context database): other.w reads other.v, whose
+    # name is unqualified in w's SQL; default has a harmless v of the same name.
+    views = {
+        ("other", "v"): ("SELECT reflect('a', 'b') AS x", "other"),
+        ("other", "w"): ("SELECT x FROM v", "other"),
+        ("default", "v"): ("SELECT 1 AS x", "default"),
+        ("default", "ok"): ("SELECT 1 AS a", "default"),
+    }
+    reader = Sandbox(
+        "reader", Policy(str(tmp_path)), lambda db, name: views.get((db or "default", name))
+    )
     reflection = "permission denied: {}() (Java reflection){} is not allowed on this server"
     cases = {
         "SELECT java_method /* a */ ('a', 'b')": reflection.format("java_method", ""),
@@ -32,7 +41,8 @@ def test_hidden_constructs_are_found(tmp_path: Path) -> None:
         ),
         "EXPLAIN FORMATTED EXPLAIN SELECT reflect('a', 'b')": reflection.format("reflect", ""),
         "CACHE TABLE c AS SELECT reflect('a', 'b')": reflection.format("reflect", ""),
-        "SELECT * FROM w": reflection.format("reflect", " (in view v)"),
+        "SELECT * FROM other.w": reflection.format("reflect", " (in view other.v)"),
+        "SELECT * FROM v": "allowed",
         "SELECT * FROM t MAP a USING 'sh'": (
             "permission denied: TRANSFORM ... USING 'sh' (an OS command) is not allowed on "
             "this server"
