@@ -27,7 +27,8 @@ Decisions:
 * Names are case-insensitive: stored lower-case, validated against
   ``[A-Za-z_][A-Za-z0-9_]*``.
 * A table with an explicit ``LOCATION`` is external; dropping it removes only the entry
-  unless ``purge``. Dropping a managed table deletes its data.
+  unless ``purge``, which deletes the table's own files and nothing else under the
+  location (:mod:`.purge`). Dropping a managed table deletes its folder.
 * :meth:`Catalog.rename_table` rewrites the entry only. The data folder stays where it is
   (no copy on object stores, no moving a folder under a concurrent reader or writer) and
   ``hoodie.table.name`` is left as is: ``hoodie.properties`` belongs to the table's writers,
@@ -62,6 +63,7 @@ from hudilite.storage.fs import FileSystemGateway, join
 from hudilite.table.state import PROPERTIES_FILE, load_config
 
 from .entries import DatabaseEntry, TableEntry, ViewEntry
+from .purge import purge_table_files
 
 DEFAULT_DATABASE = "default"
 WAREHOUSE_ENV = "HUDILITE_WAREHOUSE"
@@ -492,8 +494,10 @@ class Catalog:
             if if_exists:
                 return False
             raise TableNotFoundError(f"table {entry.qualified_name} does not exist")
-        if entry.managed or purge:
+        if entry.managed:
             _delete_table_data(self._gateway(entry.location))
+        elif purge:  # a LOCATION may hold other files: only the table's own go
+            purge_table_files(self._gateway(entry.location))
         return True
 
     # ---- views -------------------------------------------------------------------------

@@ -458,3 +458,60 @@ def test_old_absolute_entries_of_a_copied_warehouse(cat: Catalog, wh: Path, tmp_
     assert other.get_table("s", "t").location == str(copy / "s.db" / "t")
     assert other.database_location("s") == str(copy / "s.db")
     assert other.get_table("s", "ext").location == ext.location
+
+
+def test_purge_deletes_only_the_tables_own_files(cat: Catalog, tmp_path: Path) -> None:
+    # Issue 26: PURGE of a table at a LOCATION inside a shared folder deleted the folder,
+    # other files included. Only .hoodie/ and the table's partition files go.
+    shared = tmp_path / "shared"
+    loc = shared / "t"
+    make_hudi_table(loc)
+    table_files = [
+        "city=sf/.hoodie_partition_metadata",
+        "city=sf/f1-0_0-1-2_20240101000000000.parquet",
+        "city=sf/.f1-0_0-1-2_20240101000000000.parquet.crc",
+        "city=sf/.f1-0_20240101000000000.log.1_0-1-2",
+        "city=la/.hoodie_partition_metadata",
+        "city=la/f2-0_0-1-2_20240101000000000.parquet",
+        ".hoodie/20240101000000000.commit",
+    ]
+    others = [
+        "../notes.txt",  # beside the location
+        "README.md",  # inside the location, beside the partitions
+        "city=sf/keep.csv",  # inside a partition folder, not a Hudi file
+        "reports/2024.parquet",  # a folder without partition metadata
+        "nested/.hoodie/hoodie.properties",  # another table's base path inside it
+        "nested/city=ny/.hoodie_partition_metadata",
+        "nested/city=ny/f3-0_0-1-2_20240101000000000.parquet",
+    ]
+    for rel in table_files + others:
+        (loc / rel).parent.mkdir(parents=True, exist_ok=True)
+        (loc / rel).write_bytes(b"x")
+    cat.register_table("default", "e", str(loc))
+    assert cat.drop_table("default", "e", purge=True)
+    left = sorted(str(p.relative_to(shared)) for p in shared.rglob("*") if p.is_file())
+    assert left == sorted(
+        [
+            "notes.txt",
+            "t/README.md",
+            "t/city=sf/keep.csv",
+            "t/nested/.hoodie/hoodie.properties",
+            "t/nested/city=ny/.hoodie_partition_metadata",
+            "t/nested/city=ny/f3-0_0-1-2_20240101000000000.parquet",
+            "t/reports/2024.parquet",
+        ]
+    )
+    assert not (loc / ".hoodie").exists() and not (loc / "city=la").exists()
+
+
+def test_purge_of_a_table_alone_at_its_location_removes_the_folder(
+    cat: Catalog, tmp_path: Path
+) -> None:
+    loc = tmp_path / "t"
+    make_hudi_table(loc)
+    (loc / "p=1").mkdir()
+    (loc / "p=1" / ".hoodie_partition_metadata").write_bytes(b"x")
+    (loc / "p=1" / "f1-0_0-1-2_20240101000000000.parquet").write_bytes(b"x")
+    cat.register_table("default", "e", str(loc))
+    assert cat.drop_table("default", "e", purge=True)
+    assert not loc.exists() and tmp_path.exists()
