@@ -57,12 +57,15 @@ from .ddl_common import (
     with_notes,
 )
 from .queries import VIEW_PREFIX
+from .spark_types import parse_type
 from .statements import (
     Describe,
     DescribeHistory,
+    ShowColumns,
     ShowCreateTable,
     ShowDatabases,
     ShowPartitions,
+    ShowTableExtended,
     ShowTables,
     ShowTblProperties,
     SqlError,
@@ -324,17 +327,82 @@ def catalog_relations(session: SqlContext, db: str) -> list[str]:
     return sorted(names + session.catalog.list_views(db))
 
 
+_SHOW_TABLES_SCHEMA = "namespace string, tableName string, isTemporary boolean"
+
+
 def _show_tables(session: SqlContext, stmt: ShowTables) -> Outcome:
-    db = (stmt.db or session.current_database).lower()
+    rows = _table_rows(session, stmt.db, stmt.like)
+    return Outcome(session.spark.createDataFrame(rows, _SHOW_TABLES_SCHEMA))
+
+
+def _show_table_extended(session: SqlContext, stmt: ShowTableExtended) -> Outcome:
+    # Hue and BI tools list a database's tables with it.
+    rows = [
+        (*row, relation_information(session, *row))
+        for row in _table_rows(session, stmt.db, stmt.like)
+    ]
+    schema = _SHOW_TABLES_SCHEMA + ", information string"
+    return Outcome(session.spark.createDataFrame(rows, schema))
+
+
+def _table_rows(
+    session: SqlContext, db_name: str | None, like: str | None
+) -> list[tuple[str, str, bool]]:
+    db = (db_name or session.current_database).lower()
     if not session.catalog.database_exists(db):
         raise DatabaseNotFoundError(f"database {db} does not exist")
-    match = like_matcher(stmt.like)
-    rows: list[tuple[str, str, bool]] = [
-        (db, t, False) for t in catalog_relations(session, db) if match.match(t)
+    match = like_matcher(like)
+    rows = [(db, t, False) for t in catalog_relations(session, db) if match.match(t)]
+    return rows + [("", v, True) for v in user_temp_views(session) if match.match(v)]
+
+
+def relation_information(session: SqlContext, db: str, name: str, temporary: bool) -> str:
+    """``SHOW TABLE EXTENDED``'s ``information`` of a relation: Spark's ``Key: value``
+    lines, ending with the schema tree."""
+    if temporary:
+        schema = session.spark.table(quote_identifier(name)).schema
+        return f"Table: {name}\nType: VIEW\nSchema: {schema.treeString()}"
+    lines = [f"Database: {db}", f"Table: {name}"]
+    if session.catalog.view_exists(db, name):
+        view = session.catalog.get_view(db, name)
+        fields = [StructField(c.name, parse_type(c.data_type, c.name)) for c in view.columns]
+        lines += ["Type: VIEW", f"View Text: {view.sql}", "Schema: "]
+        return "\n".join(lines) + StructType(fields).treeString()
+    table, query_type = name, ""
+    if not session.catalog.table_exists(db, name) and name[-3:] in ("_ro", "_rt"):
+        table, query_type = name[:-3], name[-2:]  # the views of a merge-on-read table
+    entry = session.catalog.get_table(db, table)
+    state = TableState.load(FileSystemGateway(entry.location))
+    config = state.config
+    props = ", ".join(
+        f"{k}={v}" for k, v in create_table_properties(config, entry.properties).items()
+    )
+    lines += [
+        f"Type: {'EXTERNAL' if entry.external else 'MANAGED'}",
+        "Provider: hudi",
+        f"Table Properties: [{props}]",
+        f"Location: {entry.location}",
     ]
-    rows += [("", v, True) for v in user_temp_views(session) if match.match(v)]
-    schema = "namespace string, tableName string, isTemporary boolean"
-    return Outcome(session.spark.createDataFrame(rows, schema))
+    if query_type:
+        lines.append(f"Hudi Query Type: {'read_optimized' if query_type == 'ro' else 'snapshot'}")
+    if config.partition_field_names:
+        names = ", ".join(f"`{p}`" for p in config.partition_field_names)
+        lines.append(f"Partition Columns: [{names}]")
+    lines.append("Schema: ")
+    return "\n".join(lines) + table_columns(entry, state, meta=True).treeString()
+
+
+def _show_columns(session: SqlContext, stmt: ShowColumns) -> Outcome:
+    db, table = session.qualify(stmt.name)
+    if session.catalog.database_exists(db) and session.catalog.view_exists(db, table):
+        rows = [(c.name,) for c in session.catalog.get_view(db, table).columns]
+        return Outcome(session.spark.createDataFrame(rows, "col_name string"))
+    done, found = hudilite_table(session, stmt.name, f"SHOW COLUMNS IN {sql_name(stmt.name)}")
+    if done is not None:
+        return done
+    entry, state = found
+    rows = [(f.name,) for f in table_columns(entry, state, meta=True).fields]
+    return Outcome(session.spark.createDataFrame(rows, "col_name string"))
 
 
 def _describe(session: SqlContext, stmt: Describe) -> Outcome:
@@ -468,8 +536,10 @@ def _describe_history(session: SqlContext, stmt: DescribeHistory) -> Outcome:
 
 
 HANDLERS: dict[type, Handler] = {
+    ShowColumns: _show_columns,
     ShowDatabases: _show_databases,
     ShowTables: _show_tables,
+    ShowTableExtended: _show_table_extended,
     Describe: _describe,
     ShowCreateTable: _show_create_table,
     ShowPartitions: _show_partitions,

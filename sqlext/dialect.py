@@ -18,6 +18,9 @@ The dialect adds, on top of Spark:
 * ``RESET [key]`` as a :class:`HudiReset` node;
 * ``EXPLAIN [EXTENDED|CODEGEN|COST|FORMATTED] <statement>`` as a :class:`HudiExplain` node
   holding the inner statement's text as written (sqlglot keeps ``EXPLAIN`` opaque);
+* ``SHOW COLUMNS (IN|FROM) t [(IN|FROM) db]`` and ``SHOW TABLE EXTENDED [IN db] LIKE 'p'``
+  as :class:`HudiShow` nodes (the separate database of ``SHOW COLUMNS`` in the table's
+  ``catalog`` slot);
 * ``SHOW TBLPROPERTIES t [(key)]`` as a :class:`HudiShow` node (``key`` the property) and
   Delta's ``DESCRIBE HISTORY t [LIMIT n]`` as a :class:`HudiHistory` node;
 * Hudi 1.x's index statements ``CREATE INDEX [IF NOT EXISTS] i ON [TABLE] t ...``,
@@ -74,7 +77,8 @@ __all__ = [
 class HudiShow(exp.Expression):
     """``SHOW <kind> ...``: ``this`` is the kind (``DATABASES``, ``TABLES``, ...); ``key``
     the property of ``SHOW TBLPROPERTIES t (key)`` (a string literal); ``like`` the pattern
-    of ``SHOW TABLES|VIEWS LIKE 'p'``."""
+    of ``SHOW TABLES|VIEWS LIKE 'p'``; ``partition`` the ``PARTITION (...)`` of ``SHOW TABLE
+    EXTENDED`` as written."""
 
     arg_types: t.ClassVar[dict[str, bool]] = {
         "this": True,
@@ -82,6 +86,7 @@ class HudiShow(exp.Expression):
         "limit": False,
         "key": False,
         "like": False,
+        "partition": False,
     }
 
 
@@ -135,6 +140,16 @@ class HudiUnsetProperties(exp.Expression):
 _SET_KEY = re.compile(r"`[^`]+`|[A-Za-z_][\w.\-]*")
 
 
+# The word SHOW <kind> puts before its target when rendered.
+_SHOW_PREPOSITIONS = {
+    "TABLES": "IN ",
+    "VIEWS": "IN ",
+    "TABLE EXTENDED": "IN ",
+    "COLUMNS": "IN ",
+    "INDEXES": "FROM ",
+}
+
+
 def _show(kind: str, target: str | None = None) -> t.Callable[[Hudilite.Parser], HudiShow]:
     def _parse(self: Hudilite.Parser) -> HudiShow:
         return self._parse_hudi_show(kind, target)
@@ -170,6 +185,8 @@ class Hudilite(Spark):
             "INDEXES": _show("INDEXES", target="from table"),
             "INDEX": _show("INDEXES", target="from table"),
             "TBLPROPERTIES": _show("TBLPROPERTIES", target="table"),
+            "COLUMNS": _show("COLUMNS", target="columns"),
+            "TABLE EXTENDED": _show("TABLE EXTENDED", target="db"),
         }
         SHOW_TRIE: t.ClassVar[dict] = new_trie(key.split(" ") for key in SHOW_PARSERS)
 
@@ -395,19 +412,32 @@ class Hudilite(Spark):
                 node = self._require(
                     self._parse_table_parts(), f"Expected a table name after SHOW {kind} FROM"
                 )
+            elif target == "columns":
+                # Spark's ``SHOW COLUMNS (IN|FROM) [db.]t [(IN|FROM) db]``.
+                if not self._match_set((TokenType.IN, TokenType.FROM)):
+                    self.raise_error("Expected FROM or IN after SHOW COLUMNS")
+                node = self._parse_plain_table("SHOW COLUMNS IN")
+                if self._match_set((TokenType.IN, TokenType.FROM)):
+                    db = self._require(self._parse_id_var(), "Expected a database name")
+                    node.set("catalog", db)  # the namespace given apart (checked later)
             elif kind == "TBLPROPERTIES":
                 node = self._parse_plain_table(f"SHOW {kind}")
             elif target == "table":
                 node = self._require(
                     self._parse_table_parts(), f"Expected a table name after SHOW {kind}"
                 )
-            like = None
-            if target == "db" and self._curr:
-                # Spark's ``SHOW TABLES|VIEWS [IN db] [LIKE] 'pattern'``.
+            like = partition = None
+            if target == "db" and (self._curr or kind == "TABLE EXTENDED"):
+                # Spark's ``SHOW TABLES|VIEWS [IN db] [LIKE] 'pattern'``, ``SHOW TABLE
+                # EXTENDED [IN db] LIKE 'pattern'``.
                 self._match(TokenType.LIKE)
                 like = self._require(
                     self._parse_string(), f"Expected a pattern string after SHOW {kind}"
                 )
+                if kind == "TABLE EXTENDED" and self._match(TokenType.PARTITION):
+                    partition = self.sql[self._prev.start : self._statement_end()].strip()
+                    while self._curr:
+                        self._advance()
             limit = None
             if kind == "COMPACTION" and self._match(TokenType.LIMIT):
                 limit = self._require(self._parse_number(), "Expected a number after LIMIT")
@@ -416,7 +446,14 @@ class Hudilite(Spark):
                 key = self._parse_property_key("SHOW TBLPROPERTIES")
                 self._match_r_paren()
             return self.expression(
-                HudiShow(this=kind, target=node, limit=limit, key=key, like=like)
+                HudiShow(
+                    this=kind,
+                    target=node,
+                    limit=limit,
+                    key=key,
+                    like=like,
+                    partition=exp.Literal.string(partition) if partition else None,
+                )
             )
 
         def _parse_plain_table(self, what: str) -> exp.Table:
@@ -557,9 +594,10 @@ class Hudilite(Spark):
                 for p in (
                     "SHOW",
                     e.name + (" ON" if e.name == "COMPACTION" else ""),
-                    {"TABLES": "IN ", "INDEXES": "FROM "}.get(e.name, "") + self.sql(e, "target")
+                    _SHOW_PREPOSITIONS.get(e.name, "") + self.sql(e, "target")
                     if e.args.get("target")
                     else "",
+                    f"LIKE {self.sql(e, 'like')}" if e.args.get("like") else "",
                     f"LIMIT {self.sql(e, 'limit')}" if e.args.get("limit") else "",
                     f"({e.args['key'].name})" if e.args.get("key") else "",
                 )

@@ -41,9 +41,11 @@ __all__ = [
     "Query",
     "ResetOption",
     "SetOption",
+    "ShowColumns",
     "ShowCreateTable",
     "ShowDatabases",
     "ShowPartitions",
+    "ShowTableExtended",
     "ShowTables",
     "ShowTblProperties",
     "ShowViews",
@@ -161,6 +163,22 @@ class ShowDatabases:
 class ShowTables:
     db: str | None
     like: str | None = None
+
+
+@dataclass(frozen=True)
+class ShowTableExtended:
+    """``SHOW TABLE EXTENDED [IN db] LIKE 'pattern'``: SHOW TABLES' rows, each with its
+    ``information`` (Spark's ``Key: value`` lines)."""
+
+    db: str | None
+    like: str
+
+
+@dataclass(frozen=True)
+class ShowColumns:
+    """``SHOW COLUMNS (IN|FROM) t [(IN|FROM) db]``: the names of a table's columns."""
+
+    name: TableName
 
 
 @dataclass(frozen=True)
@@ -434,6 +452,8 @@ Statement = (
     | DropDatabase
     | UseDatabase
     | ShowDatabases
+    | ShowColumns
+    | ShowTableExtended
     | ShowTables
     | ShowViews
     | CreateView

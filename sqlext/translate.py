@@ -51,13 +51,16 @@ from .statement_types import (
     Query,
     ResetOption,
     SetOption,
+    ShowColumns,
     ShowCreateTable,
     ShowDatabases,
     ShowPartitions,
+    ShowTableExtended,
     ShowTables,
     ShowTblProperties,
     ShowViews,
     SparkStatement,
+    SqlError,
     SqlParseError,
     Statement,
     TableName,
@@ -247,8 +250,25 @@ def _show(node: HudiShow) -> Statement | None:
     pattern = like.this if like is not None else None
     if kind == "TABLES":
         return ShowTables(_ident(target) if target is not None else None, pattern)
+    if kind == "TABLE EXTENDED":
+        if node.args.get("partition") is not None:
+            raise UnsupportedStatementError(
+                f"SHOW TABLE EXTENDED ... {node.args['partition'].name} is not supported: "
+                "SHOW PARTITIONS t lists a table's partitions"
+            )
+        return ShowTableExtended(_ident(target) if target is not None else None, pattern or "*")
     if kind == "VIEWS":
         return ShowViews(_ident(target) if target is not None else None, pattern)
+    if kind == "COLUMNS":
+        name = _table(target)
+        apart = target.args.get("catalog")
+        if apart is not None and name.db is not None and apart.name.lower() != name.db.lower():
+            # Spark's SHOW_COLUMNS_WITH_CONFLICT_NAMESPACE.
+            raise SqlError(
+                "[SHOW_COLUMNS_WITH_CONFLICT_NAMESPACE] SHOW COLUMNS with conflicting "
+                f"namespaces: `{apart.name.lower()}` != `{name.db.lower()}`."
+            )
+        return ShowColumns(TableName(apart.name if apart is not None else name.db, name.table))
     if kind == "CREATE TABLE":
         return ShowCreateTable(_table(target))
     if kind == "PARTITIONS":
