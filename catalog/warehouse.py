@@ -115,9 +115,18 @@ def _now() -> str:
 
 
 def _location_of(path: str) -> str:
-    """A canonical location string: an absolute path locally, the URI elsewhere."""
+    """A canonical location string: an absolute path locally, the URI elsewhere.
+
+    A relative path is refused: it would resolve against the working directory of
+    whichever process runs the statement (a SQL server's, not the client's), so the same
+    statement would put the table in different places."""
     if "://" in path and not path.startswith("file:"):
         return path.rstrip("/")
+    if not path.startswith("file:") and not os.path.isabs(path):
+        raise CatalogError(
+            f"LOCATION {path!r} is a relative path, which would resolve against this "
+            f"process's working directory ({os.getcwd()}); give an absolute path or a URI"
+        )
     return FileSystemGateway(path).abs_path("")
 
 

@@ -515,3 +515,26 @@ def test_purge_of_a_table_alone_at_its_location_removes_the_folder(
     cat.register_table("default", "e", str(loc))
     assert cat.drop_table("default", "e", purge=True)
     assert not loc.exists() and tmp_path.exists()
+
+
+def test_relative_locations_are_refused(
+    cat: Catalog, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Issue 26: a relative LOCATION resolved against the working directory of the process
+    # running the statement (a SQL server's, not the client's).
+    monkeypatch.chdir(tmp_path)
+    message = (
+        f"LOCATION 'data/t' is a relative path, which would resolve against this process's "
+        f"working directory ({tmp_path}); give an absolute path or a URI"
+    )
+    with pytest.raises(CatalogError) as err:
+        cat.create_table("default", "t", make_hudi_table, location="data/t")
+    assert str(err.value) == message
+    with pytest.raises(CatalogError, match="LOCATION 'data/t' is a relative path"):
+        cat.register_table("default", "t", "data/t")
+    with pytest.raises(CatalogError, match="LOCATION 'dbs' is a relative path"):
+        cat.create_database("d", location="dbs")
+    assert not (tmp_path / "data").exists() and not cat.table_exists("default", "t")
+    # Absolute paths and file: URIs are taken as they are.
+    entry = cat.create_table("default", "t", make_hudi_table, location=f"file:{tmp_path}/a")
+    assert entry.location == str(tmp_path / "a")
