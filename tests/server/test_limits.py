@@ -168,7 +168,10 @@ def test_connection_and_result_caps(spark: Any, users_file: Path, tmp_path: Path
 def test_http_body_limit_applies_before_authentication(
     spark: Any, users_file: Path, tmp_path: Path
 ) -> None:
-    with password_server(spark, users_file, tmp_path / "wh", transport_mode="http") as srv:
+    settings = {"hudilite.thriftserver.login.max.failures": "2"}
+    with password_server(
+        spark, users_file, tmp_path / "wh", transport_mode="http", settings=settings
+    ) as srv:
         for auth in (None, "wendy:wrong"):
             client = http.client.HTTPConnection("127.0.0.1", srv.port, timeout=10)
             client.putrequest("POST", "/cliservice")
@@ -191,6 +194,19 @@ def test_http_body_limit_applies_before_authentication(
             )
             assert text == f"HTTP 401: {expected}\n"
             assert time.monotonic() - started < 5
+            client.close()
+        # Logins are throttled over HTTP too: wendy failed once above, once more locks her
+        # out (her right password included), small bodies are read to answer the call.
+        for password, expected in (
+            ("wrong", "authentication failed for user 'wendy'"),
+            (USERS["wendy"][0], "too many failed logins for user 'wendy' from 127.0.0.1"),
+        ):
+            token = base64.b64encode(f"wendy:{password}".encode()).decode()
+            client = http.client.HTTPConnection("127.0.0.1", srv.port, timeout=10)
+            client.request("POST", "/cliservice", b"x", {"Authorization": f"Basic {token}"})
+            reply = client.getresponse()
+            assert reply.status == 401
+            assert reply.read().decode().startswith(f"HTTP 401: {expected}")
             client.close()
         # A signed-in client still works over HTTP.
         conn = hive.connect(
