@@ -103,6 +103,8 @@ def test_hudi_1_1_timestamp_table_reads_writes_and_prunes(spark, tmp_path, table
     # Filters on the partition column compare numbers, not the path's text.
     assert spark_rows(t.read(where=f"event > {ev(H09) + ev(60)}"), COLS) == expected[1:]
     assert spark_rows(t.read(where=f"event = {ev(H10)}"), COLS) == expected[2:]
+    via_source = spark.read.format("hudilite").load(t.path).filter(f"event = {ev(H10)}")
+    assert spark_rows(via_source, COLS) == expected[2:]
     session = hudilite.connect(str(tmp_path / "wh"), spark=spark)
     session.sql(f"CREATE TABLE ts9 USING hudi LOCATION '{t.path}'")
     got = session.sql(f"SELECT id, event FROM ts9 WHERE event >= {ev(H10)} ORDER BY id")
