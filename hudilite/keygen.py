@@ -46,6 +46,7 @@ from hudilite.keygen_dates import (
     normalize_tz,
     parse_dates,
 )
+from hudilite.partition_segments import check_segment_lengths
 
 if TYPE_CHECKING:
     from hudilite.config import Options, TableConfig
@@ -287,6 +288,7 @@ def partition_paths(spec: KeyGenSpec, batch: Batch) -> pa.StringArray:
         _check_segments(text, name, hive_prefixed=spec.hive_style)
         if spec.hive_style:
             text = pc.binary_join_element_wise(f"{name}=", text, "")
+        check_segment_lengths(name, text)  # a folder name the file system would refuse
         pieces.append(text)
     joined = pieces[0] if len(pieces) == 1 else pc.binary_join_element_wise(*pieces, "/")
     return _as_array(joined)

@@ -40,6 +40,7 @@ from hudilite.keygen import (
     unsafe_value_message,
 )
 from hudilite.keygen_ambiguity import PLACEHOLDERS, ambiguous_value_message, field_markers
+from hudilite.partition_segments import MAX_SEGMENT_BYTES, overlong_message
 from hudilite.schema import DELETE_COL, PARTITION_PATH_COL, RECORD_KEY_COL, SEQ_COL
 from hudilite.spark.convert import arrow_schema, spark_schema
 from hudilite.write.keying import SEQ_PARTITION_SHIFT, KeyingSpec, key_batch, keyed_schema
@@ -64,6 +65,19 @@ def _ambiguous(name: str, value: Column, fields: tuple[str, ...]) -> tuple[Colum
     head, tail = ambiguous_value_message(name, "\x00", fields).split("\x00")
     message = F.concat(F.lit(f"{_ERROR_PREFIX}{head}'"), value, F.lit(f"'{tail}"))
     return ambiguous, F.raise_error(message)
+
+
+def _refuse_overlong(name: str, folder: Column) -> Column:
+    """``folder`` unless one of its segments is too long a folder name (partition_segments)."""
+    long = F.filter(F.split(folder, "/"), lambda s: F.octet_length(s) > MAX_SEGMENT_BYTES)
+    segment = F.when(F.size(long) > 0, F.element_at(long, 1))  # (ANSI: no index past the end)
+    head, tail = overlong_message(name, "\x00").split("\x00")
+    shown = F.concat(
+        F.lit("'"), F.substring(segment, 1, 40), F.lit("...' ("), F.octet_length(segment),
+        F.lit(" bytes)"),
+    )  # fmt: skip
+    refused = F.raise_error(F.concat(F.lit(f"{_ERROR_PREFIX}{head}"), shown, F.lit(tail)))
+    return F.when(segment.isNotNull(), refused).otherwise(folder)
 
 
 def _text(df: DataFrame, name: str) -> Column:
@@ -132,7 +146,8 @@ def native_key_columns(spec: KeyGenSpec, df: DataFrame) -> tuple[Column, Column]
                 .when(unsafe, refused)
                 .otherwise(value)
             )
-            pieces.append(F.concat(F.lit(f"{name}="), text) if spec.hive_style else text)
+            folder = F.concat(F.lit(f"{name}="), text) if spec.hive_style else text
+            pieces.append(_refuse_overlong(name, folder))
         path = pieces[0] if len(pieces) == 1 else F.concat_ws("/", *pieces)
     return key, path
 

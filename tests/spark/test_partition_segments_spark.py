@@ -1,0 +1,40 @@
+"""An overlong partition value fails a write by name, not with a raw ``[Errno 36]`` (issue 26).
+
+Both key generators refuse it before any instant: the driver-side write (Arrow key
+generator, the row named) and a Spark write keyed by Spark expressions.
+"""
+
+from __future__ import annotations
+
+import pyarrow as pa
+import pytest
+
+import hudilite
+from hudilite.errors import KeyGenerationError
+from tests.helpers import hudi_rs_read, rows
+
+SCHEMA = pa.schema([("id", pa.string()), ("ts", pa.int64()), ("p", pa.string())])
+COLS = ["id", "ts", "p"]
+MESSAGE = (
+    "partition field 'p': the folder name 'p=" + "v" * 38 + "...' (302 bytes){} is longer "
+    "than the 255 bytes a file system allows; shorten the value or partition by another field"
+)
+
+
+@pytest.mark.parametrize(
+    ("options", "row"),
+    [({}, " in row 1"), ({"hoodie.hudilite.write.local.max.rows": "0"}, "")],
+    ids=["driver", "spark-native"],
+)
+def test_overlong_partition_value_is_refused_by_name(spark, tmp_path, options, row):
+    t = hudilite.Table.create(
+        spark, str(tmp_path / "t"), SCHEMA, record_key="id", partition_by=["p"]
+    )
+    t.write(pa.table({"id": ["a"], "ts": [1], "p": ["x"]}, schema=SCHEMA))
+    before = [(i.requested_time, i.action, i.state) for i in t.timeline()]
+    data = pa.table({"id": ["b", "c"], "ts": [1, 1], "p": ["y", "v" * 300]}, schema=SCHEMA)
+    with pytest.raises(KeyGenerationError) as err:
+        t.write(spark.createDataFrame(data.to_pandas()), options=options)
+    assert str(err.value) == MESSAGE.format(row)
+    assert [(i.requested_time, i.action, i.state) for i in t.timeline()] == before
+    assert rows(hudi_rs_read(t.path), COLS) == [("a", 1, "x")]

@@ -1,0 +1,46 @@
+"""Overlong partition folder names are refused by name (issue 26: a raw ``[Errno 36]``)."""
+
+from __future__ import annotations
+
+import pyarrow as pa
+import pytest
+
+from hudilite.errors import KeyGenerationError
+from hudilite.keygen import KeyGenSpec, partition_paths
+from hudilite.partition_segments import MAX_SEGMENT_BYTES, overlong_message, shown_folder
+
+
+def test_overlong_values_are_refused_naming_field_folder_and_row() -> None:
+    long = "v" * 300
+    data = pa.table({"id": ["a", "b"], "p": ["ok", long]})
+    with pytest.raises(KeyGenerationError) as err:
+        partition_paths(KeyGenSpec("SIMPLE", ("id",), ("p",)), data)
+    assert str(err.value) == (
+        "partition field 'p': the folder name '" + "v" * 40 + "...' (300 bytes) in row 1 is "
+        "longer than the 255 bytes a file system allows; shorten the value or partition by "
+        "another field"
+    )
+    # Hive style counts the 'p=' prefix; URL-encoding counts the escapes (':' -> '%3A').
+    edge = "v" * (MAX_SEGMENT_BYTES - 2)
+    hive = KeyGenSpec("SIMPLE", ("id",), ("p",), hive_style=True)
+    assert partition_paths(hive, pa.table({"id": ["a"], "p": [edge]})).to_pylist() == [f"p={edge}"]
+    with pytest.raises(KeyGenerationError, match=r"\(256 bytes\) in row 0"):
+        partition_paths(hive, pa.table({"id": ["a"], "p": [edge + "v"]}))
+    encoded = KeyGenSpec("SIMPLE", ("id",), ("p",), url_encode=True)
+    with pytest.raises(KeyGenerationError, match=r"'%3A%3A.*\(258 bytes\)"):
+        partition_paths(encoded, pa.table({"id": ["a"], "p": [":" * 86]}))
+
+
+def test_segments_are_measured_in_utf8_bytes_per_folder() -> None:
+    spec = KeyGenSpec("SIMPLE", ("id",), ("p",))
+    # 128 two-byte characters: 256 bytes in one folder.
+    with pytest.raises(KeyGenerationError, match=r"\(256 bytes\) in row 0"):
+        partition_paths(spec, pa.table({"id": ["a"], "p": ["é" * 128]}))
+    # A '/' in a value makes nested folders, each within the limit.
+    nested = "a" * 200 + "/" + "b" * 200
+    assert partition_paths(spec, pa.table({"id": ["a"], "p": [nested]})).to_pylist() == [nested]
+
+
+def test_message_parts() -> None:
+    assert shown_folder("x" * 10) == "'xxxxxxxxxx' (10 bytes)"
+    assert overlong_message("p", "F").startswith("partition field 'p': the folder name F is")
