@@ -138,7 +138,8 @@ TIMESTAMP_OUTPUT_FORMAT = _key(
 TIMESTAMP_INPUT_FORMAT = _key(
     "hoodie.keygen.timebased.input.dateformat",
     None,
-    "Timestamp keygen input date format.",
+    "Timestamp keygen input date format (DATE_STRING): a Java date pattern; offsets Z/X/XXX, "
+    "zone ids z, quoted literals and fractions are read (a parsed offset wins over the zone).",
     aliases=("hoodie.deltastreamer.keygen.timebased.input.dateformat",),
 )
 TIMESTAMP_TIMEZONE = _key(
@@ -192,7 +193,9 @@ CHANGELOG_ENABLED = _key(
 POPULATE_META_FIELDS = _key(
     "hoodie.populate.meta.fields",
     True,
-    "Write the _hoodie_* meta columns.",
+    "false: a table without meta fields (Hudi's virtual keys); rows stored without "
+    "_hoodie_record_key are matched by their record key fields (hudilite still fills the "
+    "meta columns of the records it writes).",
     parse=parse_bool,
     scope="table",
 )
