@@ -15,12 +15,14 @@ and log blocks the same way; writes merge old rows into the new schema).
 
 The rules Hudi (and Spark's ``ALTER TABLE ADD COLUMNS``) applies:
 
-* new columns are nullable -- old rows have no value for them -- and are appended after
-  the existing columns (partition columns stay where they are);
+* new columns are nullable -- old rows have no value for them -- and go after the data
+  columns, before the partition columns that end the schema (Hudi's ``dataSchema ++
+  colsToAdd ++ partitionSchema``; a new table puts its partition columns last, so
+  ``INSERT INTO copy SELECT * FROM t`` and ``SHOW CREATE TABLE`` keep one order);
 * a column name may not already exist, compared case-insensitively as Spark resolves
   names, nor be one of Hudi's meta columns;
-* the Avro schema keeps the existing fields exactly as recorded (a schema Hudi wrote
-  stays byte-identical) and appends ``["null", T]`` fields with ``"default": null``.
+* the Avro schema keeps the existing fields exactly as recorded and inserts ``["null", T]``
+  fields with ``"default": null``.
 
 hudilite also writes the new schema to ``hoodie.table.create.schema`` after the commit,
 so a reader that only looks at the table config sees the columns too, and lists the new
@@ -138,9 +140,14 @@ def _record_names(avro: dict[str, Any]) -> tuple[str, str]:
     return name, namespace
 
 
-def evolve_avro_schema(schema_json: str, added: pa.Schema) -> str:
-    """``schema_json`` (an Avro record of the data columns) with ``added`` appended as
-    nullable fields; the existing fields are kept as they are."""
+def evolve_avro_schema(
+    schema_json: str, added: pa.Schema, partition_fields: Sequence[str] = ()
+) -> str:
+    """``schema_json`` (an Avro record of the data columns) with ``added`` as nullable
+    fields after the data columns and before the partition columns that end the record
+    (as Hudi's ``AlterHoodieTableAddColumnsCommand`` builds ``dataSchema ++ colsToAdd ++
+    partitionSchema``, and as a new table orders them); the existing fields are kept as
+    they are."""
     try:
         avro = json.loads(schema_json)
     except json.JSONDecodeError as exc:
@@ -149,8 +156,13 @@ def evolve_avro_schema(schema_json: str, added: pa.Schema) -> str:
     # Nested records of the new fields are named within the table's record, as Hudi names
     # them (namespace = the record's full name).
     rendered = arrow_to_avro_schema(added, name, namespace)
+    fields = list(avro.get("fields", []))
+    partitions = {p.lower() for p in partition_fields}
+    at = len(fields)
+    while at > 0 and str(fields[at - 1].get("name", "")).lower() in partitions:
+        at -= 1
     evolved = dict(avro)
-    evolved["fields"] = [*avro.get("fields", []), *rendered["fields"]]
+    evolved["fields"] = [*fields[:at], *rendered["fields"], *fields[at:]]
     text = json.dumps(evolved, separators=(",", ":"))
     avro_to_arrow_schema(text)  # the result must read back (raises SchemaError otherwise)
     return text
@@ -159,7 +171,8 @@ def evolve_avro_schema(schema_json: str, added: pa.Schema) -> str:
 def _evolve(state: TableState, columns: pa.Schema | Sequence[pa.Field]) -> tuple[pa.Schema, str]:
     """The columns to add and the evolved Avro schema (JSON) of the table now."""
     added = check_new_columns(state.data_schema, columns)
-    return added, evolve_avro_schema(table_schema_json(state), added)
+    partitions = state.config.partition_field_names
+    return added, evolve_avro_schema(table_schema_json(state), added, partitions)
 
 
 def add_columns(

@@ -619,26 +619,39 @@ def test_add_columns(session: Any, tmp_path: Path, kind: str) -> None:
     fill(session, "trips", TRIPS)
     session.sql("ALTER TABLE trips ADD COLUMNS (rider STRING COMMENT 'who', tip DECIMAL(5,2))")
     described = collect(session, "DESCRIBE trips")
+    # New columns before the partition column, which stays last as in a new table (and as
+    # Hudi orders them: dataSchema ++ colsToAdd ++ partitionSchema).
     assert described[5:11] == [
         ("uuid", "string", None),
         ("ts", "bigint", None),
         ("fare", "double", None),
-        ("city", "string", None),
         ("rider", "string", "who"),
         ("tip", "decimal(5,2)", None),
+        ("city", "string", None),
     ]
     assert data(session, "trips", "uuid, rider, tip") == [
         ("a", None, None),
         ("b", None, None),
         ("c", None, None),
     ]
-    fill(session, "trips", [("a", 5, 11.0, "sf", "ann", Decimal("1.50"))])
+    fill(session, "trips", [("a", 5, 11.0, "ann", Decimal("1.50"), "sf")])
     assert data(session, "trips", "uuid, fare, rider, tip") == [
         ("a", 11.0, "ann", Decimal("1.50")),
         ("b", 20.0, None, None),
         ("c", 30.0, None, None),
     ]
     assert "rider STRING COMMENT 'who'" in collect(session, "SHOW CREATE TABLE trips")[0][0]
+    # The copy: SHOW CREATE TABLE recreates the same column order, so a positional
+    # INSERT INTO copy SELECT * FROM trips lines up (it failed on the moved partition column).
+    created = collect(session, "SHOW CREATE TABLE trips")[0][0]
+    session.sql(re.sub(r"^CREATE TABLE \S+", "CREATE TABLE trips_copy", created))
+    assert collect(session, "DESCRIBE trips_copy")[:11] == described[:11]
+    session.sql("INSERT INTO trips_copy SELECT * FROM trips")
+    assert data(session, "trips_copy", "uuid, fare, rider, tip, city") == [
+        ("a", 11.0, "ann", Decimal("1.50"), "sf"),
+        ("b", 20.0, None, None, "nyc"),
+        ("c", 30.0, None, None, "sf"),
+    ]
     with pytest.raises(SchemaError, match=r"column 'RIDER' already exists in default\.trips"):
         session.sql("ALTER TABLE trips ADD COLUMNS (RIDER STRING)")
     with pytest.raises(SchemaError, match=r"cannot add column 'x' to default\.trips as NOT NULL"):

@@ -276,19 +276,22 @@ def test_add_columns(table):
     assert meta.operation_type == "ALTER_SCHEMA"
     assert meta.write_stats() == []
     fields = json.loads(meta.schema)["fields"]
-    assert [f["name"] for f in fields] == [*DATA, "tip", "note"]
-    assert fields[-1] == {"name": "note", "type": ["null", "string"], "default": None}
+    # Before the partition column, as Hudi's ADD COLUMNS orders them (dataSchema ++
+    # colsToAdd ++ partitionSchema) and as a new table does.
+    evolved = ["uuid", "ts", "fare", "tip", "note", "city"]
+    assert [f["name"] for f in fields] == evolved
+    assert fields[4] == {"name": "note", "type": ["null", "string"], "default": None}
     props = props_file(t)
     assert json.loads(props["hoodie.table.create.schema"]) == json.loads(meta.schema)
     assert props["hoodie.table.checksum"] == str(table_checksum("default", "trips"))
-    cols = [*DATA, "tip", "note"]
-    assert t.schema.names == cols
+    assert t.schema.names == evolved
+    cols = [*DATA, "tip", "note"]  # the order the rows below are read and written in
 
     # Old files read null in the new columns, everywhere (hudi-rs fills them too).
     old = [("a", 2, 5.0, "sf"), ("b", 1, 2.0, "sf"), ("c", 2, 6.0, "la"), ("d", 1, 4.0, "ny")]
     assert all_reads(t, cols) == [(*r, None, None) for r in old]
     # Writes with the new columns, and without them (nulls), merge with the old rows.
-    s2 = t.schema
+    s2 = pa.schema([t.schema.field(c) for c in cols])
     t.write(batch(("b", 3, 9.0, "sf", 1.5, "x"), ("e", 1, 8.0, "la", 2.5, None), schema=s2))
     t.write(batch(("d", 3, 9.5, "ny"), ("f", 1, 1.0, "la")))
     expected = [

@@ -103,13 +103,20 @@ def test_add_columns_to_a_hudi_table(shared_fixture, fixture):
     meta = state.timeline.commit_metadata(last)
     assert meta.operation_type == "ALTER_SCHEMA"
     assert meta.write_stats() == []
-    assert state.data_schema.names[-2:] == ["tip", "note"]
+    # Hudi's order: data columns, the new ones, the partition columns (dataSchema ++
+    # colsToAdd ++ partitionSchema in AlterHoodieTableAddColumnsCommand).
+    old_names = [f["name"] for f in old_schema["fields"]]
+    partitions = {p.lower() for p in state.config.partition_field_names}
+    trailing = [n for n in old_names if n.lower() in partitions]
+    data = [n for n in old_names if n.lower() not in partitions]
+    assert state.data_schema.names == [*data, "tip", "note", *trailing]
     # hoodie.properties: the create schema follows, with a checksum Hudi accepts.
     props = cfg.parse_properties(state.gw.read_bytes(".hoodie/hoodie.properties").decode())
     create = json.loads(props["hoodie.table.create.schema"])
-    assert create["fields"][: len(old_schema["fields"])] == old_schema["fields"]
+    kept = [f for f in create["fields"] if f["name"] not in ("tip", "note")]
+    assert kept == old_schema["fields"]  # every recorded field as it was, in its order
     assert create == json.loads(meta.schema or "")
-    assert [f["name"] for f in create["fields"][-2:]] == ["tip", "note"]
+    assert [f["name"] for f in create["fields"]] == state.data_schema.names
     assert props["hoodie.table.checksum"] == str(
         cfg.table_checksum(props["hoodie.database.name"], props["hoodie.table.name"])
     )
