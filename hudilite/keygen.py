@@ -46,7 +46,11 @@ from hudilite.keygen_dates import (
     normalize_tz,
     parse_dates,
 )
-from hudilite.partition_segments import check_segment_lengths
+from hudilite.partition_segments import (
+    check_no_slash,
+    check_segment_lengths,
+    splits_ambiguously,
+)
 
 if TYPE_CHECKING:
     from hudilite.config import Options, TableConfig
@@ -276,6 +280,7 @@ def partition_paths(spec: KeyGenSpec, batch: Batch) -> pa.StringArray:
     if not spec.partition_parts:
         return pa.repeat("", batch.num_rows)
     pieces = []
+    n_parts = len(spec.partition_parts)
     for name, kind in spec.partition_parts:
         if kind == TIMESTAMP:  # never null: a null instant takes Hudi's default value
             text = _timestamp_part(spec, _column(batch, name), name)
@@ -286,6 +291,8 @@ def partition_paths(spec: KeyGenSpec, batch: Batch) -> pa.StringArray:
             text = _escape_array(text) if spec.url_encode else text
             text = pc.if_else(missing, DEFAULT_PARTITION_PATH, text)
         _check_segments(text, name, hive_prefixed=spec.hive_style)
+        if kind == SIMPLE and splits_ambiguously(n_parts, spec.hive_style, spec.url_encode):
+            check_no_slash(name, text, list(spec.partition_field_names))
         if spec.hive_style:
             text = pc.binary_join_element_wise(f"{name}=", text, "")
         check_segment_lengths(name, text)  # a folder name the file system would refuse

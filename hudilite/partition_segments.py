@@ -1,12 +1,15 @@
-"""Partition path segments longer than a folder name may be are refused before a write.
+"""Partition values whose folders cannot hold them are refused before a write.
 
-Local file systems, HDFS and the JVM's temporary paths cap one name at 255 bytes: a
+Too long: local file systems, HDFS and the JVM's temporary paths cap one name at 255 bytes: a
 partition value whose folder name (``field=value`` when hive style, after URL-encoding)
 is longer failed deep in the write with the operating system's raw ``[Errno 36] File
 name too long`` and the folder's path. Both key generators (the Arrow one in
 :func:`hudilite.keygen.partition_paths`, the Spark expressions in
 :mod:`hudilite.spark.keying`) check each segment's UTF-8 length with this rule and raise
 one :class:`KeyGenerationError` naming the field and the value instead.
+
+Ambiguous: a ``/`` inside one of several plain partition values (see
+:func:`splits_ambiguously`).
 """
 
 from __future__ import annotations
@@ -48,4 +51,32 @@ def check_segment_lengths(name: str, folder: pa.Array) -> None:
                 raise KeyGenerationError(overlong_message(name, shown_folder(segment, row)))
 
 
-__all__ = ["MAX_SEGMENT_BYTES", "check_segment_lengths", "overlong_message", "shown_folder"]
+def splits_ambiguously(parts: int, hive_style: bool, url_encode: bool) -> bool:
+    """Whether a ``/`` inside a plain (SIMPLE) partition value makes paths ambiguous: with
+    several partition fields neither hive style (``a=x/y/b=z`` names each field) nor
+    URL-encoding (``x%2Fy``) marks where a value ends, so ``('x/y', 'z')`` and
+    ``('x', 'y/z')`` would share the folder ``x/y/z``. (With one field, ``x/y`` is only
+    ever that value: nested folders, as Hudi's ``yyyy/MM/dd`` paths.)"""
+    return parts > 1 and not hive_style and not url_encode
+
+
+def slash_message(name: str, shown: str, fields: list[str]) -> str:
+    """The one-line refusal for partition field ``name`` whose value ``shown`` holds ``/``."""
+    return (
+        f"partition field {name!r} has value {shown} holding '/', which would make its "
+        f"partition path (fields {fields!r}, not hive style) the same as other values': "
+        "change the value, or use hive-style partitioning or partitionpath.urlencode"
+    )
+
+
+def check_no_slash(name: str, text: pa.Array, fields: list[str]) -> None:
+    """Raise :class:`KeyGenerationError` for the first value of ``text`` holding ``/``."""
+    bad = pc.fill_null(pc.match_substring(text, "/"), False)
+    if pc.any(bad).as_py():
+        row = pc.index(bad, True).as_py()
+        shown = f"{text[row].as_py()!r} in row {row}"
+        raise KeyGenerationError(slash_message(name, shown, fields))
+
+
+__all__ = ["MAX_SEGMENT_BYTES", "check_no_slash", "check_segment_lengths", "overlong_message",
+           "shown_folder", "slash_message", "splits_ambiguously"]  # fmt: skip

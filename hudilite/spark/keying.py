@@ -40,7 +40,12 @@ from hudilite.keygen import (
     unsafe_value_message,
 )
 from hudilite.keygen_ambiguity import PLACEHOLDERS, ambiguous_value_message, field_markers
-from hudilite.partition_segments import MAX_SEGMENT_BYTES, overlong_message
+from hudilite.partition_segments import (
+    MAX_SEGMENT_BYTES,
+    overlong_message,
+    slash_message,
+    splits_ambiguously,
+)
 from hudilite.schema import DELETE_COL, PARTITION_PATH_COL, RECORD_KEY_COL, SEQ_COL
 from hudilite.spark.convert import arrow_schema, spark_schema
 from hudilite.write.keying import SEQ_PARTITION_SHIFT, KeyingSpec, key_batch, keyed_schema
@@ -141,11 +146,16 @@ def native_key_columns(spec: KeyGenSpec, df: DataFrame) -> tuple[Column, Column]
                     F.lit(f"hudilite.errors.KeyGenerationError: {head}'"), value, F.lit(f"'{tail}")
                 )
             )
-            text = (
-                F.when(value.isNull() | (value == ""), F.lit(DEFAULT_PARTITION_PATH))
-                .when(unsafe, refused)
-                .otherwise(value)
+            text = F.when(value.isNull() | (value == ""), F.lit(DEFAULT_PARTITION_PATH)).when(
+                unsafe, refused
             )
+            parts = len(spec.partition_parts)
+            if splits_ambiguously(parts, spec.hive_style, spec.url_encode):
+                fields = list(spec.partition_field_names)
+                head, tail = slash_message(name, "\x00", fields).split("\x00")
+                message = F.concat(F.lit(f"{_ERROR_PREFIX}{head}'"), value, F.lit(f"'{tail}"))
+                text = text.when(value.contains("/"), F.raise_error(message))
+            text = text.otherwise(value)
             folder = F.concat(F.lit(f"{name}="), text) if spec.hive_style else text
             pieces.append(_refuse_overlong(name, folder))
         path = pieces[0] if len(pieces) == 1 else F.concat_ws("/", *pieces)

@@ -38,3 +38,26 @@ def test_overlong_partition_value_is_refused_by_name(spark, tmp_path, options, r
     assert str(err.value) == MESSAGE.format(row)
     assert [(i.requested_time, i.action, i.state) for i in t.timeline()] == before
     assert rows(hudi_rs_read(t.path), COLS) == [("a", 1, "x")]
+
+
+@pytest.mark.parametrize(
+    ("options", "row"),
+    [({}, " in row 0"), ({"hoodie.hudilite.write.local.max.rows": "0"}, "")],
+    ids=["driver", "spark-native"],
+)
+def test_a_slash_in_one_of_several_plain_partition_values_is_refused(spark, tmp_path, options, row):
+    schema = pa.schema([("id", pa.string()), ("a", pa.string()), ("b", pa.string())])
+    t = hudilite.Table.create(
+        spark, str(tmp_path / "t"), schema, record_key="id", partition_by=["a", "b"],
+        options={"hoodie.datasource.write.hive_style_partitioning": "false"},
+    )  # fmt: skip
+    t.write(pa.table({"id": ["1"], "a": ["x"], "b": ["z"]}, schema=schema))
+    data = pa.table({"id": ["2"], "a": ["x"], "b": ["y/z"]}, schema=schema)
+    with pytest.raises(KeyGenerationError) as err:
+        t.write(spark.createDataFrame(data.to_pandas()), options=options)
+    assert str(err.value) == (
+        f"partition field 'b' has value 'y/z'{row} holding '/', which would make its "
+        "partition path (fields ['a', 'b'], not hive style) the same as other values': "
+        "change the value, or use hive-style partitioning or partitionpath.urlencode"
+    )
+    assert rows(hudi_rs_read(t.path), ["id", "a", "b"]) == [("1", "x", "z")]

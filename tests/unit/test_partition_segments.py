@@ -44,3 +44,23 @@ def test_segments_are_measured_in_utf8_bytes_per_folder() -> None:
 def test_message_parts() -> None:
     assert shown_folder("x" * 10) == "'xxxxxxxxxx' (10 bytes)"
     assert overlong_message("p", "F").startswith("partition field 'p': the folder name F is")
+
+
+def test_a_slash_in_one_of_several_plain_values_is_refused() -> None:
+    # ('x/y', 'z') and ('x', 'y/z') both became the folder x/y/z.
+    spec = KeyGenSpec("COMPLEX", ("id",), ("a", "b"))
+    data = pa.table({"id": ["1", "2"], "a": ["x", "x"], "b": ["z", "y/z"]})
+    with pytest.raises(KeyGenerationError) as err:
+        partition_paths(spec, data)
+    assert str(err.value) == (
+        "partition field 'b' has value 'y/z' in row 1 holding '/', which would make its "
+        "partition path (fields ['a', 'b'], not hive style) the same as other values': "
+        "change the value, or use hive-style partitioning or partitionpath.urlencode"
+    )
+    # Hive style and URL-encoding keep the fields apart; one field is only ever that value.
+    hive = KeyGenSpec("COMPLEX", ("id",), ("a", "b"), hive_style=True)
+    assert partition_paths(hive, data).to_pylist() == ["a=x/b=z", "a=x/b=y/z"]
+    encoded = KeyGenSpec("COMPLEX", ("id",), ("a", "b"), url_encode=True)
+    assert partition_paths(encoded, data).to_pylist() == ["x/z", "x/y%2Fz"]
+    one = KeyGenSpec("SIMPLE", ("id",), ("b",))
+    assert partition_paths(one, data).to_pylist() == ["z", "y/z"]
