@@ -21,7 +21,10 @@ and a handful of counts.
   - ``update.partition.path=true``: the stored record (merged slice) is merged with the
     incoming one by the table's merge rules; when the result comes from the incoming
     record it is inserted into the new partition and the old one gets a delete, otherwise
-    the merged record updates the old location.
+    the merged record updates the old location. On a merge-on-read table the stored
+    locations are first checked against the merged slices of groups with logs (a base
+    file keeps the keys its logs deleted, such as a moved record's old copy), as Hudi's
+    merged lookup does.
 """
 
 from __future__ import annotations
@@ -127,10 +130,12 @@ def locate(
         )
         return keyed.join(located, [PARTITION_PATH_COL, RECORD_KEY_COL], "left"), metrics
     wanted = keyed.select(RECORD_KEY_COL).distinct()
+    found = stored.join(F.broadcast(wanted), [RECORD_KEY_COL], "inner")
+    if settings.update_partition_path and state.config.is_mor:
+        found = _live_locations(state, found)
     loc = F.max(F.struct(F.col(PARTITION_PATH_COL), F.col(FILE_ID_COL))).alias("_hl_loc")
     located = (
-        stored.join(F.broadcast(wanted), [RECORD_KEY_COL], "inner")
-        .groupBy(RECORD_KEY_COL)
+        found.groupBy(RECORD_KEY_COL)
         .agg(loc)
         .select(
             RECORD_KEY_COL,
@@ -139,6 +144,54 @@ def locate(
         )
     )
     return keyed.join(located, [RECORD_KEY_COL], "left"), metrics
+
+
+def _live_locations(state: TableState, found: DataFrame) -> DataFrame:
+    """The ``(key, partition, file id)`` rows of ``found`` whose record is live.
+
+    A merge-on-read base file still holds the keys its group's logs deleted: the old copy
+    of every record a global index moved. Taken for a location, such a key would be routed
+    to the dead copy (the move found nothing there to delete and left the live copy in
+    place: the key twice). Hudi's global indexes likewise merge the stored slices of a
+    merge-on-read table before tagging (``mayContainDuplicateLookup`` in
+    ``HoodieIndexUtils.tagGlobalLocationBackToRecords``). Only groups with logs are merged,
+    and only those the incoming keys were found in.
+    """
+    logged = [
+        (s.partition, s.file_id, encode_slice(s))
+        for s in state.view.latest_slices()
+        if s.base_file is not None and s.log_files
+    ]
+    if not logged:
+        return found
+    groups = found.sparkSession.createDataFrame(
+        logged, f"{PARTITION_PATH_COL} string, {FILE_ID_COL} string, _hl_slice string"
+    )
+    flagged = found.join(F.broadcast(groups), [PARTITION_PATH_COL, FILE_ID_COL], "left")
+    columns = [RECORD_KEY_COL, PARTITION_PATH_COL, FILE_ID_COL]
+    plain = flagged.filter(F.col("_hl_slice").isNull()).select(*columns)
+    gw, schema = state.gw, state.storage_schema
+    spec = state.merge_spec(state.options())
+    visible = state.timeline.is_completed
+
+    def live(batch: pa.Table) -> pa.Table:
+        located = slice_locations(
+            gw,
+            decode_slice(batch["_hl_slice"][0].as_py()),
+            merge_spec=spec,
+            schema=schema,
+            is_instant_visible=visible,
+        )
+        keys = batch[RECORD_KEY_COL]
+        alive = pc.is_in(keys, value_set=located[RECORD_KEY_COL].combine_chunks())
+        return batch.select(columns).filter(alive).cast(LOCATION_SCHEMA)
+
+    checked = (
+        flagged.filter(F.col("_hl_slice").isNotNull())
+        .groupBy(PARTITION_PATH_COL, FILE_ID_COL)
+        .applyInArrow(live, spark_schema(LOCATION_SCHEMA))
+    )
+    return plain.unionByName(checked)
 
 
 def _bloom_lookup(
@@ -263,7 +316,12 @@ def route_global(
     }
     gw, spec = state.gw, state.merge_spec(state.options())
     visible = state.timeline.is_completed
-    out_schema = arrow_schema(moving.select(*columns).schema)
+    # Every output column nullable: the old location's delete records carry no ordering
+    # value, and a column Spark knows as non-null (a literal, an aggregate, a NOT NULL
+    # source) would make its Arrow reader fail on them ("Value at index is null").
+    out_schema = pa.schema(
+        f.with_nullable(True) for f in arrow_schema(moving.select(*columns).schema)
+    )
 
     def reconcile(batch: pa.Table) -> pa.Table:
         old_partition = batch[LOC_PARTITION_COL][0].as_py()
