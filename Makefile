@@ -13,9 +13,12 @@ install: $(BIN)/hudilite
 
 $(BIN)/hudilite: pyproject.toml
 	@command -v $(PY) >/dev/null 2>&1 || { echo "need $(PY) (Python 3.11) and Java 17 on PATH"; exit 1; }
+	@echo "[1/3] creating $(VENV) with $(PY)"
 	$(PY) -m venv $(VENV)
+	@echo "[2/3] upgrading pip"
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	@echo "[3/3] installing hudilite and its dependencies (pyspark is about 400 MB: a few minutes)"
+	$(BIN)/python -m pip install --progress-bar on -e '.[dev]'
 	@touch $@
 
 test: install
