@@ -111,6 +111,11 @@ def thriftserver(
       PyHive: hive.connect(HOST, 10001, scheme="http", username=U, password=PW, auth="BASIC")
 
     \b
+    Security: every role runs in a sandbox (no OS commands, no Java reflection, readers
+    and writers no paths outside the warehouse and SET from an allow-list); see the
+    Security section of docs/bi-tools.md. A dead Spark JVM ends the server (status 70).
+
+    \b
     Hive variables in statements: ${x} or ${hivevar:x} (beeline --hivevar x=1,
     SET hivevar:x=1), ${hiveconf:key} or ${spark:key} (session settings).
     See docs/bi-tools.md.

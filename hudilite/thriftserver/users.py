@@ -9,7 +9,8 @@ Roles nest: a ``reader`` runs queries (SELECT, SHOW, DESCRIBE, EXPLAIN) and sess
 (USE, SET, RESET); a ``writer`` also changes rows (INSERT, UPDATE, DELETE, MERGE); an
 ``admin`` also runs DDL (CREATE, DROP, ALTER, TRUNCATE, ...) and ``CALL`` procedures.
 Statements are classified by the SQL front end's parser (:mod:`hudilite.sqlext`), never by
-matching text.
+matching text. What a statement may do beyond its kind (OS commands, reflection, paths,
+which settings) is the sandbox's decision (:mod:`.sandbox`).
 """
 
 from __future__ import annotations
