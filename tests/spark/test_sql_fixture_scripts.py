@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,9 @@ from tests.helpers import hudi_rs_read
 # that made the table. Some real tables store 17:01Z for it (and 15:00Z for a January
 # '09:00'): Hudi ran those scripts in US Central time; the others at UTC.
 CENTRAL_TIME_SCRIPTS = ("sample_table/cow/v6_", "sample_table/cow/v9_", "sample_table/mor/avro/v9_")
+#: Hudi 1.x secondary indexes live in the metadata table, which hudilite does not build yet:
+#: the statement is refused by name, and the rest of the script runs without it.
+CREATE_INDEX = re.compile(r"^\s*CREATE\s+INDEX\b[^;]*;", re.IGNORECASE | re.MULTILINE)
 
 
 def scripts() -> list[Path]:
@@ -39,17 +43,22 @@ def test_hudi_script_builds_the_same_table(script: Path, spark: Any, tmp_path: P
     text = script.read_text()
     create = next(s for s in parse_statements(text) if isinstance(s, CreateTable))
     session = hudilite.connect(str(tmp_path / "wh"), spark=spark)
-    version = "8" if script.name.startswith(("v8", "v9")) else "6"
+    version = script.name[1]  # v6_..., v8_..., v9_...: the version Hudi wrote
     session.sql(f"SET hoodie.write.table.version={version}")
     rel = str(script.relative_to(FIXTURES))
     zone = "America/Chicago" if rel.startswith(CENTRAL_TIME_SCRIPTS) else "UTC"
     session.sql(f"SET spark.sql.session.timeZone={zone}")
+    indexes = [m.group(0) for m in CREATE_INDEX.finditer(text)]
     try:
-        session.run_script(text)
+        session.run_script(CREATE_INDEX.sub("", text))
+        for statement in indexes:
+            with pytest.raises(hudilite.HudiliteError, match="CREATE INDEX is not supported yet"):
+                session.sql(statement.rstrip(";"))
     finally:
         session.sql("SET spark.sql.session.timeZone=UTC")
 
     ours = session.table(TableName(None, create.name.table))
+    assert ours.config.table_version == int(version)
     real = hudi_rs_read(str(unzip_table(script.with_suffix(".zip"), tmp_path / "real")))
     keys = list(ours.config.record_key_fields)
     mine = ours.to_arrow()
