@@ -48,6 +48,7 @@ from hudilite.keygen_dates import (
 )
 from hudilite.partition_segments import (
     check_no_slash,
+    check_not_placeholder,
     check_segment_lengths,
     splits_ambiguously,
 )
@@ -286,13 +287,15 @@ def partition_paths(spec: KeyGenSpec, batch: Batch) -> pa.StringArray:
             text = _timestamp_part(spec, _column(batch, name), name)
             text = _escape_array(text) if spec.url_encode else text
         else:
-            text = to_key_text(_column(batch, name), name)
+            raw = text = to_key_text(_column(batch, name), name)
             missing = pc.or_(pc.is_null(text), pc.fill_null(pc.equal(text, ""), False))
             text = _escape_array(text) if spec.url_encode else text
             text = pc.if_else(missing, DEFAULT_PARTITION_PATH, text)
         _check_segments(text, name, hive_prefixed=spec.hive_style)
         if kind == SIMPLE and splits_ambiguously(n_parts, spec.hive_style, spec.url_encode):
             check_no_slash(name, text, list(spec.partition_field_names))
+        if kind == SIMPLE:  # (null and empty values were replaced by the placeholder above)
+            check_not_placeholder(name, raw, DEFAULT_PARTITION_PATH)
         if spec.hive_style:
             text = pc.binary_join_element_wise(f"{name}=", text, "")
         check_segment_lengths(name, text)  # a folder name the file system would refuse

@@ -9,7 +9,8 @@ name too long`` and the folder's path. Both key generators (the Arrow one in
 one :class:`KeyGenerationError` naming the field and the value instead.
 
 Ambiguous: a ``/`` inside one of several plain partition values (see
-:func:`splits_ambiguously`).
+:func:`splits_ambiguously`), and the value ``__HIVE_DEFAULT_PARTITION__``, the folder of
+null and empty values (whose rows it would join, and read back as null).
 """
 
 from __future__ import annotations
@@ -78,5 +79,32 @@ def check_no_slash(name: str, text: pa.Array, fields: list[str]) -> None:
         raise KeyGenerationError(slash_message(name, shown, fields))
 
 
-__all__ = ["MAX_SEGMENT_BYTES", "check_no_slash", "check_segment_lengths", "overlong_message",
-           "shown_folder", "slash_message", "splits_ambiguously"]  # fmt: skip
+def placeholder_message(name: str, shown: str, placeholder: str) -> str:
+    """The refusal for partition field ``name`` whose value ``shown`` is the placeholder."""
+    return (
+        f"partition field {name!r} has value {shown}, the folder name Hudi gives null and "
+        f"empty values ({placeholder!r}): its rows would share that partition and read back "
+        "as null; change the value"
+    )
+
+
+def check_not_placeholder(name: str, text: pa.Array, placeholder: str) -> None:
+    """Raise :class:`KeyGenerationError` for the first value equal to ``placeholder``."""
+    bad = pc.fill_null(pc.equal(text, placeholder), False)
+    if pc.any(bad).as_py():
+        row = pc.index(bad, True).as_py()
+        raise KeyGenerationError(placeholder_message(name, f"{placeholder!r} in row {row}",
+                                                     placeholder))  # fmt: skip
+
+
+__all__ = [
+    "MAX_SEGMENT_BYTES",
+    "check_no_slash",
+    "check_not_placeholder",
+    "check_segment_lengths",
+    "overlong_message",
+    "placeholder_message",
+    "shown_folder",
+    "slash_message",
+    "splits_ambiguously",
+]  # fmt: skip

@@ -43,6 +43,7 @@ from hudilite.keygen_ambiguity import PLACEHOLDERS, ambiguous_value_message, fie
 from hudilite.partition_segments import (
     MAX_SEGMENT_BYTES,
     overlong_message,
+    placeholder_message,
     slash_message,
     splits_ambiguously,
 )
@@ -149,6 +150,9 @@ def native_key_columns(spec: KeyGenSpec, df: DataFrame) -> tuple[Column, Column]
             text = F.when(value.isNull() | (value == ""), F.lit(DEFAULT_PARTITION_PATH)).when(
                 unsafe, refused
             )
+            shown = f"{DEFAULT_PARTITION_PATH!r}"
+            placeholder = placeholder_message(name, shown, DEFAULT_PARTITION_PATH)
+            text = text.when(value == DEFAULT_PARTITION_PATH, _fail(placeholder))
             parts = len(spec.partition_parts)
             if splits_ambiguously(parts, spec.hive_style, spec.url_encode):
                 fields = list(spec.partition_field_names)

@@ -61,3 +61,17 @@ def test_a_slash_in_one_of_several_plain_partition_values_is_refused(spark, tmp_
         "change the value, or use hive-style partitioning or partitionpath.urlencode"
     )
     assert rows(hudi_rs_read(t.path), ["id", "a", "b"]) == [("1", "x", "z")]
+
+
+def test_the_default_partition_name_as_a_value_is_refused_by_spark_keys(spark, tmp_path):
+    t = hudilite.Table.create(
+        spark, str(tmp_path / "t"), SCHEMA, record_key="id", partition_by=["p"]
+    )
+    t.write(pa.table({"id": ["a"], "ts": [1], "p": [""]}, schema=SCHEMA))
+    data = pa.table({"id": ["b"], "ts": [1], "p": ["__HIVE_DEFAULT_PARTITION__"]}, schema=SCHEMA)
+    with pytest.raises(KeyGenerationError, match=r"has value '__HIVE_DEFAULT_PARTITION__', the"):
+        t.write(
+            spark.createDataFrame(data.to_pandas()),
+            options={"hoodie.hudilite.write.local.max.rows": "0"},
+        )
+    assert rows(hudi_rs_read(t.path), COLS) == [("a", 1, "")]

@@ -64,3 +64,20 @@ def test_a_slash_in_one_of_several_plain_values_is_refused() -> None:
     assert partition_paths(encoded, data).to_pylist() == ["x/z", "x/y%2Fz"]
     one = KeyGenSpec("SIMPLE", ("id",), ("b",))
     assert partition_paths(one, data).to_pylist() == ["z", "y/z"]
+
+
+@pytest.mark.parametrize("hive", [False, True])
+def test_the_default_partition_name_as_a_value_is_refused(hive: bool) -> None:
+    # '' and NULL go to __HIVE_DEFAULT_PARTITION__ (as in Hudi); the literal value joined
+    # them there and read back as null.
+    spec = KeyGenSpec("SIMPLE", ("id",), ("p",), hive_style=hive)
+    data = pa.table({"id": ["1", "2", "3"], "p": ["", None, "__HIVE_DEFAULT_PARTITION__"]})
+    with pytest.raises(KeyGenerationError) as err:
+        partition_paths(spec, data)
+    assert str(err.value) == (
+        "partition field 'p' has value '__HIVE_DEFAULT_PARTITION__' in row 2, the folder name "
+        "Hudi gives null and empty values ('__HIVE_DEFAULT_PARTITION__'): its rows would "
+        "share that partition and read back as null; change the value"
+    )
+    folder = "p=__HIVE_DEFAULT_PARTITION__" if hive else "__HIVE_DEFAULT_PARTITION__"
+    assert partition_paths(spec, data.slice(0, 2)).to_pylist() == [folder, folder]
