@@ -436,7 +436,11 @@ class StageProgress:
                 if stop.is_set():
                     return
                 if line or self._drawn:  # nothing to draw before the first Spark job
-                    self.out.write("\r" + line.ljust(self._drawn))
+                    if len(line) < self._drawn:
+                        # Erase the longer line first: padding the new one would leave the
+                        # cursor at the old width, where the result grid would then start.
+                        self.out.write("\r" + " " * self._drawn)
+                    self.out.write("\r" + line)
                     self.out.flush()
                     self._drawn = len(line)
             stop.wait(self.interval)

@@ -5,6 +5,8 @@ and the timing line the prompt prints."""
 from __future__ import annotations
 
 import json
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from types import SimpleNamespace
@@ -195,6 +197,57 @@ def test_progress_draws_then_clears(tmp_path: Path) -> None:
             __import__("time").sleep(0.01)
     assert written[0].startswith("\r[Stage 7:") and written[0].endswith("(1 + 1) / 2]")
     assert written[-1] == "\r" + " " * (len(written[0]) - 1) + "\r"
+
+
+def _cursor_after(text: str) -> tuple[str, int]:
+    """A terminal line after ``text``: what it shows and the cursor's column."""
+    screen: list[str] = []
+    col = 0
+    for ch in text:
+        if ch == "\r":
+            col = 0
+            continue
+        if col < len(screen):
+            screen[col] = ch
+        else:
+            screen.append(ch)
+        col += 1
+    return "".join(screen).rstrip(), col
+
+
+def test_progress_leaves_the_cursor_where_the_line_ends() -> None:
+    # Stages run, then none are active (the job finished, the result not yet printed): the
+    # line shrinks to nothing and the cursor must go back to column 0 (it stayed at 80, and
+    # the result grid began there).
+    stages = [[(7, 1, 1, 2)], [(8, 0, 1, 9)], []]
+    calls = iter(range(1000))
+    info = {7: (1, 1, 2), 8: (0, 1, 9)}
+
+    def active() -> list[int]:
+        n = next(calls)
+        return [s[0] for s in stages[min(n, 2)]]
+
+    tracker = SimpleNamespace(
+        getActiveStageIds=active,
+        getStageInfo=lambda i: SimpleNamespace(
+            numCompletedTasks=info[i][0], numActiveTasks=info[i][1], numTasks=info[i][2]
+        ),
+    )
+    spark = SimpleNamespace(sparkContext=SimpleNamespace(statusTracker=lambda: tracker))
+    written: list[str] = []
+    out = SimpleNamespace(write=written.append, flush=lambda: None)
+    progress = shell.StageProgress(spark, out, interval=0.001, delay=0.0)  # type: ignore[arg-type]
+    stop = threading.Event()
+    thread = threading.Thread(target=progress._run, args=(stop,))
+    thread.start()
+    for _ in range(500):
+        if progress._drawn == 0 and len(written) >= 3:
+            break
+        time.sleep(0.002)
+    stop.set()
+    thread.join()
+    shown, col = _cursor_after("".join(written))
+    assert (shown, col) == ("", 0)
 
 
 def test_unwritable_history_keeps_the_prompt_working(tmp_path: Path, pipe: Any) -> None:
