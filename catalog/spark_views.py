@@ -21,10 +21,10 @@ No pyspark import: the session is driven through :mod:`hudilite.spark.views`.
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Mapping
 from typing import Any
 
+from hudilite.errors import warn_at_caller
 from hudilite.spark.views import create_view, ensure_database
 
 from .warehouse import DEFAULT_DATABASE, Catalog
@@ -58,11 +58,10 @@ def register_warehouse(
             except Exception as exc:
                 # Spark wraps the data source's error in its own (AnalysisException), so
                 # any error here is this table's: name it and register the others.
-                warnings.warn(
+                warn_at_caller(
                     f"hudilite table {db}.{table} at {location} was not registered: "
                     f"{_first_line(exc)}",
                     RegistrationWarning,
-                    stacklevel=2,
                 )
     return names
 

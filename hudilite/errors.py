@@ -8,6 +8,9 @@ writer got there first, the files on disk are not what the format says).
 
 from __future__ import annotations
 
+import sys
+import warnings
+
 
 class HudiliteError(Exception):
     """Root of every error hudilite raises deliberately."""
@@ -76,3 +79,15 @@ class HudiliteWarning(UserWarning):
 
 class OptionWarning(HudiliteWarning):
     """An option key hudilite does not know, does not implement, or that is deprecated."""
+
+
+def warn_at_caller(message: str | Warning, category: type[Warning] | None = None) -> None:
+    """``warnings.warn`` pointing at the first frame outside hudilite (the user's line that
+    called into it), however deep inside hudilite the warning is raised; the immediate
+    caller when every frame is hudilite's (the CLI)."""
+    frame = sys._getframe(1)
+    level = 2
+    while frame is not None and frame.f_globals.get("__name__", "").split(".")[0] == "hudilite":
+        frame = frame.f_back  # type: ignore[assignment]
+        level += 1
+    warnings.warn(message, category, stacklevel=level if frame is not None else 2)

@@ -29,7 +29,7 @@ from typing import Any
 from hudilite.config.keys_write import OPTIONS_STRICT
 from hudilite.config.parsers import parse_bool
 from hudilite.config.registry import _REGISTRY, ConfigKey, find_key
-from hudilite.errors import ConfigError, HudiliteWarning, OptionWarning
+from hudilite.errors import ConfigError, HudiliteWarning, OptionWarning, warn_at_caller
 
 #: Environment variable that turns strict mode on for the whole process.
 STRICT_ENV_VAR = "HUDILITE_OPTIONS_STRICT"
@@ -123,8 +123,10 @@ def check_options(
     """Warn about (or, strict, refuse) the keys of ``options`` hudilite does not implement.
 
     ``options`` is a mapping (values are checked against ``ignore_values``) or just key
-    names (UNSET). ``strict`` defaults to :func:`is_strict` of ``options`` merged over
-    ``context`` (e.g. the SQL session's options). Returns the messages (warned ones too).
+    names (UNSET). A warning points at the first line outside hudilite (``stacklevel`` is
+    kept for callers that pass it and no longer used). ``strict`` defaults to
+    :func:`is_strict` of ``options`` merged over ``context`` (e.g. the SQL session's
+    options). Returns the messages (warned ones too).
     Raises :class:`ConfigError` listing every refused key in strict mode.
     """
     if options is None:
@@ -148,7 +150,8 @@ def check_options(
         if strict and refusable:
             refused.append(message)
         else:
-            warnings.warn(message, OptionWarning, stacklevel=stacklevel)
+            # At the user's line, wherever inside hudilite the options were checked.
+            warn_at_caller(message, OptionWarning)
     if refused:
         raise ConfigError("; ".join(refused) + f" ({OPTIONS_STRICT.name}=true)")
     return messages
