@@ -150,13 +150,13 @@ def native_key_columns(spec: KeyGenSpec, df: DataFrame) -> tuple[Column, Column]
             text = F.when(value.isNull() | (value == ""), F.lit(DEFAULT_PARTITION_PATH)).when(
                 unsafe, refused
             )
-            shown = f"{DEFAULT_PARTITION_PATH!r}"
-            placeholder = placeholder_message(name, shown, DEFAULT_PARTITION_PATH)
+            default = repr(DEFAULT_PARTITION_PATH)
+            placeholder = placeholder_message(name, default, DEFAULT_PARTITION_PATH)
             text = text.when(value == DEFAULT_PARTITION_PATH, _fail(placeholder))
-            parts = len(spec.partition_parts)
-            if splits_ambiguously(parts, spec.hive_style, spec.url_encode):
-                fields = list(spec.partition_field_names)
-                head, tail = slash_message(name, "\x00", fields).split("\x00")
+            n_parts = len(spec.partition_parts)
+            if splits_ambiguously(n_parts, spec.hive_style, spec.url_encode):
+                names = list(spec.partition_field_names)
+                head, tail = slash_message(name, "\x00", names).split("\x00")
                 message = F.concat(F.lit(f"{_ERROR_PREFIX}{head}'"), value, F.lit(f"'{tail}"))
                 text = text.when(value.contains("/"), F.raise_error(message))
             text = text.otherwise(value)
