@@ -71,6 +71,21 @@ _HOST = socket.gethostname()
 _WRITES_PROPERTIES = ".hoodie/hudilite.properties"
 
 
+#: A recorded lease ending further ahead than this is not believed (see LeaseLock.current).
+MAX_LEASE_AHEAD_MS = 3_600_000
+
+
+def _excerpt(data: bytes) -> str:
+    """A lock file in another format as a message shows it: its text when printable, else
+    its size and its first bytes escaped (no raw control characters in messages)."""
+    text = data.decode("utf-8", "replace").strip()
+    if not text:
+        return "empty lock file"
+    if text.isprintable():
+        return text[:120]
+    return f"{len(data)} bytes, not text: {data[:24]!r}"
+
+
 def _now_ms() -> int:
     return int(time.time() * 1000)
 
@@ -264,6 +279,8 @@ class LockOwner:
 
     def describe(self) -> str:
         """``host pid N thread T (owner ...)`` for error messages."""
+        if not self.host and not self.pid:  # a file in another format (see LeaseLock.current)
+            return f"a lock file hudilite did not write ({self.owner})"
         return f"{self.host} pid {self.pid} thread {self.thread!r} (owner {self.owner})"
 
 
@@ -311,8 +328,16 @@ class LeaseLock:
                 mtime = self.gw.mtime_ms(self.rel)
             except FileNotFoundError:
                 return None
-            text = data.decode("utf-8", "replace").strip()[:120] or "empty lock file"
-            holder = LockOwner(text, "", 0, "", "", mtime, mtime + self.lease_ms)
+            holder = LockOwner(_excerpt(data), "", 0, "", "", mtime, mtime + self.lease_ms)
+        elif holder.valid_until_ms > _now_ms() + max(MAX_LEASE_AHEAD_MS, self.lease_ms):
+            # No holder renews that far ahead (leases are seconds to minutes): a damaged or
+            # hand-edited file, not trusted until then (a year 2100 lease blocked every
+            # writer for good). It holds for one lease after its last write instead.
+            try:
+                mtime = self.gw.mtime_ms(self.rel)
+            except FileNotFoundError:
+                return None
+            holder = dataclasses.replace(holder, valid_until_ms=mtime + self.lease_ms)
         return holder, version
 
     def try_acquire(self) -> tuple[bool, LockOwner | None]:

@@ -489,3 +489,27 @@ def test_table_services_honour_the_lock_options_they_are_called_with(tmp_path):
         done.set()
         t.join()
     assert time.monotonic() - started < 10  # not the 60 s default wait
+
+
+def test_a_garbage_lock_file_is_named_without_raw_bytes(gw):
+    # Issue 26: it printed as "pid 0 (owner \x00\xff...)".
+    gw.write_bytes(FS_LOCK, b"\x00\xff\xfe garbage \x01")
+    with pytest.raises(LockError) as err, lk.table_lock(gw, FAST):
+        pass
+    assert (
+        "is locked by a lock file hudilite did not write "
+        "(13 bytes, not text: b'\\x00\\xff\\xfe garbage \\x01') since " in str(err.value)
+    )
+
+
+def test_a_lease_recorded_decades_ahead_holds_one_lease_after_its_last_write(gw):
+    # Issue 26: a lock valid until 2100 was trusted forever; no holder renews that far ahead.
+    now = int(time.time() * 1000)
+    far = lk.LockOwner("other/1/x", "other-host", 1, "", "main", now, 4_102_444_800_000)
+    gw.write_bytes(FS_LOCK, far.to_bytes())
+    opts = {**FAST, "hoodie.write.lock.heartbeat_interval_ms": "200"}  # lease 1 s
+    with pytest.raises(LockError, match="locked by other-host pid 1"), lk.table_lock(gw, opts):
+        pass
+    time.sleep(1.0 + lk.CLOCK_DRIFT_MS / 1000 + 0.2)
+    with lk.table_lock(gw, opts):
+        assert json.loads(gw.read_bytes(FS_LOCK))["pid"] == os.getpid()
