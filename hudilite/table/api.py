@@ -75,6 +75,23 @@ def _to_arrow_schema(schema: pa.Schema | StructType) -> pa.Schema:
     )
 
 
+def _keygen_type(opts: cfg.Options) -> str | None:
+    """The key generator a new table asks for: its type, else its Java class (how Hudi's SQL
+    users name it: ``hoodie.datasource.write.keygenerator.class``); None to infer it."""
+    if opts.get(cfg.KEYGEN_TYPE):
+        return str(opts.get(cfg.KEYGEN_TYPE))
+    class_name = opts.get(cfg.KEYGEN_CLASS)
+    if not class_name:
+        return None
+    kind = cfg.keygen_type_from_class(str(class_name))
+    if kind is None:
+        raise ConfigError(
+            f"key generator class {class_name!r} is not one of Hudi's built-in generators "
+            f"({', '.join(sorted(cfg.KEYGEN_CLASSES.values()))})"
+        )
+    return kind
+
+
 def _opts(options: Mapping[str, Any] | None) -> dict[str, str]:
     # Every option a caller passes is checked against the registry: unknown, unsupported
     # and deprecated keys warn (or, with hudilite.options.strict=true, raise).
@@ -165,7 +182,7 @@ class Table:
             partition_fields=tuple(partition_by),
             ordering_fields=(ordering_field,) if ordering_field else (),
             # Unset: TableConfig.new infers it (cfg.infer_keygen_type, Hudi's rule).
-            keygen_type=opts.get(cfg.KEYGEN_TYPE),
+            keygen_type=_keygen_type(opts),
             # Hudi's SQL tables use field=value folders; so do ours unless told otherwise.
             hive_style=bool(opts.get(cfg.HIVE_STYLE)) if opts.is_set(cfg.HIVE_STYLE) else True,
             url_encode=bool(opts.get(cfg.URL_ENCODE)),

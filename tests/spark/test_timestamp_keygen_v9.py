@@ -190,3 +190,44 @@ def test_hudi_0x_table_without_timestamp_type_names_the_option(spark, tmp_path, 
     session.sql("UPDATE old_ts SET v = 'a3', ts = 3 WHERE id = 'a'")
     expected = [("a", 3, H09, "a3"), ("b", 2, H_NEXT_DAY, "b2")]
     assert rows(hudi_rs_read(t.path), COLS) == expected
+
+
+def test_sql_create_table_with_the_timestamp_key_generator_class(session, spark, tmp_path):
+    """Hudi's SQL users name the generator by its class in TBLPROPERTIES; the table was
+    created with the inferred SimpleKeyGenerator (paths of raw numbers) instead."""
+    session.sql(
+        "CREATE TABLE tk (id STRING, ts BIGINT, v STRING, event BIGINT) USING hudi "
+        "PARTITIONED BY (event) TBLPROPERTIES (primaryKey = 'id', preCombineField = 'ts', "
+        "'hoodie.datasource.write.keygenerator.class' = "
+        "'org.apache.hudi.keygen.TimestampBasedKeyGenerator', "
+        "'hoodie.keygen.timebased.timestamp.type' = 'EPOCHMILLISECONDS', "
+        "'hoodie.keygen.timebased.output.dateformat' = 'yyyy/MM/dd/HH', "
+        "'hoodie.datasource.write.hive_style_partitioning' = 'false')"
+    )
+    d1, d2 = H09 * 1000, H_NEXT_DAY * 1000
+    session.sql(f"INSERT INTO tk VALUES ('a', 1, 'x', {d1}), ('b', 1, 'y', {d2})")
+    session.sql("UPDATE tk SET v = 'x2' WHERE id = 'a'")
+    got = session.sql("SELECT id, event, v, _hoodie_partition_path FROM tk ORDER BY id")
+    expected = [("a", d1, "x2", "2024/01/15/09"), ("b", d2, "y", "2024/01/16/09")]
+    assert [tuple(r) for r in got.collect()] == expected
+    assert [tuple(r) for r in session.sql(f"SELECT id FROM tk WHERE event > {d1}").collect()] == [
+        ("b",)
+    ]
+    path = str(tmp_path / "wh" / "default.db" / "tk")
+    props = properties_file.load(FileSystemGateway(path))
+    assert props["hoodie.table.keygenerator.class"] == (
+        "org.apache.hudi.keygen.TimestampBasedKeyGenerator"
+    )
+    cols = ["id", "event", "v", "_hoodie_partition_path"]
+    assert rows(hudi_rs_read(path), cols) == expected
+
+    with pytest.raises(ConfigError, match=r"key generator class 'com.acme.KeyGen' is not one"):
+        hudilite.Table.create(
+            spark,
+            str(tmp_path / "bad"),
+            SCHEMA,
+            record_key="id",
+            partition_by=["event"],
+            options={"hoodie.datasource.write.keygenerator.class": "com.acme.KeyGen"},
+        )
+    assert not (tmp_path / "bad" / ".hoodie").exists()
