@@ -214,3 +214,16 @@ def test_sql_moves_a_key_with_merge_into_and_upserting_insert_into(
     assert [tuple(r) for r in got] == expected
     path = str(session.entry(TableName(None, "trips")).location)
     assert rows(hudi_rs_read(path), WITH_PATH) == expected
+
+
+def test_global_bloom_on_merge_on_read_moves_a_key_twice(spark: Any, tmp_path: Any) -> None:
+    """GLOBAL_BLOOM shares the routing: the old copy its first move left in a base file
+    (deleted by a log) is not taken for the key's location on the second move."""
+    t = _table(spark, str(tmp_path / "t"), "mor", **{"hoodie.index.type": "GLOBAL_BLOOM"})
+    t.write(_batch(spark, "arrow", ("a", 1, 1.0, "sf"), ("b", 1, 2.0, "sf")))
+    t.write(_batch(spark, "arrow", ("a", 2, 10.0, "nyc")))
+    r = t.write(_batch(spark, "arrow", ("a", 3, 11.0, "la")))
+    assert (r.num_inserts, r.num_updates, r.num_deletes) == (1, 0, 1)
+    expected = [("a", 3, 11.0, "la", "city=la"), ("b", 1, 2.0, "sf", "city=sf")]
+    assert spark_rows(t.read(), WITH_PATH) == expected
+    assert rows(hudi_rs_read(t.path), WITH_PATH) == expected
