@@ -260,8 +260,8 @@ def _show(node: HudiShow) -> Statement | None:
     if kind == "VIEWS":
         return ShowViews(_ident(target) if target is not None else None, pattern)
     if kind == "COLUMNS":
-        name = _table(target)
-        apart = target.args.get("catalog")
+        name = _table(target)  # an exp.Table (it raises otherwise)
+        apart = target.args.get("catalog") if target is not None else None
         if apart is not None and name.db is not None and apart.name.lower() != name.db.lower():
             # Spark's SHOW_COLUMNS_WITH_CONFLICT_NAMESPACE.
             raise SqlError(
