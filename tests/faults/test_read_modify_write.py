@@ -26,7 +26,9 @@ from tests.helpers import hudi_rs_read, rows
 
 pytestmark = [pytest.mark.faults, pytest.mark.spark]
 
-ROUNDS = 2
+# One round each: client A's 2 s hold makes B commit inside its read-to-write window every
+# time, so a lost update shows in the first round (the suite's time is better spent elsewhere).
+ROUNDS = 1
 KEYS = 60  # ids 0..59; the increments touch ids below 50
 INCREMENT = "UPDATE {t} SET n = n + 1 WHERE id < 50"
 MERGE = (

@@ -244,7 +244,7 @@ def test_create_table_errors_leave_nothing_behind(session: Any, tmp_path: Path) 
         session.sql(
             "CREATE TABLE t (id INT, d INTERVAL DAY) USING hudi TBLPROPERTIES (primaryKey='id')"
         )
-    with pytest.raises(ConfigError, match="table_version must be 6 or 8"):
+    with pytest.raises(ConfigError, match="table_version must be 6, 8 or 9, got 7"):
         session.sql(
             "CREATE TABLE t (id INT) USING hudi "
             "TBLPROPERTIES (primaryKey='id', 'hoodie.write.table.version'='7')"
