@@ -62,6 +62,7 @@ from hudilite.config.registry import (
     find_key,
 )
 from hudilite.config.table_config import (
+    METADATA_PARTITION_KEYS,
     SUPPORTED_TABLE_VERSIONS,
     TableConfig,
     is_table_property,

@@ -66,9 +66,13 @@ _MANAGED_KEYS = (
     "hoodie.datasource.write.drop.partition.columns",
     "hoodie.table.checksum",
 )
-# Never written: listing metadata partitions without maintaining the metadata table makes
-# Java and hudi-rs readers trust a stale file index and miss our files.
-_FORBIDDEN_KEYS = ("hoodie.table.metadata.partitions", "hoodie.table.metadata.partitions.inflight")
+#: Never written with a value: listing metadata partitions without maintaining the metadata
+#: table makes Java and hudi-rs readers trust a stale file index and miss our files (a config
+#: drops them; hoodie.properties rewrites blank them, see hudilite.table.properties_file).
+METADATA_PARTITION_KEYS = (
+    "hoodie.table.metadata.partitions",
+    "hoodie.table.metadata.partitions.inflight",
+)
 SUPPORTED_TABLE_VERSIONS = (6, 8, 9)
 
 #: Hudi's ``PAYLOAD_BASED_MERGE_STRATEGY_UUID``: CUSTOM merging through a payload class.
@@ -150,7 +154,7 @@ _TABLE_PROPERTY_PREFIXES = (
 
 def is_table_property(key: str) -> bool:
     """True for keys persisted in ``hoodie.properties`` (see ``TableConfig.new``)."""
-    return key.startswith(_TABLE_PROPERTY_PREFIXES) and key not in _FORBIDDEN_KEYS
+    return key.startswith(_TABLE_PROPERTY_PREFIXES) and key not in METADATA_PARTITION_KEYS
 
 
 @dataclass(frozen=True)
@@ -524,7 +528,7 @@ class TableConfig:
         out["hoodie.archivelog.folder"] = self.props.get("hoodie.archivelog.folder", "archived")
         out["hoodie.datasource.write.drop.partition.columns"] = "false"
         for k, v in self.props.items():
-            if k not in out and k not in _MANAGED_KEYS and k not in _FORBIDDEN_KEYS:
+            if k not in out and k not in _MANAGED_KEYS and k not in METADATA_PARTITION_KEYS:
                 out[k] = v
         out["hoodie.table.checksum"] = str(self.checksum)
         return out

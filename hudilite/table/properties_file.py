@@ -126,7 +126,7 @@ def recover(gw: FileSystemGateway) -> dict[str, str]:
 #: maintain it, so it never writes them non-empty (as Hudi's ``clearMetadataPartitions``
 #: leaves them): a file the metadata table does not list would not exist for those readers.
 #: See :mod:`hudilite.write.metadata_guard`, which also removes the table itself.
-METADATA_PARTITION_KEYS = (cfg.METADATA_PARTITIONS.name, cfg.METADATA_PARTITIONS_INFLIGHT.name)
+METADATA_PARTITION_KEYS = cfg.METADATA_PARTITION_KEYS
 
 
 def _stamped(props: Mapping[str, str]) -> tuple[dict[str, str], bytes]:
