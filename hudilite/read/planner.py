@@ -37,7 +37,6 @@ from hudilite.errors import ConfigError, InstantNotFoundError
 from hudilite.filegroup.slices import FileSlice
 from hudilite.filegroup.view import FileSystemView, PartitionFilter, Visibility
 from hudilite.read.file_checks import check_slices
-from hudilite.schema import latest_schema_json
 from hudilite.timeline.instant import CLEAN
 from hudilite.timeline.instant_time import format_instant, parse_instant
 from hudilite.timeline.metadata import CommitMetadata, read_avro_record
@@ -205,13 +204,9 @@ def _view_of(source: Any) -> FileSystemView:
 
 
 def _schema(view: FileSystemView, vis: Visibility) -> str | None:
-    """Avro schema of the latest visible write that recorded one, else the create schema."""
-    writes = [i for i in view.timeline.commits() if vis.is_visible(i.requested_time)]
-    newest = sorted(writes, key=lambda i: vis.completion(i.requested_time), reverse=True)
-    metadata = (view.commit_metadata(i.requested_time) for i in newest)
-    return latest_schema_json(
-        (m.schema if m else None for m in metadata), view.config.create_schema
-    )
+    """Avro schema of the latest visible write that recorded one, else the create schema
+    (:meth:`Timeline.schema_json`, the table state's rule)."""
+    return view.timeline.schema_json(view.config.create_schema, vis.is_visible)
 
 
 def _build_plan(

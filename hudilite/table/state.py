@@ -20,7 +20,6 @@ from hudilite.merge import MergeSpec
 from hudilite.schema import (
     OPERATION_COL,
     avro_to_arrow_schema,
-    latest_schema_json,
     with_meta_columns,
 )
 from hudilite.storage.fs import FileSystemGateway
@@ -70,14 +69,9 @@ class TableState:
 
     @cached_property
     def schema_json(self) -> str | None:
-        """The table's Avro schema (JSON): the latest commit's, else the create schema."""
-        return latest_schema_json(
-            (
-                self.timeline.commit_metadata(instant).extra_metadata.get("schema")
-                for instant in reversed(self.timeline.commits())
-            ),
-            self.config.create_schema,
-        )
+        """The table's Avro schema (JSON): the latest write's, else the create schema
+        (:meth:`Timeline.schema_json`, Hudi's rule)."""
+        return self.timeline.schema_json(self.config.create_schema)
 
     @cached_property
     def data_schema(self) -> pa.Schema:

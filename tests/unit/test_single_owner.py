@@ -139,3 +139,64 @@ def test_instant_digits_in_a_local_time_zone_round_trip() -> None:
     assert not TableConfig.from_properties(base).timeline_utc  # Java's default: LOCAL
     assert TableConfig.from_properties({**base, key: "utc"}).timeline_utc
     assert not TableConfig.from_properties({**base, key: "LOCAL"}).timeline_utc
+
+
+def test_latest_schema_is_the_newest_requested_write_in_state_planner_and_hudi_rs(
+    tmp_path: __import__("pathlib").Path,
+) -> None:
+    # Hudi (ActiveTimelineV2.getCommitMetadataStream) and hudi-rs take the newest write by
+    # requested time on v8 too, skipping table services (WriteOperationType.canUpdateSchema).
+    # Here the write requested first completes last with the old schema: completion order
+    # (the read planner's old rule) would bring that schema back.
+    import json
+
+    import pyarrow as pa
+
+    from hudilite.read.planner import plan_snapshot
+    from hudilite.schema import arrow_to_avro_schema
+    from hudilite.storage.fs import FileSystemGateway
+    from hudilite.table.state import PROPERTIES_FILE, TableState
+    from hudilite.timeline.instant import COMMIT, REPLACE_COMMIT
+    from hudilite.timeline.metadata import CommitMetadata
+    from hudilite.timeline.timeline import TimelineWriter
+
+    def avro(*cols: str) -> str:
+        arrow = pa.schema([(c, pa.string()) for c in cols])
+        return json.dumps(arrow_to_avro_schema(arrow, "t_record", "hoodie.t"))
+
+    old, new = avro("id"), avro("id", "v")
+    gw = FileSystemGateway(str(tmp_path))
+    config = TableConfig.new("t", table_version=8, record_key_fields=("id",), create_schema=old)
+    gw.mkdirs(config.timeline_dir)
+    gw.write_bytes(PROPERTIES_FILE, cfg.render_properties(config.to_properties()).encode())
+
+    def content(schema: str, operation: str = "UPSERT") -> bytes:
+        meta = CommitMetadata(operation_type=operation, extra_metadata={"schema": schema})
+        return meta.to_bytes(config.layout_version)
+
+    w = TimelineWriter(gw, config)
+    first = w.transition_inflight(w.create_requested(COMMIT))
+    second = w.transition_inflight(w.create_requested(COMMIT))
+    second = w.complete(second, content(new))
+    first = w.complete(first, content(old))
+    assert first.requested_time < second.requested_time
+    assert first.completion_time > second.completion_time  # type: ignore[operator]
+
+    def resolved() -> tuple[str | None, str | None]:
+        state = TableState.load(gw)
+        return state.schema_json, plan_snapshot(state).schema
+
+    assert resolved() == (new, new)
+    from hudi import HudiTableBuilder
+
+    hudi_rs = HudiTableBuilder.from_base_uri(str(tmp_path)).build()
+    assert hudi_rs.get_timeline().get_latest_avro_schema() == new
+    # A clustering requested last, recording the schema it was planned with, is skipped.
+    cluster = w.transition_inflight(w.create_requested(REPLACE_COMMIT))
+    w.complete(cluster, content(old, "CLUSTER"))
+    assert resolved() == (new, new)
+    # One owner: the table state and the planner call Timeline.schema_json.
+    assert _files_matching(r"latest_schema_json\(") == {
+        "hudilite/schema.py",
+        "hudilite/timeline/timeline.py",
+    }
