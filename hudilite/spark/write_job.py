@@ -49,7 +49,7 @@ from hudilite.spark.insert_dedup import combine_batch, dup_policy, prepare_inser
 from hudilite.spark.keying import keyed_frame
 from hudilite.spark.plan_facts import held_in_memory, row_bound
 from hudilite.spark.task_errors import first_line, hudilite_error_from
-from hudilite.storage.layout import new_file_id, write_partition_metadata
+from hudilite.storage.layout import new_file_id
 from hudilite.table.schema_evolution import required_columns
 from hudilite.table.state import TableState
 from hudilite.timeline.instant import COMMIT, DELTA_COMMIT, REPLACE_COMMIT
@@ -97,6 +97,9 @@ NATIVE_KEYS_KEY = cfg.NATIVE_KEYS.name  # "false" forces the Arrow key generator
 # as SQL's INSERT OVERWRITE ... PARTITION (p='x') empties x when the query returns nothing.
 OVERWRITE_PARTITIONS_KEY = cfg.OVERWRITE_PARTITIONS.name
 log = logging.getLogger("hudilite.write")
+#: extraMetadata entry of a global-index write: how many records it moved to a new
+#: partition (``hoodie.*.index.update.partition.path=true``).
+RECORDS_MOVED_KEY = "hudilite.index.records.moved"
 
 
 class PhaseTimer:
@@ -487,12 +490,18 @@ def _commit(
             scope = None if operation == "insert_overwrite_table" else sorted({*touched, *named})
             for s in state.view.latest_slices(partitions=scope):
                 replaced.setdefault(s.partition, []).append(s.file_id)
-        for p in touched:
-            write_partition_metadata(state.gw, p, txn.instant_time, p.count("/") + 1 if p else 0)
+        # Each partition's metadata file is written with its first data file (see
+        # hudilite.write.markers.mark_data_file), not for every partition the keys named.
         txn.start_inflight(_inflight_content(state, touched, operation))
         timer.mark("start")
         stats = write(state, ctx, extra)
         ctx.check_fail_point("before_commit")
+        index = extra.get("index")
+        if index is not None and index["type"].startswith("GLOBAL_"):
+            # The moves a global index made, with the commit (its write stats show them only
+            # as deletes in one partition and inserts in another).
+            moved = {RECORDS_MOVED_KEY: str(index["records_moved"])}
+            extra_metadata = {**(extra_metadata or {}), **moved}
         metadata = _commit_metadata(state, stats, operation, replaced, extra_metadata)
         txn.check_keys = bool(opts.get(cfg.KEY_CONFLICT_CHECK))
         txn.read_snapshot = read_snapshot
