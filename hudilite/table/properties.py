@@ -37,6 +37,7 @@ from hudilite.storage.fs import FileSystemGateway
 from hudilite.table import properties_file
 from hudilite.table.properties_file import BACKUP_FILE as BACKUP_FILE  # re-exported
 from hudilite.table.properties_file import CHECKSUM_KEY
+from hudilite.table.properties_file import read_write_defaults as read_write_defaults
 from hudilite.table.state import WRITE_DEFAULTS_FILE, TableState
 from hudilite.write.lock import table_lock
 
@@ -124,11 +125,6 @@ def update_table_properties(
     """
     with table_lock(gw):
         _apply(gw, dict(changes), dict(write_defaults or {}))
-
-
-def read_write_defaults(gw: FileSystemGateway) -> dict[str, str]:
-    """The write defaults (``.hoodie/hudilite.properties``), empty when there are none."""
-    return properties_file.read_optional(gw, WRITE_DEFAULTS_FILE)
 
 
 def _apply(gw: FileSystemGateway, table: Changes, defaults: Changes) -> None:

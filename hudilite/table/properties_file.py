@@ -32,6 +32,9 @@ from hudilite.errors import CorruptFileError, TableExistsError, TableNotFoundErr
 from hudilite.storage.fs import FileSystemGateway
 
 PROPERTIES_FILE = ".hoodie/hoodie.properties"
+#: Write options given at create time that are not Hudi table properties (small-file
+#: limit, index settings...), kept beside hoodie.properties so later writes apply them too.
+WRITE_DEFAULTS_FILE = ".hoodie/hudilite.properties"
 BACKUP_FILE = ".hoodie/hoodie.properties.backup"
 CHECKSUM_KEY = "hoodie.table.checksum"
 
@@ -181,10 +184,11 @@ def store(gw: FileSystemGateway, props: Mapping[str, str]) -> dict[str, str]:
     return stored
 
 
-def read_optional(gw: FileSystemGateway, rel: str) -> dict[str, str]:
-    """A plain properties file of the table (``.hoodie/hudilite.properties``), ``{}`` when
-    absent; decoded as ``hoodie.properties`` is."""
-    data = _read_if_exists(gw, rel)
+def read_write_defaults(gw: FileSystemGateway) -> dict[str, str]:
+    """The table's stored write options (:data:`WRITE_DEFAULTS_FILE`), ``{}`` when absent;
+    decoded as ``hoodie.properties`` is. The one reader of the file (table state, the lock
+    settings, SHOW TBLPROPERTIES and the property changes call it)."""
+    data = _read_if_exists(gw, WRITE_DEFAULTS_FILE)
     return {} if data is None else decode(data)
 
 

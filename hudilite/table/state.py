@@ -25,11 +25,8 @@ from hudilite.schema import (
 from hudilite.storage.fs import FileSystemGateway
 from hudilite.table import properties_file
 from hudilite.table.properties_file import PROPERTIES_FILE as PROPERTIES_FILE  # re-exported
+from hudilite.table.properties_file import WRITE_DEFAULTS_FILE as WRITE_DEFAULTS_FILE
 from hudilite.timeline.timeline import Timeline
-
-# Write options given at create time that are not Hudi table properties (small-file limit,
-# index settings...): kept beside hoodie.properties so later writes apply them too.
-WRITE_DEFAULTS_FILE = ".hoodie/hudilite.properties"
 
 
 def load_config(gw: FileSystemGateway) -> TableConfig:
@@ -58,7 +55,7 @@ class TableState:
     def options(self, overrides: dict[str, str] | None = None) -> Options:
         """Table properties overlaid with per-call options (call options win)."""
         merged = dict(self.config.props)
-        merged.update(properties_file.read_optional(self.gw, WRITE_DEFAULTS_FILE))
+        merged.update(properties_file.read_write_defaults(self.gw))
         merged.update(overrides or {})
         return Options(merged)
 

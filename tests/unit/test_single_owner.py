@@ -200,3 +200,19 @@ def test_latest_schema_is_the_newest_requested_write_in_state_planner_and_hudi_r
         "hudilite/schema.py",
         "hudilite/timeline/timeline.py",
     }
+
+
+def test_write_defaults_file_has_one_reader(tmp_path: __import__("pathlib").Path) -> None:
+    from hudilite.storage.fs import FileSystemGateway
+    from hudilite.table.properties_file import WRITE_DEFAULTS_FILE, read_write_defaults
+    from hudilite.write.lock import LockConfig
+
+    assert _files_matching(r"[\"']\.hoodie/hudilite\.properties[\"']") == {
+        "hudilite/table/properties_file.py"
+    }
+    gw = FileSystemGateway(str(tmp_path))
+    assert read_write_defaults(gw) == {}
+    # The lock settings come from the stored write options, read by the one reader.
+    gw.write_bytes(WRITE_DEFAULTS_FILE, b"hoodie.write.lock.wait_time_ms=1234\n")
+    assert read_write_defaults(gw) == {"hoodie.write.lock.wait_time_ms": "1234"}
+    assert LockConfig.resolve(gw).wait_ms == 1234
