@@ -216,3 +216,68 @@ def test_write_defaults_file_has_one_reader(tmp_path: __import__("pathlib").Path
     gw.write_bytes(WRITE_DEFAULTS_FILE, b"hoodie.write.lock.wait_time_ms=1234\n")
     assert read_write_defaults(gw) == {"hoodie.write.lock.wait_time_ms": "1234"}
     assert LockConfig.resolve(gw).wait_ms == 1234
+
+
+def test_clean_bound_is_the_last_clean_of_any_state_for_savepoints_and_reads(
+    tmp_path: __import__("pathlib").Path,
+) -> None:
+    import pytest
+
+    from hudilite.errors import HudiliteError, InstantNotFoundError
+    from hudilite.read.planner import validate_as_of
+    from hudilite.services.clean import CLEAN_METADATA_VERSION, CleanPlan
+    from hudilite.services.savepoint import create_savepoint
+    from hudilite.storage.fs import FileSystemGateway
+    from hudilite.table.state import PROPERTIES_FILE, TableState
+    from hudilite.timeline.instant import CLEAN, COMMIT, Instant, State
+    from hudilite.timeline.metadata import CommitMetadata, write_avro_record
+    from hudilite.timeline.plans import clean_bound
+    from hudilite.timeline.timeline import TimelineWriter
+
+    gw = FileSystemGateway(str(tmp_path))
+    config = TableConfig.new("t", table_version=6, record_key_fields=("id",))
+    gw.mkdirs(config.timeline_dir)
+    gw.write_bytes(PROPERTIES_FILE, cfg.render_properties(config.to_properties()).encode())
+    w = TimelineWriter(gw, config)
+    commits = []
+    for _ in range(3):
+        inst = w.transition_inflight(w.create_requested(COMMIT))
+        commits.append(w.complete(inst, CommitMetadata().to_bytes(1)).requested_time)
+    c1, c2, c3 = commits
+
+    def plan(earliest: str) -> bytes:
+        keep = Instant(earliest, COMMIT, State.COMPLETED)
+        return CleanPlan("KEEP_LATEST_COMMITS", keep, c3, {}).to_avro_bytes(gw)
+
+    done = w.transition_inflight(w.create_requested(CLEAN, content=plan(c2)))
+    meta = {
+        "startCleanTime": done.requested_time,
+        "timeTakenInMillis": 1,
+        "totalFilesDeleted": 0,
+        "earliestCommitToRetain": c2,
+        "lastCompletedCommitTimestamp": c3,
+        "partitionMetadata": {},
+        "version": CLEAN_METADATA_VERSION,
+    }
+    w.complete(done, write_avro_record("HoodieCleanMetadata", meta))
+    state = TableState.load(gw)
+    assert clean_bound(state.timeline) == c2
+    with pytest.raises(
+        InstantNotFoundError, match=f"removed the file versions of instants before {c2}"
+    ):
+        validate_as_of(state.view, c1)
+    assert validate_as_of(state.view, c2) == c2
+    # A clean still pending (it may have deleted files already) bounds both, by its plan.
+    w.create_requested(CLEAN, content=plan(c3))
+    state = TableState.load(gw)
+    assert clean_bound(state.timeline) == c3
+    with pytest.raises(InstantNotFoundError, match=f"instants before {c3}"):
+        validate_as_of(state.view, c2)
+    with pytest.raises(HudiliteError, match=f"cannot savepoint {c2}: .* retains commits from {c3}"):
+        create_savepoint(state, c2)
+    # The bound is read in one engine module.
+    readers = _files_matching(r"get\(\"earliest(Commit|Instant)ToRetain\"\)")
+    assert {p for p in readers if p.startswith("hudilite/")} == {
+        "hudilite/services/clean.py",  # CleanPlan.from_bytes: the plan the cleaner executes
+        "hudilite/timeline/plans.py",
+    }
