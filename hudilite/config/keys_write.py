@@ -55,6 +55,17 @@ KEY_CONFLICT_CHECK = _key(
     "(file-group conflict checks alone would keep both copies); see hudilite.write.conflict.",
     parse=parse_bool,
 )
+NULL_ORDERING_VALUE = _key(
+    "hoodie.hudilite.write.null.ordering.value",
+    "warn",
+    "What an upsert does with incoming records whose ordering (precombine) field is null or "
+    "missing from the input: warn (write them, as Hudi 1.x does, with a warning naming the "
+    "field and how many records; under event-time ordering a null sorts lowest, so such a "
+    "record does not replace a stored one with a value), fail (refuse the write naming the "
+    "field and a record key, as Hudi 0.x's payloads do: 'Ordering value is null') or allow "
+    "(write them without a word).",
+    parse=choice("warn", "fail", "allow", upper=False),
+)
 COMBINE_BEFORE_INSERT = _key(
     "hoodie.combine.before.insert", False, "De-duplicate inserts by key.", parse=parse_bool
 )

@@ -54,7 +54,7 @@ from hudilite.table.schema_evolution import required_columns
 from hudilite.table.state import TableState
 from hudilite.timeline.instant import COMMIT, DELTA_COMMIT, REPLACE_COMMIT
 from hudilite.timeline.metadata import CommitMetadata
-from hudilite.write import small_write
+from hudilite.write import null_ordering, small_write
 from hudilite.write.assign import (
     InsertBucket,
     PackingSettings,
@@ -339,6 +339,9 @@ def _run_small(
     """The write of a small input in the driver (:mod:`hudilite.write.small_write`), or of
     its index lookup and file writes in Spark tasks when it would read or rewrite more than
     ``hoodie.hudilite.write.local.max.file.groups`` stored file groups."""
+    field = null_ordering.checked_field(state.merge_spec(opts), operation, opts)
+    if field is not None:
+        null_ordering.report(field, *null_ordering.count_nulls(keyed, field), opts)
     plan = small_write.key_stats(keyed)
     timer.mark("key")
     # File groups are written in driver threads: as many as there are cores, up to four.
@@ -389,6 +392,14 @@ def _run(
         if bulk
         else [F.min(RECORD_KEY_COL).alias("lo"), F.max(RECORD_KEY_COL).alias("hi")]
     )
+    # Upserts count records without an ordering value in the same job (no extra pass).
+    field = null_ordering.checked_field(state.merge_spec(opts), operation, opts)
+    if field is not None and field in keyed.columns:
+        missing = F.col(f"`{field}`").isNull() & ~F.col(DELETE_COL)
+        ranges += [
+            F.count(F.when(missing, F.lit(1))).alias(null_ordering.NULLS_COUNT),
+            F.min(F.when(missing, F.col(RECORD_KEY_COL))).alias(null_ordering.NULLS_EXAMPLE),
+        ]
     rows = (
         keyed.groupBy(PARTITION_PATH_COL)
         .agg(
@@ -405,6 +416,10 @@ def _run(
         key_ranges={} if bulk else {r[PARTITION_PATH_COL]: (r["lo"], r["hi"]) for r in rows},
         kept={r[PARTITION_PATH_COL]: r["kept"] for r in rows},
     )
+    if field is not None and field in keyed.columns:
+        examples = [r[null_ordering.NULLS_EXAMPLE] for r in rows if r[null_ordering.NULLS_EXAMPLE]]
+        count = sum(r[null_ordering.NULLS_COUNT] for r in rows)
+        null_ordering.report(field, count, min(examples, default=None), opts)
     timer.mark("key")
 
     def write(state: TableState, ctx: WriteContext, extra: dict[str, Any]) -> list[dict[str, Any]]:
