@@ -32,6 +32,11 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from hudilite import config as cfg
+from hudilite.config.table_config import (
+    ARCHIVE_FOLDER_DEFAULT,
+    ARCHIVE_FOLDER_KEY,
+    HISTORY_PATH_KEY,
+)
 from hudilite.errors import ConfigError
 from hudilite.storage.fs import FileSystemGateway
 from hudilite.table import properties_file
@@ -77,8 +82,8 @@ _FIXED_RAW = frozenset(
         "hoodie.table.create.schema",  # changed by add_columns, which commits the schema
         cfg.TIMELINE_TIMEZONE.name,
         "hoodie.timeline.path",
-        "hoodie.timeline.history.path",
-        "hoodie.archivelog.folder",
+        HISTORY_PATH_KEY,
+        ARCHIVE_FOLDER_KEY,
         "hoodie.datasource.write.drop.partition.columns",
         "hoodie.record.merge.strategy.id",
         "hoodie.table.metadata.partitions",
@@ -89,7 +94,7 @@ _FIXED_RAW = frozenset(
 # What readers assume when a table's hoodie.properties lacks one of those keys.
 _RAW_DEFAULTS = {
     "hoodie.table.base.file.format": "PARQUET",
-    "hoodie.archivelog.folder": "archived",
+    ARCHIVE_FOLDER_KEY: ARCHIVE_FOLDER_DEFAULT,
     "hoodie.datasource.write.drop.partition.columns": "false",
 }
 _TABLE_NAME = re.compile(r"[A-Za-z0-9_\-]+")

@@ -281,3 +281,24 @@ def test_clean_bound_is_the_last_clean_of_any_state_for_savepoints_and_reads(
         "hudilite/services/clean.py",  # CleanPlan.from_bytes: the plan the cleaner executes
         "hudilite/timeline/plans.py",
     }
+
+
+def test_archive_folder_layout_is_decided_by_table_config() -> None:
+    base = {"hoodie.table.name": "t", "hoodie.table.recordkey.fields": "id"}
+
+    def config(version: int, **props: str) -> TableConfig:
+        return TableConfig.from_properties({**base, "hoodie.table.version": str(version), **props})
+
+    v6, v8 = config(6), config(8)
+    assert (v6.archive_dir, v8.archive_dir) == (".hoodie/archived", ".hoodie/timeline/history")
+    # Both folders are known whatever the version (a version change converts between them).
+    assert v6.legacy_archive_dir == v8.legacy_archive_dir == ".hoodie/archived"
+    assert v6.history_dir == v8.history_dir == ".hoodie/timeline/history"
+    custom = {"hoodie.archivelog.folder": "old", "hoodie.timeline.history.path": "hist"}
+    assert config(6, **custom).archive_dir == ".hoodie/old"
+    assert config(8, **custom).archive_dir == ".hoodie/timeline/hist"
+    assert config(8, **custom).to_properties()["hoodie.timeline.history.path"] == "hist"
+    assert config(6).to_properties()["hoodie.archivelog.folder"] == "archived"
+    # Nothing else reads the two keys.
+    pattern = r"get\(\s*\"hoodie\.(archivelog\.folder|timeline\.history\.path)\""
+    assert _files_matching(pattern) == set()
