@@ -42,7 +42,14 @@ from hudilite.storage.layout import (
     parse_data_file_name,
     write_partition_metadata,
 )
-from hudilite.storage.log_format import BlockType, delete_block, read_log_file, write_log_file
+from hudilite.storage.log_format import (
+    BlockType,
+    HeaderKey,
+    LogBlock,
+    delete_block,
+    read_log_file,
+    write_log_file,
+)
 from hudilite.table import properties_file
 from hudilite.timeline.instant import DELTA_COMMIT, Instant, State
 from hudilite.timeline.instant_time import now_instant
@@ -202,6 +209,42 @@ def _complete(
     )
     done = Instant(instant_time, DELTA_COMMIT, State.COMPLETED, now_instant())
     _timeline_file(gw, done, metadata.to_bytes(LAYOUT))
+
+
+def write_deltacommit(
+    gw: FileSystemGateway, instant_time: str, records: Iterable[rec.FilesRecord]
+) -> str:
+    """The metadata table's deltacommit of the data instant ``instant_time``: requested,
+    inflight, a new log file of file group ``files-0000-0`` named for the instant holding one
+    HFILE block of ``records``, then completed (Hudi's protocol: this happens before the data
+    instant completes; readers ignore it until the data instant has). Returns the log file's
+    table-relative path."""
+    for state in (State.REQUESTED, State.INFLIGHT):
+        _timeline_file(gw, Instant(instant_time, DELTA_COMMIT, state))
+    block = LogBlock(
+        BlockType.HFILE,
+        {HeaderKey.SCHEMA: rec.schema_json(), HeaderKey.INSTANT_TIME: instant_time},
+        hfiles.encode_log_block(records),
+    )
+    name = LogFileName(FILES_FILE_ID, instant_time, 1, WRITE_TOKEN).render()
+    path = join(METADATA_DIR, FILES_PARTITION, name)
+    size = write_log_file(gw, path, [block])
+    stat = WriteStat(
+        file_id=FILES_FILE_ID,
+        path=f"{FILES_PARTITION}/{name}",
+        partition_path=FILES_PARTITION,
+        prev_commit=instant_time,
+        num_writes=1,
+        num_update_writes=1,
+        total_write_bytes=size,
+        file_size_in_bytes=size,
+        base_file="",
+        log_files=[name],
+        log_version=1,
+        log_offset=0,
+    )
+    _complete(gw, instant_time, [stat], "UPSERT_PREPPED")
+    return path
 
 
 def completed_deltacommits(gw: FileSystemGateway) -> set[str]:

@@ -11,7 +11,7 @@ import pytest
 
 from hudilite import config as cfg
 from hudilite.errors import ConfigError
-from hudilite.metadata import hfiles
+from hudilite.metadata import convert, hfiles
 from hudilite.metadata import records as rec
 from hudilite.metadata import table as mt
 from hudilite.storage.fs import FileSystemGateway
@@ -132,3 +132,31 @@ def test_version_6_is_refused_by_name(tmp_path) -> None:  # type: ignore[no-unty
         mt.initialize(gw)
     assert not gw.exists(mt.METADATA_DIR)
     assert gw.read_bytes(properties_file.PROPERTIES_FILE) == before
+
+
+def test_a_deltacommit_adds_an_instants_files_once_it_completes(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    gw = _gw("sample_table/mor/avro/v9_txns_simple_nometa.zip", tmp_path)
+    config = _config(gw)
+    timeline = Timeline.load(gw, config)
+    last = [i for i in timeline.completed() if i.action == "deltacommit"][-1]
+    metadata = timeline.commit_metadata(last)
+    full = mt.live_files(gw, config)
+    # the listing before the last deltacommit: without the files it wrote
+    written = {
+        (p, s.path.rsplit("/", 1)[-1])
+        for p, st in metadata.partition_to_write_stats.items()
+        for s in st
+    }
+    before = {p: {n: z for n, z in f.items() if (p, n) not in written} for p, f in full.items()}
+    assert before != full
+    mt.initialize(gw, listing=before)
+    mt.write_deltacommit(gw, last.requested_time, convert.commit_records(metadata))
+    assert mt.listing_of(mt.read_files_partition(gw, timeline)) == full
+    # a deltacommit whose data instant never completed is read by no one who checks the
+    # data timeline
+    pending = "29990101000000000"
+    partition = sorted(full)[0]
+    mt.write_deltacommit(gw, pending, [rec.partition_files_record(partition, {"ghost.parquet": 1})])
+    assert mt.listing_of(mt.read_files_partition(gw, timeline)) == full
+    unchecked = mt.listing_of(mt.read_files_partition(gw))
+    assert unchecked[partition] == {**full[partition], "ghost.parquet": 1}
