@@ -66,6 +66,16 @@ NULL_ORDERING_VALUE = _key(
     "(write them without a word).",
     parse=choice("warn", "fail", "allow", upper=False),
 )
+SQL_CONFLICT_RETRIES = _key(
+    "hoodie.hudilite.sql.conflict.retries",
+    0,
+    "SQL UPDATE, DELETE, MERGE INTO and an INSERT whose query reads its target table: when "
+    "the write fails with ConflictError because another commit completed after the snapshot "
+    "it read, run the statement again on a fresh snapshot, up to this many times (0: fail "
+    "at once). The last failure names the other commit. A session SET or a table property.",
+    aliases=("hudilite.sql.conflict.retries",),
+    parse=parse_int,
+)
 COMBINE_BEFORE_INSERT = _key(
     "hoodie.combine.before.insert", False, "De-duplicate inserts by key.", parse=parse_bool
 )
