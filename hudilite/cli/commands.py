@@ -18,7 +18,6 @@ from typing import NoReturn
 import click
 import pyspark.errors
 from pyspark.logger import PySparkLogger
-from pyspark.sql import SparkSession
 
 from hudilite.cli.demo import run_demo
 from hudilite.cli.server_commands import thriftserver, users
@@ -36,6 +35,7 @@ from hudilite.spark.session import (
     LOG_LEVEL_ENV,
     PYSPARK_JSON_LOGGERS,
     VERBOSE_LEVELS,
+    active_session,
     spark_session,
 )
 from hudilite.spark.task_errors import fold, spark_headline
@@ -295,7 +295,7 @@ def _connect(warehouse: str | None, database: str, start: SparkStart) -> Session
     """The SQL session: on a new SparkSession built with ``start`` (static Spark settings
     such as ``spark.driver.memory`` only take effect there), or on the active one, whose
     ``spark.*`` settings from ``--conf`` are then SET."""
-    active = SparkSession.getActiveSession()
+    active = active_session()
     if active is None:
         spark = spark_session(
             master=start.master,

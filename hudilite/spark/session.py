@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from pyspark import SparkContext
+from pyspark.errors import AnalysisException
 from pyspark.logger import PySparkLogger
 from pyspark.sql import SparkSession
 
@@ -67,12 +68,10 @@ def spark_session(
     session time zone, which hudilite needs in UTC, and the package being shipped when
     asked), so callers can hand in their own cluster session instead.
     """
-    active = SparkSession.getActiveSession()
+    active = active_session()
     if active is not None:
-        active.conf.set("spark.sql.session.timeZone", "UTC")
         if ship_package:
             _ship(active)
-        _register(active)
         return active
     # Workers must run an interpreter with pyarrow importable, by default the driver's.
     # pyspark takes the workers' interpreter from the environment (Python data sources
@@ -129,7 +128,7 @@ def spark_session(
         quiet_pyspark_loggers()
     if ship_package:
         _ship(session)
-    _register(session)
+    datasource.register(session)  # the builder set the zone (UTC unless conf says otherwise)
     return session
 
 
@@ -214,9 +213,25 @@ def quiet_pyspark_loggers(quiet: bool = True) -> None:
         PySparkLogger.getLogger(name).disabled = quiet
 
 
-def _register(session: SparkSession) -> None:
-    """``format("hudilite")`` for batch and streaming reads (:mod:`hudilite.spark.datasource`)."""
-    datasource.register(session)
+def prepare_session(spark: SparkSession) -> SparkSession:
+    """Set up a SparkSession hudilite did not build; returns it. The one place this is done
+    (an active session, the SQL session's, each Thrift server session's): the session time
+    zone UTC (Hudi's instants are UTC) and ``format("hudilite")`` registered for batch and
+    streaming reads (:mod:`hudilite.spark.datasource`), which a session already seeing it
+    (Spark shares it once a query of another session used it) keeps."""
+    spark.conf.set("spark.sql.session.timeZone", "UTC")
+    try:
+        datasource.register(spark)
+    except AnalysisException as exc:
+        if not (exc.getCondition() or "").startswith("DATA_SOURCE_ALREADY_EXISTS"):
+            raise
+    return spark
+
+
+def active_session() -> SparkSession | None:
+    """The active SparkSession, set up by :func:`prepare_session`, or None."""
+    active = SparkSession.getActiveSession()
+    return None if active is None else prepare_session(active)
 
 
 def _ship(session: SparkSession) -> None:

@@ -46,11 +46,10 @@ import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
-from pyspark.errors import AnalysisException
 from pyspark.sql import SparkSession
 from TCLIService import ttypes as tt
 
-from hudilite.spark.datasource import register
+from hudilite.spark.session import prepare_session
 from hudilite.sqlext.session import Session, connect
 
 from .errors import DENIED, SHUTTING_DOWN, ClientError
@@ -206,14 +205,7 @@ class SessionRegistry:
         with self._lock:
             if self._stopping:
                 raise _stopping_error("no new sessions")
-        spark = self.spark.newSession()
-        spark.conf.set("spark.sql.session.timeZone", "UTC")  # Hudi instants are UTC
-        try:
-            register(spark)
-        except AnalysisException as exc:
-            # Already visible to this session (Spark shares it once a query used it).
-            if not (exc.getCondition() or "").startswith("DATA_SOURCE_ALREADY_EXISTS"):
-                raise
+        spark = prepare_session(self.spark.newSession())
         sql = connect(self.warehouse, spark=spark, options=self.options)
         session = HiveSession(
             handle=tt.TSessionHandle(sessionId=new_handle_id()),

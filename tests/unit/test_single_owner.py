@@ -302,3 +302,11 @@ def test_archive_folder_layout_is_decided_by_table_config() -> None:
     # Nothing else reads the two keys.
     pattern = r"get\(\s*\"hoodie\.(archivelog\.folder|timeline\.history\.path)\""
     assert _files_matching(pattern) == set()
+
+
+def test_session_set_up_has_one_owner() -> None:
+    # Active-or-create and the UTC session time zone: hudilite.spark.session only.
+    assert _files_matching(r"getActiveSession\(") == {"hudilite/spark/session.py"}
+    assert _files_matching(r"conf\.set\(\s*\"spark\.sql\.session\.timeZone\"") == {
+        "hudilite/spark/session.py"
+    }
