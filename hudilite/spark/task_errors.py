@@ -105,3 +105,22 @@ def spark_headline(exc: BaseException) -> str | None:
             lines = [ln.strip() for ln in str(exc.java_exception.toString()).splitlines()]
             return next(ln for ln in lines if ln)
     return None
+
+
+#: Errors of the user's input or environment, shown as they are (``ConfigError`` is a
+#: ``ValueError``; file and permission errors are ``OSError``).
+REPORTABLE: tuple[type[BaseException], ...] = (errors.HudiliteError, OSError, ValueError)
+
+
+def one_line(exc: BaseException, reportable: tuple[type[BaseException], ...] = ()) -> str:
+    """One line describing ``exc`` for a terminal or a client: the one formatter of the
+    CLI and the Thrift server. Spark's headline (:func:`spark_headline`), else the text
+    with newlines folded; an error outside :data:`REPORTABLE` and the caller's
+    ``reportable`` kinds is named ``internal error: <type>: <text>``."""
+    headline = spark_headline(exc)
+    if headline is not None:
+        return headline
+    text = fold(str(exc))
+    if isinstance(exc, (*REPORTABLE, *reportable)):
+        return text or type(exc).__name__
+    return f"internal error: {type(exc).__name__}" + (f": {text}" if text else "")

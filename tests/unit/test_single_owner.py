@@ -310,3 +310,20 @@ def test_session_set_up_has_one_owner() -> None:
     assert _files_matching(r"conf\.set\(\s*\"spark\.sql\.session\.timeZone\"") == {
         "hudilite/spark/session.py"
     }
+
+
+def test_cli_and_thrift_server_word_errors_in_one_line_alike() -> None:
+    from hudilite.cli.commands import error_message
+    from hudilite.errors import ConfigError
+    from hudilite.thriftserver.errors import client_message
+
+    cases = [
+        (ConfigError("bad value 'x'\n  for key k"), "bad value 'x' for key k"),
+        (ValueError("not a date: '2024-13-01'"), "not a date: '2024-13-01'"),
+        (PermissionError(13, "Permission denied"), "[Errno 13] Permission denied"),
+        (RuntimeError("a bug\nat line 2"), "internal error: RuntimeError: a bug at line 2"),
+        (KeyError(), "internal error: KeyError"),
+    ]
+    for exc, line in cases:
+        assert error_message(exc) == client_message(exc) == line
+    assert _files_matching(r"internal error: ") == {"hudilite/spark/task_errors.py"}
