@@ -60,12 +60,12 @@ from hudilite.config.registry import (
     declare,
     fed_by,
     find_key,
+    is_table_property,
 )
 from hudilite.config.table_config import (
     METADATA_PARTITION_KEYS,
     SUPPORTED_TABLE_VERSIONS,
     TableConfig,
-    is_table_property,
 )
 from hudilite.config.vocab import (
     COMMIT_TIME_ORDERING,

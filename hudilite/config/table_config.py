@@ -1,7 +1,7 @@
 """``TableConfig``: the typed view of ``.hoodie/hoodie.properties``.
 
 ``from_properties``/``to_properties`` read and write the keys listed in
-``docs/hudi-format.md`` §2 for table versions 6, 8 and 9.
+``docs/dev/hudi-format.md`` §2 for table versions 6, 8 and 9.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from hudilite.config.parsers import (
     parse_table_type,
 )
 from hudilite.config.properties import render_properties, table_checksum
+from hudilite.config.registry import is_table_property
 from hudilite.config.vocab import (
     COMMIT_TIME_ORDERING,
     COMMIT_TIME_STRATEGY_ID,
@@ -139,27 +140,6 @@ def v9_payload_migration(payload_class: str | None) -> PayloadMigration | None:
     if not payload_class:
         return None
     return V9_PAYLOAD_MIGRATIONS.get(simple_class_name(payload_class))
-
-
-# Prefixes of keys that belong in hoodie.properties (table-level); everything else the user
-# passes (write parallelism, SQL short names, ...) is per-write and not persisted.
-_TABLE_PROPERTY_PREFIXES = (
-    "hoodie.table.",
-    "hoodie.keygen.",
-    "hoodie.record.merge.",
-    "hoodie.timeline.",
-    "hoodie.archivelog.",
-    "hoodie.compaction.payload.",
-    "hoodie.compaction.record.merger.",
-    "hoodie.bucket.index.",
-    "hoodie.index.type",
-    "hoodie.payload.",
-)
-
-
-def is_table_property(key: str) -> bool:
-    """True for keys persisted in ``hoodie.properties`` (see ``TableConfig.new``)."""
-    return key.startswith(_TABLE_PROPERTY_PREFIXES) and key not in METADATA_PARTITION_KEYS
 
 
 @dataclass(frozen=True)

@@ -327,3 +327,24 @@ def test_cli_and_thrift_server_word_errors_in_one_line_alike() -> None:
     for exc, line in cases:
         assert error_message(exc) == client_message(exc) == line
     assert _files_matching(r"internal error: ") == {"hudilite/spark/task_errors.py"}
+
+
+def test_the_registry_decides_which_keys_are_table_properties() -> None:
+    # A key the registry gives another scope is never stored in hoodie.properties, whatever
+    # its name (the name prefixes once made this service key a table property).
+    for key in cfg.all_keys():
+        for name in key.all_names():
+            if cfg.is_table_property(name):
+                assert key.scope == "table", name
+    batch = "hoodie.timeline.compaction.batch.size"
+    assert cfg.find_key(batch).scope == "service"  # type: ignore[union-attr]
+    assert not cfg.is_table_property(batch)
+    assert cfg.is_table_property("hoodie.keygen.timebased.timestamp.type")
+    assert cfg.is_table_property("hoodie.table.some.future.key")  # undeclared: Hudi's name
+    extra = {batch: "5", "hoodie.keygen.timebased.timestamp.type": "EPOCHMILLISECONDS"}
+    stored = TableConfig.new("t", record_key_fields=("id",), extra=extra).to_properties()
+    assert stored["hoodie.keygen.timebased.timestamp.type"] == "EPOCHMILLISECONDS"
+    assert batch not in stored
+    assert _files_matching(r"\"hoodie\.compaction\.record\.merger\.\"") == {
+        "hudilite/config/registry.py"
+    }
