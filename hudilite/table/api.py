@@ -203,10 +203,7 @@ class Table:
             ".hoodie/.schema",
         ):
             gw.mkdirs(d)
-        if config.layout_version == 2:
-            gw.mkdirs(".hoodie/timeline/history")
-        else:
-            gw.mkdirs(".hoodie/archived")
+        gw.mkdirs(config.archive_dir)  # Hudi creates the layout's archive folder
         write_defaults = {k: v for k, v in raw_opts.items() if not cfg.is_table_property(k)}
         if write_defaults:
             gw.write_bytes(WRITE_DEFAULTS_FILE, properties_file.encode(write_defaults))

@@ -302,6 +302,7 @@ def test_archive_folder_layout_is_decided_by_table_config() -> None:
     # Nothing else reads the two keys.
     pattern = r"get\(\s*\"hoodie\.(archivelog\.folder|timeline\.history\.path)\""
     assert _files_matching(pattern) == set()
+    assert _files_matching(r"\"\.hoodie/(archived|timeline/history)\"") == set()
 
 
 def test_session_set_up_has_one_owner() -> None:
