@@ -29,6 +29,9 @@ from hudilite.config.vocab import (
     EVENT_TIME_ORDERING,
     EVENT_TIME_STRATEGY_ID,
     KEYGEN_CLASSES,
+    KEYGEN_NON_PARTITION,
+    KEYGEN_SIMPLE,
+    KEYGEN_TIMESTAMP,
     PAYLOADS,
     infer_keygen_type,
     keygen_type_from_class,
@@ -350,9 +353,9 @@ class TableConfig:
             tuple(ordering_fields),
         )
         kg = normalize_keygen_type(keygen_type) if keygen_type else infer_keygen_type(keys, parts)
-        if kg == "NON_PARTITION" and parts:
+        if kg == KEYGEN_NON_PARTITION and parts:
             raise ConfigError(f"key generator NON_PARTITION cannot partition by {','.join(parts)}")
-        if kg in ("SIMPLE", "TIMESTAMP") and len(keys) > 1:
+        if kg in (KEYGEN_SIMPLE, KEYGEN_TIMESTAMP) and len(keys) > 1:
             raise ConfigError(f"key generator {kg} takes one record key field, got {keys}")
         props = {
             k: _to_text(v)

@@ -229,7 +229,7 @@ def schedule_clustering(state: TableState, options: OptionsLike = None) -> Clust
     column, an unsupported layout strategy or a bucket-index table.
     """
     opts = resolve_options(state, options)
-    if opts.get(cfg.INDEX_TYPE) == "BUCKET":
+    if opts.get(cfg.INDEX_TYPE) == cfg.INDEX_BUCKET:
         # Bucket files are found by the bucket number in their file id; new file groups
         # would hide records from the index (Hudi refuses this too for the simple bucket).
         raise ConfigError(

@@ -349,3 +349,21 @@ def test_the_registry_decides_which_keys_are_table_properties() -> None:
     assert _files_matching(r"\"hoodie\.compaction\.record\.merger\.\"") == {
         "hudilite/config/registry.py"
     }
+
+
+def test_key_generator_and_index_type_names_live_in_the_vocabulary() -> None:
+    from hudilite import keygen
+    from hudilite.index.bloom_index import index_settings
+
+    assert keygen.KINDS == cfg.KEYGEN_TYPES
+    assert cfg.INDEX_TYPES == ("SIMPLE", "BLOOM", "GLOBAL_SIMPLE", "GLOBAL_BLOOM", "BUCKET")
+    for name in cfg.INDEX_TYPES:
+        settings = index_settings(cfg.Options({"hoodie.index.type": name.lower()}))
+        assert settings.kind in (cfg.INDEX_SIMPLE, cfg.INDEX_BLOOM, cfg.INDEX_BUCKET)
+        assert settings.is_global == name.startswith(cfg.GLOBAL_INDEX_PREFIX)
+    # No module spells the names again: no literal of a name only these vocabularies use,
+    # no comparison of a key generator or index kind with a literal.
+    names = r"\"(GLOBAL_SIMPLE|GLOBAL_BLOOM|BLOOM|BUCKET|GLOBAL_)\""
+    assert _files_matching(names) == {"hudilite/config/vocab.py"}
+    compared = r"(\.kind|\bkeygen_type|\bindex_type|\bkg)\b[^\n]*(==|!=|\bin\b)\s*\(?\s*\"[A-Z_]+\""
+    assert _files_matching(compared) == set()
