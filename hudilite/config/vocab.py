@@ -1,6 +1,6 @@
-"""Key generators, index types and merge modes: the vocabulary shared by options and
-hoodie.properties. Code compares against these names, never against bare strings
-(``tests/unit/test_single_owner.py`` finds a second copy)."""
+"""Key generators, index types, write operations and merge modes: the vocabulary shared by
+options, hoodie.properties and commit metadata. Code compares against these names, never
+against bare strings (``tests/unit/test_single_owner.py`` finds a second copy)."""
 
 from __future__ import annotations
 
@@ -35,6 +35,33 @@ INDEX_TYPES = (
     GLOBAL_INDEX_PREFIX + INDEX_BLOOM,
     INDEX_BUCKET,
 )
+
+#: Write operations (``hoodie.datasource.write.operation``).
+OP_UPSERT = "upsert"
+OP_INSERT = "insert"
+OP_BULK_INSERT = "bulk_insert"
+OP_DELETE = "delete"
+OP_INSERT_OVERWRITE = "insert_overwrite"
+OP_INSERT_OVERWRITE_TABLE = "insert_overwrite_table"
+OP_DELETE_PARTITION = "delete_partition"
+WRITE_OPERATIONS = (
+    OP_UPSERT,
+    OP_INSERT,
+    OP_BULK_INSERT,
+    OP_DELETE,
+    OP_INSERT_OVERWRITE,
+    OP_INSERT_OVERWRITE_TABLE,
+    OP_DELETE_PARTITION,
+)
+#: The ``operationType`` each records in commit metadata: Hudi's ``WriteOperationType``
+#: names are their values upper-cased (``bulk_insert`` -> ``BULK_INSERT``).
+OPERATION_TYPES: dict[str, str] = {op: op.upper() for op in WRITE_OPERATIONS}
+#: Operation types of the table services' commits.
+CLUSTER_OPERATION = "CLUSTER"
+COMPACT_OPERATION = "COMPACT"
+LOG_COMPACT_OPERATION = "LOG_COMPACT"
+INDEX_OPERATION = "INDEX"
+TABLE_SERVICE_OPERATIONS = frozenset({COMPACT_OPERATION, LOG_COMPACT_OPERATION, CLUSTER_OPERATION})
 
 #: The Java class Hudi 0.x records in ``hoodie.table.keygenerator.class`` for each type.
 KEYGEN_CLASSES: dict[str, str] = {

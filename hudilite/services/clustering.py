@@ -322,7 +322,7 @@ def _commit(
         _drop_if_stale(current, plan)
         meta = CommitMetadata(
             partition_to_write_stats=by_partition,
-            operation_type="CLUSTER",
+            operation_type=cfg.CLUSTER_OPERATION,
             # The schema as of now: readers take the latest commit's, so recording the one
             # read at the start would undo a column change committed meanwhile.
             extra_metadata={"schema": table_schema_json(current)},

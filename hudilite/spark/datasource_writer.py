@@ -80,10 +80,13 @@ from hudilite.write.transaction import WriteTransaction, commit_metadata, inflig
 
 #: Operations a data source writer runs, with Hudi's operation type names.
 OPERATIONS = {
-    "insert": "INSERT",
-    "bulk_insert": "BULK_INSERT",
-    "insert_overwrite": "INSERT_OVERWRITE",
-    "insert_overwrite_table": "INSERT_OVERWRITE_TABLE",
+    op: cfg.OPERATION_TYPES[op]
+    for op in (
+        cfg.OP_INSERT,
+        cfg.OP_BULK_INSERT,
+        cfg.OP_INSERT_OVERWRITE,
+        cfg.OP_INSERT_OVERWRITE_TABLE,
+    )
 }
 
 
@@ -141,7 +144,7 @@ class _Files(WriterCommitMessage):
 def _refusals(req: SaveRequest, opts: cfg.Options) -> None:
     if req.operation not in OPERATIONS:
         raise _use_save(f"the {req.operation} operation")
-    if index_settings(opts).kind == "BUCKET":
+    if index_settings(opts).kind == cfg.INDEX_BUCKET:
         raise _use_save("a write to a bucket-index table")
     if req.operation in ("insert", "bulk_insert") and dup_policy(opts, req.operation) != "none":
         raise _use_save(f"{cfg.INSERT_DUP_POLICY.name}={dup_policy(opts, req.operation)}")

@@ -76,22 +76,9 @@ from hudilite.write.keying import KeyingSpec
 from hudilite.write.result import WriteResult
 from hudilite.write.transaction import WriteTransaction, commit_metadata, inflight_content
 
-OPERATIONS = (
-    "upsert",
-    "insert",
-    "bulk_insert",
-    "delete",
-    "insert_overwrite",
-    "insert_overwrite_table",
-)
-OPERATION_TYPES = {
-    "upsert": "UPSERT",
-    "insert": "INSERT",
-    "bulk_insert": "BULK_INSERT",
-    "delete": "DELETE",
-    "insert_overwrite": "INSERT_OVERWRITE",
-    "insert_overwrite_table": "INSERT_OVERWRITE_TABLE",
-}
+# The operations a write job runs (a partition delete is services.partitions').
+OPERATIONS = tuple(op for op in cfg.WRITE_OPERATIONS if op != cfg.OP_DELETE_PARTITION)
+OPERATION_TYPES = cfg.OPERATION_TYPES
 NATIVE_KEYS_KEY = cfg.NATIVE_KEYS.name  # "false" forces the Arrow key generator
 # insert_overwrite: partition paths (JSON list) replaced even when no new row lands in them,
 # as SQL's INSERT OVERWRITE ... PARTITION (p='x') empties x when the query returns nothing.

@@ -367,3 +367,33 @@ def test_key_generator_and_index_type_names_live_in_the_vocabulary() -> None:
     assert _files_matching(names) == {"hudilite/config/vocab.py"}
     compared = r"(\.kind|\bkeygen_type|\bindex_type|\bkg)\b[^\n]*(==|!=|\bin\b)\s*\(?\s*\"[A-Z_]+\""
     assert _files_matching(compared) == set()
+
+
+def test_write_operations_and_their_operation_types_live_in_the_vocabulary() -> None:
+    import pytest
+
+    from hudilite.errors import ConfigError
+    from hudilite.services import partitions
+    from hudilite.timeline.metadata import REPLACE_OPERATIONS, SCHEMA_KEEPING_OPERATIONS
+
+    assert cfg.OPERATION_TYPES["bulk_insert"] == "BULK_INSERT"
+    assert tuple(cfg.OPERATION_TYPES) == cfg.WRITE_OPERATIONS
+    for op in cfg.WRITE_OPERATIONS:
+        assert cfg.Options({"hoodie.datasource.write.operation": op}).get(cfg.OPERATION) == op
+    with pytest.raises(ConfigError, match="'merge'"):
+        cfg.Options({"hoodie.datasource.write.operation": "merge"}).get(cfg.OPERATION)
+    assert (partitions.OPERATION, partitions.DELETE_PARTITION) == (
+        "delete_partition",
+        "DELETE_PARTITION",
+    )
+    assert {
+        "INSERT_OVERWRITE",
+        "INSERT_OVERWRITE_TABLE",
+        "DELETE_PARTITION",
+        "CLUSTER",
+    } == REPLACE_OPERATIONS
+    assert {"CLUSTER", "COMPACT", "LOG_COMPACT", "INDEX"} == SCHEMA_KEEPING_OPERATIONS
+    # The operation types and the table of operations are spelled in the vocabulary only.
+    types = r"\"(UPSERT|BULK_INSERT|INSERT_OVERWRITE(_TABLE)?|DELETE_PARTITION|CLUSTER)\""
+    assert _files_matching(types) == {"hudilite/config/vocab.py"}
+    assert _files_matching(r"\"insert_overwrite_table\",\s*\n") == set()  # a list of them
