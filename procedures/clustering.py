@@ -241,6 +241,7 @@ def run_clustering(ctx: ProcedureContext, args: dict[str, Any]) -> list[tuple[An
     ],
     _CLUSTERING_OUTPUT,
     "Lists the clusterings of a table (pending and completed), newest first.",
+    read_only=True,
 )
 def show_clustering(ctx: ProcedureContext, args: dict[str, Any]) -> list[tuple[Any, ...]]:
     tbl = ctx.table(args)

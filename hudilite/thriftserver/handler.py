@@ -27,6 +27,7 @@ from TCLIService import ttypes as tt
 
 from hudilite.sqlext.session import StatementResult
 from hudilite.sqlext.statements import (
+    Call,
     Describe,
     SetOption,
     SparkStatement,
@@ -178,6 +179,8 @@ class Handler(TCLIService.Iface):
                 session.sandbox.check_statement(sql)
             for _sql, stmt in _parsed(step):
                 _refuse_describe_query(stmt)
+                if isinstance(stmt, Call):
+                    session.sandbox.check_call(stmt.procedure, stmt.args, stmt.named_args)
                 if isinstance(stmt, SetOption):
                     session.sandbox.check_setting(stmt.key, showing=stmt.value is None)
                 if session.role != "admin":

@@ -70,7 +70,11 @@ def test_users_file_keeps_salted_hashes_only(tmp_path: Path) -> None:
         ("ALTER TABLE t ADD COLUMNS (b INT)", "DDL"),
         ("TRUNCATE TABLE t", "DDL"),
         ("CACHE TABLE x AS SELECT 1", "DDL"),
-        ("CALL show_commits(table => 't')", "CALL"),
+        ("CALL show_commits(table => 't')", "read-only CALL"),
+        ("CALL system.help()", "read-only CALL"),
+        ("CALL run_clean(table => 't')", "CALL"),
+        ("CALL show_invalid_parquet(path => '/t')", "CALL"),  # may delete what it finds
+        ("CALL no_such_procedure()", "CALL"),
         ("CREATE OR REPLACE VIEW v AS SELECT 1 AS a", "DDL"),
         ("DROP VIEW IF EXISTS v", "DDL"),
         ("SHOW VIEWS", "query"),
