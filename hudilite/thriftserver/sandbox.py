@@ -42,7 +42,7 @@ from __future__ import annotations
 import os
 import posixpath
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
@@ -351,7 +351,9 @@ class Sandbox:
             label = f"{qualifier}.{name}" if qualifier else name
             self._check_text(stored, depth + 1, label, context)
 
-    def check_call(self, procedure: str, args: list[object], named: dict[str, object]) -> None:
+    def check_call(
+        self, procedure: str, args: Sequence[object], named: Mapping[str, object]
+    ) -> None:
         """Refuse ``CALL procedure(...)`` naming a table by a folder outside the warehouse
         (its ``path`` parameter, by name or position; readers may call the read-only
         procedures, which read any table they are pointed at)."""
