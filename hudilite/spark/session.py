@@ -13,6 +13,10 @@ start-up warnings (hostname, native-hadoop library, the log4j banner) stay off s
 error, Spark logs errors only afterwards, and pyspark's loggers that print every captured
 SQL error as a JSON line are disabled. ``log_level`` (or ``$HUDILITE_SPARK_LOG_LEVEL``)
 ``WARN``, ``INFO`` or ``DEBUG`` brings all of it back; ``OFF`` silences Spark entirely.
+
+A JVM this helper launches maps its classes from a class-data-sharing archive, recorded by
+the first such JVM on the machine (:mod:`hudilite.spark.class_archive`; about half the
+JVM's start-up; ``HUDILITE_JVM_ARCHIVE=off`` turns it off).
 """
 
 from __future__ import annotations
@@ -30,7 +34,7 @@ from pyspark.errors import AnalysisException
 from pyspark.logger import PySparkLogger
 from pyspark.sql import SparkSession
 
-from hudilite.spark import datasource, shipping
+from hudilite.spark import class_archive, datasource, shipping
 from hudilite.storage.fs import set_storage_options, storage_options_of
 
 
@@ -115,11 +119,20 @@ def spark_session(
         java_options = _with_quiet_log4j(settings.get(DRIVER_JAVA_OPTIONS))
         if java_options:
             settings[DRIVER_JAVA_OPTIONS] = java_options
+    launches = "PYSPARK_GATEWAY_PORT" not in os.environ and not _jvm_running()
+    if launches:
+        # Classes mapped from an archive: about half the JVM's start (module doc).
+        archive = class_archive.archive_options(settings.get(DRIVER_JAVA_OPTIONS))
+        if archive:
+            given = settings.get(DRIVER_JAVA_OPTIONS)
+            settings[DRIVER_JAVA_OPTIONS] = f"{given} {archive}" if given else archive
     for key, value in settings.items():
         builder = builder.config(key, value)
-    launching = quiet and "PYSPARK_GATEWAY_PORT" not in os.environ and not _jvm_running()
+    launching = quiet and launches
     with _jvm_stderr_filtered() if launching else contextlib.nullcontext():
         session = builder.getOrCreate()
+    if launches:
+        class_archive.watch_dump(getattr(SparkContext._gateway, "proc", None))
     # spark.hadoop.fs.s3a.* settings describe the S3 endpoint for hudilite's gateways too
     # (hudilite reads and writes S3 through pyarrow, not through Hadoop's S3A connector).
     set_storage_options(storage_options_of(conf))

@@ -38,6 +38,9 @@ Server settings (``--conf`` keys, seconds):
   logged (logger ``hudilite.thriftserver.audit``).
 * ``hudilite.thriftserver.admin.trusted`` (default false): admins skip the statement
   sandbox (:mod:`.sandbox`) and run anything the server's OS user can.
+* ``hudilite.thriftserver.warm.up`` (default true): run ``SELECT 1`` in a session of the
+  server's own before listening, so the first client's statement does not pay for Spark's
+  first query (:func:`.server.warm_up`).
 """
 
 from __future__ import annotations
@@ -95,6 +98,7 @@ _SETTINGS: dict[str, tuple[str, Callable[[str], object], str]] = {
     "login.max.failures": ("login_max_failures", int, "a whole number"),
     "login.lockout": ("login_lockout", float, "seconds"),
     "admin.trusted": ("admin_trusted", _bool, "true or false"),
+    "warm.up": ("warm_up", _bool, "true or false"),
 }
 #: Hive's name for the statement timeout, accepted as a server setting.
 HIVE_QUERY_TIMEOUT = "hive.query.timeout.seconds"
@@ -115,6 +119,7 @@ class ServerSettings:
     login_max_failures: int = 5
     login_lockout: float = 60.0
     admin_trusted: bool = False
+    warm_up: bool = True
 
     @classmethod
     def from_conf(cls, conf: Mapping[str, str]) -> ServerSettings:
