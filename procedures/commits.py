@@ -2,7 +2,7 @@
 ``show_commits_metadata``, ``show_commit_files``, ``show_commit_partitions``,
 ``show_commit_write_stats`` and ``show_timeline``.
 
-Parameters and output columns are Hudi 1.0's (``docs/hudi-procedures-reference.md``;
+Parameters and output columns are Hudi 1.0's (``docs/dev/hudi-procedures-reference.md``;
 ``show_timeline`` is Hudi's post-1.0 procedure). Every procedure also takes ``path``, after
 Hudi's own parameters so positional calls keep working; ``table`` is therefore optional
 here and :meth:`ProcedureContext.table` insists on one of the two. ``show_commits`` and

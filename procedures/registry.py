@@ -3,7 +3,7 @@ output columns, argument binding and the ``help`` procedure.
 
 A procedure is a function ``(ctx, args) -> rows`` registered with :func:`procedure`; its
 parameters and output columns follow Apache Hudi's (see
-``docs/hudi-procedures-reference.md``), so Hudi users' runbooks work unchanged. Binding
+``docs/dev/hudi-procedures-reference.md``), so Hudi users' runbooks work unchanged. Binding
 checks what Hudi checks (required parameters) and more: unknown parameter names and
 ill-typed values are errors naming the parameter and its type, and an unknown procedure
 names the closest known ones.
