@@ -550,7 +550,10 @@ def _use(node: exp.Use) -> Statement:
 
 def _describe(node: exp.Describe) -> Statement | None:
     style = str(node.args.get("style") or "").upper()
+    kind = str(node.args.get("kind") or "").upper()
     if not isinstance(node.this, exp.Table) or style not in ("", "EXTENDED", "FORMATTED"):
+        return None
+    if kind not in ("", "TABLE"):  # DESCRIBE FUNCTION f, DESCRIBE DATABASE d: Spark's
         return None
     return Describe(_table(node.this), extended=bool(style))
 

@@ -61,6 +61,9 @@ def test_describe_of_a_query_is_refused(server: Server) -> None:
                 "DESCRIBE of a query is not supported: DESCRIBE names a table or view "
                 "(pandas: use read_sql_query for a query)",
             ), sql
+        # Not a query: Spark's DESCRIBE FUNCTION (it was taken for a table named abs).
+        cur.execute("DESCRIBE FUNCTION abs")
+        assert cur.fetchall()[0] == ("Function: abs",)
 
 
 def test_read_sql_and_has_table(server: Server, engine: sa.Engine) -> None:

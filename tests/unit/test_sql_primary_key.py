@@ -1,11 +1,20 @@
-"""``PRIMARY KEY`` in CREATE TABLE's column list (SQLAlchemy's ``create_all`` writes it for a
-model's key) is the table's record key, as Hudi's ``primaryKey`` option."""
+"""What SQL clients' generated statements parse to: ``PRIMARY KEY`` in CREATE TABLE's column
+list (SQLAlchemy's ``create_all`` writes it for a model's key) is the table's record key, as
+Hudi's ``primaryKey`` option; ``DESCRIBE FUNCTION``/``DATABASE`` (BI tools' metadata probes)
+are not a table's DESCRIBE."""
 
 from __future__ import annotations
 
 import pytest
 
-from hudilite.sqlext import CreateTable, SparkStatement, SqlParseError, parse_statement
+from hudilite.sqlext import (
+    CreateTable,
+    Describe,
+    SparkStatement,
+    SqlParseError,
+    TableName,
+    parse_statement,
+)
 
 
 def _options(sql: str) -> dict[str, str]:
@@ -50,3 +59,17 @@ def test_primary_key_clause_disagreeing_with_the_key_option() -> None:
 def test_primary_key_of_another_provider_is_spark_s() -> None:
     sql = "CREATE TABLE p (a INT, PRIMARY KEY (a)) USING parquet"
     assert isinstance(parse_statement(sql), SparkStatement)
+
+
+def test_describe_function_and_database_are_not_a_table() -> None:
+    for sql in (
+        "DESCRIBE FUNCTION abs",
+        "DESC FUNCTION EXTENDED abs",
+        "DESCRIBE DATABASE default",
+        "DESCRIBE SCHEMA EXTENDED default",
+    ):
+        stmt = parse_statement(sql)
+        assert isinstance(stmt, SparkStatement), (sql, stmt)
+        assert stmt.sql == sql
+    assert parse_statement("DESCRIBE TABLE db.t") == Describe(TableName("db", "t"), False)
+    assert parse_statement("DESC EXTENDED t") == Describe(TableName(None, "t"), True)
