@@ -5,6 +5,7 @@ errors, and hudi-rs reading what ``hudi_query`` returns."""
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 from typing import Any
@@ -279,3 +280,35 @@ def test_sandbox_checks_the_paths_of_every_table_function(tmp_path: Path) -> Non
             "role 'reader' may read and write paths only inside it"
         )
         reader.check_statement(f"SELECT * FROM {name}('{inside}'{more})")
+
+
+def _image(text: str | None) -> tuple[Any, ...] | None:
+    if text is None:
+        return None
+    doc = json.loads(text)
+    return (doc["_hoodie_commit_time"], doc["uuid"], doc["fare"])
+
+
+@pytest.mark.parametrize("kind", ["cow", "mor"])
+def test_table_changes_cdc_on_a_cdc_enabled_table(session: Any, kind: str) -> None:
+    """A table whose hoodie.properties enables CDC (as Hudi writes it for
+    ``hoodie.table.cdc.enabled=true``) gives Hudi's cdc rows: op, ts_ms, before, after."""
+    c1 = make(session, kind)
+    tbl = session.table(TableName(None, "trips"))
+    session.sql("UPDATE trips SET fare = 12.0 WHERE uuid = 'a'")
+    c2 = tbl.timeline()[-1].requested_time
+    session.sql("DELETE FROM trips WHERE uuid = 'b'")
+    c3 = tbl.timeline()[-1].requested_time
+    props = Path(tbl.path) / ".hoodie" / "hoodie.properties"
+    props.write_text(props.read_text() + "hoodie.table.cdc.enabled=true\n")
+    df = session.sql("SELECT * FROM hudi_table_changes('trips', 'cdc', 'earliest')")
+    assert df.columns == ["op", "ts_ms", "before", "after"]
+    got = sorted((r.ts_ms, r.op, _image(r.before), _image(r.after)) for r in df.collect())
+    assert got == [
+        (c1, "i", None, (c1, "a", 10.0)),
+        (c1, "i", None, (c1, "b", 20.0)),
+        (c2, "u", (c1, "a", 10.0), (c2, "a", 12.0)),
+        (c3, "d", (c1, "b", 20.0), None),
+    ]
+    window = f"SELECT op, ts_ms FROM hudi_table_changes('{tbl.path}', 'cdc', '{c1}', '{c2}')"
+    assert rows(session, window) == [("u", c2)]
