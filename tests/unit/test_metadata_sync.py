@@ -249,3 +249,18 @@ def test_restore_rebuilds_the_files_partition(tmp_path) -> None:  # type: ignore
     assert listed(gw) == live(gw) == files_before
     assert sync.deltacommit_times(gw) == [mt.INIT_INSTANT]
     assert rows(gw) == before
+
+
+def test_the_option_on_a_version_6_table_is_refused_by_name_and_treated_as_off(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    gw = _gw("sample_table/cow/v6_nonpartitioned.zip", tmp_path)
+    with pytest.warns(mg.MetadataTableUnsupported) as caught:
+        guard(gw)
+    (warning,) = caught
+    assert str(warning.message) == (
+        f"hoodie.metadata.enable=true has no effect on {gw.uri('')}: hudilite keeps a metadata "
+        "table on table versions 8 and 9 only, this table is version 6 (upgrade it, or unset "
+        "the option)"
+    )
+    assert not gw.exists(mt.METADATA_DIR)
+    fake_commit(gw)
+    assert not gw.exists(mt.METADATA_DIR)
