@@ -19,7 +19,8 @@ Each takes a table name (``'t'``, ``'db.t'``) or a table path (any argument with
   (without a glob: the files directly under the base path, a non-partitioned table's).
   Hudi builds the view on the write timeline with pending instants (it does not filter
   completed ones), so the files of a write in progress show up too.
-* ``hudi_metadata``: refused by name (hudilite does not read Hudi's metadata table).
+* ``hudi_metadata``: refused by name (reading Hudi's metadata table as a relation is not
+  implemented; :mod:`hudilite.metadata` keeps its ``files`` partition for other readers).
 
 Any other function is left to Spark (``range(3)``, ``explode(...)``).
 """
@@ -80,8 +81,9 @@ def register_function(
         return _filesystem_view(_Ctx(session, views), args)
     if function == "hudi_metadata":
         raise UnsupportedStatementError(
-            "hudi_metadata is not supported: it reads Hudi's metadata table "
-            "(.hoodie/metadata), which hudilite does not keep or read"
+            "hudi_metadata is not supported: reading Hudi's metadata table "
+            "(.hoodie/metadata) as a relation is not implemented; hudi_filesystem_view "
+            "lists the table's files"
         )
     return None
 
