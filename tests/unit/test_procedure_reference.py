@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from hudilite.procedures import REGISTRY, _load_all, reference
+from hudilite.procedures.registry import Param
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -58,8 +59,6 @@ def test_one_section_exactly() -> None:
 
 
 def test_defaults_as_written_in_call() -> None:
-    from hudilite.procedures.registry import Param
-
     assert reference._default(Param("a", "boolean", default=False)) == "`false`"
     assert reference._default(Param("a", "string", default="")) == "`''`"
     assert reference._default(Param("a", "string", default="run")) == "`'run'`"
