@@ -42,24 +42,64 @@ if TYPE_CHECKING:
 
     from hudilite.sqlext.session import Session
     from hudilite.table.api import Table
+    from hudilite.table.results import (
+        ArchivedInstant,
+        ArchiveResult,
+        CleanResult,
+        ClusteringGroup,
+        ClusteringPlan,
+        ClusteringResult,
+        ClusteringSlice,
+        CompactionPlanResult,
+        CompactionResult,
+        Instant,
+        ReadSnapshot,
+        RestoreResult,
+        RollbackInstantResult,
+        RollbackResult,
+        SavepointInfo,
+        TableConfig,
+        TableSnapshot,
+        TableState,
+        VersionChangeResult,
+    )
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "ArchiveResult",
+    "ArchivedInstant",
+    "CleanResult",
+    "ClusteringGroup",
+    "ClusteringPlan",
+    "ClusteringResult",
+    "ClusteringSlice",
+    "CompactionPlanResult",
+    "CompactionResult",
     "ConfigError",
     "ConflictError",
     "CorruptFileError",
     "DuplicateKeyError",
     "HudiliteError",
+    "Instant",
     "InstantNotFoundError",
     "KeyGenerationError",
     "LockError",
     "PartitionNotFoundError",
+    "ReadSnapshot",
+    "RestoreResult",
+    "RollbackInstantResult",
+    "RollbackResult",
+    "SavepointInfo",
     "SchemaError",
     "Table",
+    "TableConfig",
     "TableExistsError",
     "TableNotFoundError",
+    "TableSnapshot",
+    "TableState",
     "TimelineError",
+    "VersionChangeResult",
     "WriteError",
     "WriteResult",
     "connect",
@@ -128,4 +168,9 @@ def __getattr__(name: str) -> Any:
         from hudilite.table.api import Table
 
         return Table
+    if name in __all__:  # the result types: every other name is defined above
+        # why lazy: the result types load the table services; ``import hudilite`` stays light
+        from hudilite.table import results
+
+        return getattr(results, name)
     raise AttributeError(f"module 'hudilite' has no attribute {name!r}")
