@@ -55,6 +55,7 @@ HUDI_PROCEDURES = [
     "downgrade_table",
     "show_commit_extra_metadata",
     "commits_compare",
+    "delete_marker",
 ]
 
 
