@@ -15,7 +15,8 @@ Spark), string, number, boolean and NULL literals, ``= <> != < <= > >=``, ``AND 
 ``IN (...)``, ``IS [NOT] NULL``, ``BETWEEN``. Comparisons follow SQL's three-valued logic
 (a NULL operand makes the row fail, negated or not). Anything else -- functions,
 arithmetic, subqueries -- is refused with a :class:`ConfigError` naming it, as is a column
-the table does not have or a literal that is no value of its column's type.
+the table does not have, a literal that is no value of its column's type, and a number
+or boolean compared with a string column (Spark would compare them as numbers).
 """
 
 from __future__ import annotations
@@ -182,6 +183,12 @@ class _Builder:
             return pa.scalar(None, kind)
         else:
             raise self.refuse(node, "expected a literal or a column")
+        if (pa.types.is_string(kind) or pa.types.is_large_string(kind)) and not isinstance(
+            value, str
+        ):
+            # Spark would compare as numbers ('01' = 1 holds there); a silent string
+            # comparison could drop rows (and prune partitions) Spark keeps.
+            raise self.refuse(node, f"compared with a string column, quote it ('{node.sql()}')")
         try:
             return pa.scalar(value).cast(kind)
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as exc:

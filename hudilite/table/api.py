@@ -538,7 +538,14 @@ class Table:
         options: Mapping[str, Any] | None,
     ) -> DataFrame:
         """:meth:`read` of a loaded ``state`` (a :class:`TableSnapshot` passes its own)."""
-        partitions = self._prune(state, where) if where else None
+        partitions = None
+        if where:
+            try:  # pruned in Arrow when to_arrow takes the predicate, else by a Spark job
+                pred = Predicate.parse(where, state.storage_schema)
+            except ConfigError:
+                partitions = self._prune(state, where)
+            else:
+                partitions = self._prune_arrow(state, pred)
         plan = self._plan(state, query_type, as_of, start, end, partitions, options)
         try:
             df = read_plan(self.spark, state, plan)

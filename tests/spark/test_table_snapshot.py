@@ -155,3 +155,16 @@ def test_to_arrow_where_refuses_what_it_cannot_evaluate(table):
     with pytest.raises(ConfigError) as info:
         table.to_arrow(where="q = 1")
     assert str(info.value).startswith("where 'q = 1' names 'q', not a column of the table (")
+
+
+def test_read_where_prunes_without_a_spark_job(table, spark):
+    """read(where=) prunes in Arrow when to_arrow takes the predicate; other SQL still
+    prunes with Spark (one job) and filters rows in Spark."""
+    with SparkJobs(spark) as jobs:
+        df = table.read(where="p = 'p2'")
+    assert jobs.jobs == 0
+    assert spark_rows(df, COLS) == [FIRST[1]]
+    with SparkJobs(spark) as jobs:
+        df = table.read(where="upper(p) = 'P2'")
+    assert jobs.jobs == 1
+    assert spark_rows(df, COLS) == [FIRST[1]]

@@ -70,6 +70,8 @@ def test_columns_named_resolve_case_insensitively():
             "where \"id LIKE 'a%'\": unsupported in a read without Spark (to_arrow): id LIKE 'a%'",
         ),
         ("1 = 1", "where '1 = 1': a comparison needs a column on one side: 1 = 1"),
+        ("p = 1", "where 'p = 1': compared with a string column, quote it ('1'): 1"),
+        ("p IN ('x', -1)", "where \"p IN ('x', -1)\": compared with a string column, quote it"),
     ],
 )
 def test_refusals_name_the_offending_part(where, error):
