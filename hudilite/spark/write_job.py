@@ -212,11 +212,13 @@ def run_write(
         deletes = True
         opts = opts.with_overrides({cfg.PAYLOAD_CLASS.name: None})
     df = _input_frame(state, data, "delete" if deletes else operation, opts)
+    delete_field, delete_marker, cdc_deletes = _delete_marker(state, opts)
     keyspec = KeyingSpec(
         keygen=state.keygen(opts),
         delete_all=deletes,
-        delete_field=opts.get(cfg.DELETE_FIELD) or IS_DELETED_COL,
-        delete_marker=opts.get(cfg.DELETE_MARKER),
+        delete_field=delete_field,
+        delete_marker=delete_marker,
+        cdc_deletes=cdc_deletes,
     )
     local_rows = _local_max_rows(operation, opts)
     cached: list[DataFrame] = []
@@ -277,6 +279,19 @@ def run_write(
     finally:
         for frame in cached:
             frame.unpersist()
+
+
+def _delete_marker(state: TableState, opts: Any) -> tuple[str, str | None, bool]:
+    """The delete field and marker of a write: the options', else the merge spec's (a CDC
+    payload's ``_change_operation_type``/``d`` or ``Op``/``D``)."""
+    if opts.get(cfg.DELETE_FIELD):
+        return opts.get(cfg.DELETE_FIELD), opts.get(cfg.DELETE_MARKER), False
+    try:
+        spec = state.merge_spec(opts)
+    except ConfigError:
+        # A payload the merge refuses fails where the merge runs; inserts never merge.
+        return IS_DELETED_COL, opts.get(cfg.DELETE_MARKER), False
+    return spec.delete_field, spec.delete_marker, spec.cdc_deletes
 
 
 def _local_max_rows(operation: str, opts: cfg.Options) -> int:
