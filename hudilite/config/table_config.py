@@ -392,7 +392,7 @@ class TableConfig:
         else:
             mode = EVENT_TIME_ORDERING if order else COMMIT_TIME_ORDERING
         cdc = cdc_payload(payload_class) if version < 9 else None
-        if cdc is not None:
+        if cdc is not None and payload_class:
             # The Debezium payloads order by their log position: Hudi's streamer makes it
             # the precombine field; another field is refused by the merge spec.
             order = order or ((cdc.ordering_field,) if cdc.ordering_field else ())

@@ -281,6 +281,18 @@ def run_write(
             frame.unpersist()
 
 
+def _drop_unknown_deletes(tagged: DataFrame) -> DataFrame:
+    """``tagged`` without the deletes of keys the table does not hold, except those of a
+    key another record of the batch inserts: the file group's merge then decides between
+    them (a newer delete leaves nothing), as the driver-side write does."""
+    from pyspark.sql import Window  # only this filter needs it
+
+    live = F.max(F.when(~F.col(DELETE_COL), F.lit(1))).over(Window.partitionBy(RECORD_KEY_COL))
+    flagged = tagged.withColumn("_hl_live_key", live.isNotNull())
+    keep = F.col(FILE_ID_COL).isNotNull() | ~F.col(DELETE_COL) | F.col("_hl_live_key")
+    return flagged.filter(keep).drop("_hl_live_key")
+
+
 def _delete_marker(state: TableState, opts: Any) -> tuple[str, str | None, bool]:
     """The delete field and marker of a write: the options', else the merge spec's (a CDC
     payload's ``_change_operation_type``/``d`` or ``Op``/``D``)."""
@@ -619,9 +631,10 @@ def _index_and_write(
         else:
             tagged = keyed.withColumn(FILE_ID_COL, F.lit(None).cast("string"))
         # Deletes of keys the table does not hold have nothing to do.
-        tagged = tagged.filter(F.col(FILE_ID_COL).isNotNull() | ~F.col(DELETE_COL))
         if operation == "delete":
             tagged = tagged.filter(F.col(FILE_ID_COL).isNotNull())
+        else:
+            tagged = _drop_unknown_deletes(tagged)
         timer.mark("index")
         overwrite = operation.startswith("insert_overwrite")
         settings = PackingSettings(

@@ -233,10 +233,19 @@ def _props(path: Path) -> dict[str, str]:
     return properties_file.decode((path / ".hoodie" / "hoodie.properties").read_bytes())
 
 
-@pytest.mark.parametrize(("table_type", "version"), [("cow", 6), ("mor", 8)])
-@pytest.mark.parametrize("case", sorted(CASES))
-def test_change_stream_lands_as_hudi_lands_it(spark, tmp_path, case, table_type, version):
+@pytest.mark.parametrize(
+    ("case", "table_type", "version", "driver"),
+    [
+        *[(case, "cow", 6, True) for case in sorted(CASES)],
+        *[(case, "mor", 8, True) for case in sorted(CASES)],
+        # The executors' write path (no driver-side write) for the Debezium streams.
+        ("postgres", "cow", 6, False),
+        ("mysql", "mor", 8, False),
+    ],
+)
+def test_change_stream_lands_as_hudi_lands_it(spark, tmp_path, case, table_type, version, driver):
     c = CASES[case]
+    local = {} if driver else {"hoodie.hudilite.write.local.max.rows": "0"}
     path = tmp_path / case
     t = hudilite.Table.create(
         spark,
@@ -246,7 +255,7 @@ def test_change_stream_lands_as_hudi_lands_it(spark, tmp_path, case, table_type,
         ordering_field=c["ordering"],
         table_type=table_type,
         table_version=version,
-        options={"hoodie.datasource.write.payload.class": c["payload"], **c["options"]},
+        options={"hoodie.datasource.write.payload.class": c["payload"], **c["options"], **local},
     )
     props = _props(path)
     assert props["hoodie.compaction.payload.class"] == c["payload"]
