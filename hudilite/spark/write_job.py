@@ -18,7 +18,7 @@ from typing import Any
 
 import pyarrow as pa
 from pyspark import TaskContext
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
 from hudilite import config as cfg
@@ -285,8 +285,6 @@ def _drop_unknown_deletes(tagged: DataFrame) -> DataFrame:
     """``tagged`` without the deletes of keys the table does not hold, except those of a
     key another record of the batch inserts: the file group's merge then decides between
     them (a newer delete leaves nothing), as the driver-side write does."""
-    from pyspark.sql import Window  # only this filter needs it
-
     live = F.max(F.when(~F.col(DELETE_COL), F.lit(1))).over(Window.partitionBy(RECORD_KEY_COL))
     flagged = tagged.withColumn("_hl_live_key", live.isNotNull())
     keep = F.col(FILE_ID_COL).isNotNull() | ~F.col(DELETE_COL) | F.col("_hl_live_key")
