@@ -41,8 +41,13 @@ _COMPARISONS: dict[type[exp.Expr], Callable[[Any, Any], Any]] = {
     exp.GT: lambda a, b: a > b,
     exp.GTE: lambda a, b: a >= b,
 }
-_NULL_BOOL = pc.scalar(pa.scalar(None, pa.bool_()))
 PARTITION_COLUMN = "_hl_partition"
+
+
+def _null_bool() -> Any:
+    """A NULL boolean expression. Built on use: ``pc.scalar`` imports pandas (about a second),
+    and this module is loaded by every ``hudilite`` command (``Table`` imports it)."""
+    return pc.scalar(pa.scalar(None, pa.bool_()))
 
 
 @dataclass(frozen=True)
@@ -129,7 +134,7 @@ class _Builder:
             kind = self.schema.field(self.column_name(node.this)).type
             values = pa.array([self.literal(v, kind) for v in node.expressions], kind)
             # SQL: NULL IN (...) is NULL (so NOT IN drops it too); Arrow's isin says false.
-            return pc.if_else(col.is_valid(), col.isin(values), _NULL_BOOL)
+            return pc.if_else(col.is_valid(), col.isin(values), _null_bool())
         if isinstance(node, exp.Between):
             col = node.this
             low = self.operands(col, node.args["low"])

@@ -111,8 +111,10 @@ def spark_headline(exc: BaseException) -> str | None:
             # A wrapper says nothing (a collect to Python waits on its job in another
             # thread): the cause it wraps does, e.g. spark.driver.maxResultSize's refusal.
             for _ in range(8):
+                if not str(java.toString()).strip().endswith(_JAVA_WRAPPERS):
+                    break
                 cause = java.getCause()
-                if cause is None or not str(java.toString()).strip().endswith(_JAVA_WRAPPERS):
+                if cause is None:
                     break
                 java = cause
             lines = [ln.strip() for ln in str(java.toString()).splitlines()]
