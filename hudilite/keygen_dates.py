@@ -5,10 +5,11 @@ Hudi's ``TimestampBasedAvroKeyGenerator`` parses ``DATE_STRING`` values with
 ``...output.dateformat``, both Java date patterns (Joda's, whose letters match
 ``java.time.format.DateTimeFormatter`` for everything below). Supported letters:
 
-* ``y``/``u`` year (``yy``: 2000 + two digits), ``M`` month (``MMM``/``MMMM``: English
-  names), ``d`` day, ``D`` day of year (formatting), ``H`` hour, ``h`` + ``a`` 12-hour clock,
-  ``m``, ``s``, ``S...`` fraction of a second (parsing reads up to nine digits, formatting
-  gives milliseconds cut or zero-padded to the width), ``E`` day name;
+* ``y``/``u`` year (``yy``: Joda's two-digit year, see :func:`two_digit_year_base`),
+  ``M`` month (``MMM``/``MMMM``: English names), ``d`` day, ``D`` day of year
+  (formatting), ``H`` hour, ``h`` + ``a`` 12-hour clock, ``m``, ``s``, ``S...`` fraction
+  of a second (parsing reads up to nine digits, formatting gives milliseconds cut or
+  zero-padded to the width), ``E`` day name;
 * offsets: ``Z`` (``+0100``), ``ZZ``/``XXX``/``xxx``/``ZZZZZ`` (``+01:00``), ``X``
   (``+01``), ``XX``/``x``/``xx`` (``+0100``); a parsed ``Z`` is UTC for every letter.
   A parsed offset decides the instant, whatever the input time zone (Joda's
@@ -119,6 +120,15 @@ def check_input_format(pattern: str) -> None:
         raise ConfigError(f"input date format {pattern!r} has no year")
 
 
+def two_digit_year_base(today: datetime | None = None) -> tuple[int, int]:
+    """Joda's rule for a parsed ``yy`` (``DateTimeFormat.forPattern`` pivots on the current
+    year minus 30): two digits ``t`` name the year in ``[pivot - 50, pivot + 49]``. Returns
+    ``(low, offset)`` such that the year is ``low - offset + t``, plus 100 when
+    ``t < offset`` (Joda's ``TwoDigitYear.parseInto``). In 2026: 47 -> 1947, 45 -> 2045."""
+    low = (today or datetime.now(UTC)).year - 30 - 50
+    return low, low % 100
+
+
 def parse_dates(text: pa.Array, pattern: str, in_tz: str) -> pa.Array:
     """``text`` parsed with ``pattern`` as epoch milliseconds (int64; null where it does not
     match). Fields absent from the pattern take their smallest value (January, day 1,
@@ -138,7 +148,9 @@ def parse_dates(text: pa.Array, pattern: str, in_tz: str) -> pa.Array:
     year_letter = next((c for c in "yuY" if c in parts), "y")
     year = number(year_letter, 1970)
     if year_letter in parts and len(parts[year_letter][0]) == 2:
-        year = pc.add(year, 2000)
+        low, offset = two_digit_year_base()
+        wrap = pc.if_else(pc.less(year, offset), 100, 0)
+        year = pc.add(pc.add(year, low - offset), wrap)
     if "M" in parts and len(parts["M"][0]) >= 3:
         names = [m.lower()[: 3 if len(parts["M"][0]) == 3 else None] for m in MONTHS]
         lowered = pc.utf8_lower(parts["M"][1])

@@ -102,10 +102,9 @@ def _window(tbl: Any, args: dict[str, Any]) -> tuple[str, str]:
     """``(start, end]`` of the listing, Hudi's defaults (10 days ago, 1 day ago) filled in."""
     start = args["start_ts"] or args["startTs"] or ""
     end = args["end_ts"] or args["endTs"] or ""
-    zone = str(tbl.config.props.get("hoodie.table.timeline.timezone") or "LOCAL").upper()
     # A LOCAL-zone table's instant digits are wall-clock time (format_instant renders a
     # naive datetime as is).
-    now = datetime.now(UTC) if zone == "UTC" else datetime.now()
+    now = datetime.now(UTC) if tbl.config.timeline_utc else datetime.now()
 
     def ago(days: int) -> str:
         return format_instant(now - timedelta(days=days))

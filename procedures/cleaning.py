@@ -22,7 +22,6 @@ the archive kept (table version 6: ``.hoodie/archived``; 8: the LSM timeline).
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime
 from typing import Any
 
 from pyspark.errors import AnalysisException
@@ -30,7 +29,6 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from hudilite import config as cfg
-from hudilite.errors import HudiliteError
 from hudilite.services.archive import archived_timeline
 from hudilite.services.archive_formats import ArchivedInstant
 from hudilite.services.clean import (
@@ -47,12 +45,11 @@ from hudilite.services.clean import (
     pending_cleans,
     schedule_clean,
 )
-from hudilite.storage.fs import join
 from hudilite.table.state import TableState
 from hudilite.timeline.instant import CLEAN, Instant, State
-from hudilite.timeline.instant_time import format_instant
 from hudilite.timeline.metadata import read_avro_record
 
+from .commits import transition_time
 from .registry import (
     REGISTRY,
     Output,
@@ -78,19 +75,6 @@ _PARAM_KEYS = {
 
 # ---------------------------------------------------------------------------------------
 # helpers shared with the savepoint and rollback procedures
-
-
-def transition_time(state: TableState, inst: Instant) -> str | None:
-    """When ``inst`` reached its state: the completion time of a version 8 file name, else
-    (version 6 records none) the timeline file's modification time, as Hudi reports it."""
-    if inst.completion_time:
-        return inst.completion_time
-    try:
-        name = state.timeline.file_name(inst)
-        ms = state.gw.mtime_ms(join(state.config.timeline_dir, name))
-    except (OSError, HudiliteError):  # a file that vanished has no time
-        return None
-    return format_instant(datetime.fromtimestamp(ms / 1000, UTC))
 
 
 def filtered(

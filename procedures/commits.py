@@ -57,7 +57,8 @@ _COMMIT_ACTIONS = (COMMIT, REPLACE_COMMIT, DELTA_COMMIT)
 
 
 def transition_time(state: TableState, instant: Instant) -> str | None:
-    """When ``instant`` completed, as Hudi 1.0 shows it (``state_transition_time``).
+    """When ``instant`` completed, as Hudi 1.0 shows it (``state_transition_time``): the one
+    definition every procedure and SHOW statement prints.
 
     Version 8+ names carry the completion time. Version 6 records none, so Hudi uses the
     completed file's modification time, formatted as an instant time in the timeline's
@@ -70,15 +71,7 @@ def transition_time(state: TableState, instant: Instant) -> str | None:
         mtime = state.gw.mtime_ms(f"{state.config.timeline_dir}/{name}")
     except (OSError, HudiliteError):  # the file went away under us (e.g. archived)
         return None
-    return format_mtime_instant(mtime, state.config.props.get("hoodie.table.timeline.timezone"))
-
-
-def format_mtime_instant(mtime_ms: int, timezone: str | None) -> str:
-    """Epoch milliseconds as a 17-digit instant time in UTC or the local zone."""
-    if (timezone or "").upper() == "UTC":
-        return epoch_ms_to_instant(mtime_ms)
-    local = datetime.fromtimestamp(mtime_ms / 1000).astimezone()
-    return local.strftime("%Y%m%d%H%M%S") + f"{mtime_ms % 1000:03d}"
+    return epoch_ms_to_instant(mtime, state.config.timeline_utc)
 
 
 def _is_new(stat: WriteStat) -> bool:

@@ -37,6 +37,7 @@ from hudilite.config.vocab import (
 )
 from hudilite.errors import ConfigError
 
+_TIMELINE_TZ = "hoodie.table.timeline.timezone"  # read only by TableConfig.timeline_utc
 # Keys to_properties() owns: recomputed from the typed fields on every render.
 _MANAGED_KEYS = (
     "hoodie.table.name",
@@ -56,7 +57,7 @@ _MANAGED_KEYS = (
     "hoodie.populate.meta.fields",
     "hoodie.table.create.schema",
     "hoodie.database.name",
-    "hoodie.table.timeline.timezone",
+    _TIMELINE_TZ,
     "hoodie.record.merge.mode",
     "hoodie.record.merge.strategy.id",
     "hoodie.compaction.payload.class",
@@ -200,6 +201,13 @@ class TableConfig:
         if self.layout_version == 1:
             return ".hoodie/" + self.props.get("hoodie.archivelog.folder", "archived")
         return ".hoodie/timeline/" + self.props.get("hoodie.timeline.history.path", "history")
+
+    @property
+    def timeline_utc(self) -> bool:
+        """Whether instant times are UTC (``hoodie.table.timeline.timezone``), else the
+        machine's local wall-clock time: Java's default, when the key is missing, is
+        ``LOCAL``. The one reading of the key; callers never look at the raw property."""
+        return str(self.props.get(_TIMELINE_TZ) or "LOCAL").upper() == "UTC"
 
     @property
     def is_mor(self) -> bool:
@@ -506,11 +514,11 @@ class TableConfig:
         out["hoodie.database.name"] = self.database
         # Java's default is LOCAL, which makes instant times depend on the writer's zone: new
         # tables say UTC; an existing table without the key keeps Java's default.
-        tz = self.props.get("hoodie.table.timeline.timezone")
+        tz = self.props.get(_TIMELINE_TZ)
         if tz is None and "hoodie.table.checksum" not in self.props:
             tz = "UTC"
         if tz is not None:
-            out["hoodie.table.timeline.timezone"] = tz
+            out[_TIMELINE_TZ] = tz
         if v8 or "hoodie.record.merge.mode" in self.props:
             out["hoodie.record.merge.mode"] = self.merge_mode
         if self.merge_strategy_id:

@@ -29,7 +29,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from datetime import datetime
 from typing import Any
 
 from hudilite import config as cfg
@@ -62,7 +61,7 @@ from hudilite.timeline.instant import (
     Instant,
     State,
 )
-from hudilite.timeline.instant_time import epoch_ms_to_instant, format_instant, parse_instant
+from hudilite.timeline.instant_time import epoch_ms_to_instant, parse_instant
 from hudilite.timeline.metadata import CommitMetadata
 from hudilite.timeline.timeline import Timeline
 from hudilite.write.lock import table_lock
@@ -247,10 +246,7 @@ def _groups(state: TableState, chosen: list[Instant]) -> list[list[tuple[Instant
 def mtime_instant(gw: FileSystemGateway, path: str, utc: bool) -> str:
     """A file's modification time as an instant time (Hudi 0.x's state transition time),
     in UTC or the local zone as the table's timeline zone says."""
-    ms = gw.mtime_ms(path)
-    if utc:
-        return epoch_ms_to_instant(ms)
-    return format_instant(datetime.fromtimestamp(ms / 1000).replace(tzinfo=None))
+    return epoch_ms_to_instant(gw.mtime_ms(path), utc)
 
 
 def legacy_entry(inst: Instant, content: bytes, transition_time: str | None) -> dict[str, Any]:
@@ -335,7 +331,7 @@ def write_archive(
     content) to the archived timeline of the table's version; returns the files written."""
     opts = resolve_options(state, options)
     if state.config.layout_version < 2:
-        utc = timeline_is_utc(state.config.props)
+        utc = state.config.timeline_utc
         entries = []
         for group in groups:
             for inst, content in group:
@@ -352,12 +348,6 @@ def write_archive(
     written = [join(history, name)] if name else []
     compacted = fmt.compact_lsm(state.gw, history, int(opts.get(LSM_COMPACTION_BATCH)))
     return written + [join(history, n) for n in compacted]
-
-
-def timeline_is_utc(props: dict[str, str]) -> bool:
-    """Whether instant times are UTC (``hoodie.table.timeline.timezone``; Java's default,
-    when the key is missing, is the local zone)."""
-    return str(props.get("hoodie.table.timeline.timezone") or "LOCAL").upper() == "UTC"
 
 
 def _mtime_or_none(state: TableState, inst: Instant, utc: bool) -> str | None:

@@ -57,7 +57,6 @@ from hudilite.services.archive import (
     ARCHIVAL_BATCH,
     LSM_COMPACTION_BATCH,
     mtime_instant,
-    timeline_is_utc,
 )
 from hudilite.services.compaction import COMPACTION_TARGET_IO_MB, Runner, compact
 from hudilite.storage.fs import FileSystemGateway, join
@@ -75,7 +74,7 @@ from hudilite.timeline.instant import (
     Instant,
     State,
 )
-from hudilite.timeline.instant_time import instant_to_epoch_ms, parse_instant
+from hudilite.timeline.instant_time import instant_to_epoch_ms
 from hudilite.timeline.metadata import CommitMetadata, read_avro_container, write_avro_record
 from hudilite.write.lock import table_lock
 from hudilite.write.rollback import rollback_failed_writes
@@ -229,7 +228,7 @@ def _plan_moves(state: TableState, to_version: int) -> list[tuple[Instant, str, 
     gw = state.gw
     moves = []
     if to_version >= 8:
-        utc = timeline_is_utc(state.config.props)
+        utc = state.config.timeline_utc
         clustering = {
             i.requested_time for i in state.timeline.pending() if _is_clustering(state, i)
         }
@@ -254,9 +253,7 @@ def _set_mtime(gw: FileSystemGateway, path: str, instant: str, utc: bool) -> Non
     make it the v8 completion time (local filesystems; elsewhere it stays 'now')."""
     if not gw.is_local:
         return
-    ms = instant_to_epoch_ms(instant)
-    if not utc:  # the digits are local wall-clock time
-        ms = int(parse_instant(instant).replace(tzinfo=None).timestamp() * 1000)
+    ms = instant_to_epoch_ms(instant, utc)
     os.utime(gw.abs_path(path), ns=(ms * 1_000_000, ms * 1_000_000))
 
 
@@ -506,7 +503,7 @@ def _change_layout(
         gw.mkdirs(dest)
         for _, stale in _files(gw, dest, 2 if target >= 8 else 1):
             gw.delete_file(stale)  # a copy left by an attempt that died before switching
-        utc = timeline_is_utc(state.config.props)
+        utc = state.config.timeline_utc
         for inst, _, new, content in moves:
             gw.write_bytes(new, content)
             if target < 8 and inst.is_completed and inst.completion_time:

@@ -439,6 +439,7 @@ def _commit(
     # transaction's start: the race tests hold a reading write here so that another
     # writer commits before this one begins (tests/faults/test_read_modify_write.py).
     failpoints.check(opts.raw.get(FAIL_POINT_KEY), "before_transaction")
+    _refuse_damaged_slices(state, plan, operation, opts)
     with WriteTransaction(
         state.gw,
         state.config,
@@ -507,6 +508,33 @@ def _commit(
         duration_s=time.monotonic() - started,
         extra={"phases": timer.phases, **extra},
     )
+
+
+def _write_scope(
+    state: TableState, plan: WritePlan, operation: str, opts: cfg.Options
+) -> list[str] | None:
+    """The partitions whose latest slices a write builds on (None: every partition): the
+    partitions it writes, every partition for a global index's lookup, the whole table for
+    ``insert_overwrite_table``."""
+    if operation == "insert_overwrite_table":
+        return None
+    touched = sorted(plan.partitions)
+    if operation == "insert_overwrite":
+        named = json.loads(opts.raw.get(OVERWRITE_PARTITIONS_KEY) or "[]")
+        return sorted({*touched, *named})
+    if index_settings(opts).is_global and operation in ("upsert", "delete"):
+        return None
+    return touched
+
+
+def _refuse_damaged_slices(
+    state: TableState, plan: WritePlan, operation: str, opts: cfg.Options
+) -> None:
+    """Refuse, before an instant exists, a write whose file groups have a missing or short
+    file a visible commit wrote (:mod:`hudilite.filegroup.integrity`): refused inside the
+    transaction, it left a requested, an inflight and a rollback instant behind. The
+    transaction's own load checks again (a file lost in between is still refused there)."""
+    state.view.latest_slices(partitions=_write_scope(state, plan, operation, opts))
 
 
 def _index_and_write(

@@ -74,7 +74,7 @@ _FIXED_RAW = frozenset(
         "hoodie.timeline.layout.version",
         "hoodie.table.base.file.format",
         "hoodie.table.create.schema",  # changed by add_columns, which commits the schema
-        "hoodie.table.timeline.timezone",
+        cfg.TIMELINE_TIMEZONE.name,
         "hoodie.timeline.path",
         "hoodie.timeline.history.path",
         "hoodie.archivelog.folder",

@@ -22,6 +22,7 @@ Basic`` header, HTTPS with TLS: :mod:`.http_transport`.
 from __future__ import annotations
 
 import contextlib
+import errno
 import logging
 import os
 import socket
@@ -54,7 +55,7 @@ from .sasl_transport import MAX_FRAME, SaslServerTransport
 from .sessions import HIVE_QUERY_TIMEOUT, PREFIX, ServerSettings, SessionRegistry
 from .users import UserStore
 
-__all__ = ["AUTH_MODES", "TRANSPORT_MODES", "Server", "serve", "tls_context"]
+__all__ = ["AUTH_MODES", "TRANSPORT_MODES", "Server", "check_port", "serve", "tls_context"]
 
 AUTH_MODES = ("none", "nosasl", "password")
 #: HiveServer2's settings for the transport, accepted in ``serve``'s ``conf``.
@@ -180,7 +181,10 @@ class Server:
             )
             self.port = self._http.port
         else:
-            self._listener = socket.create_server((host, port), reuse_port=False, backlog=64)
+            try:
+                self._listener = socket.create_server((host, port), reuse_port=False, backlog=64)
+            except OSError as exc:
+                raise _listen_error(host, port, exc) from None
             self.port = self._listener.getsockname()[1]
         self._reserve = ReserveDescriptor()
         self._stopping = threading.Event()
@@ -459,6 +463,39 @@ def _close_gently(conn: socket.socket, linger: float = 1.0) -> None:
                 break
 
 
+def check_port(host: str, port: int) -> None:
+    """Refuse, before anything slow starts, a ``host:port`` the server could not listen on
+    (``OSError`` naming it: in use, not an address of this machine, a privileged port). A
+    bind test with the listener's own options (``SO_REUSEADDR``, so a port in TIME_WAIT
+    passes, as it would for the listener); port 0 always passes. The port is bound for
+    real once Spark has started, so a process taking it meanwhile is still reported, then
+    by :class:`Server`."""
+    if port == 0:
+        return
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except socket.gaierror as exc:
+        raise OSError(f"cannot listen on {host}:{port}: unknown host ({exc.strerror})") from None
+    family, _type, _proto, _name, address = infos[0]
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        if os.name == "posix":
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind(address)
+        except OSError as exc:
+            raise _listen_error(host, port, exc) from None
+
+
+def _listen_error(host: str, port: int, exc: OSError) -> OSError:
+    """One line naming ``host:port`` and why it cannot be listened on."""
+    reason = (exc.strerror or str(exc)).lower()
+    if exc.errno == errno.EADDRINUSE:
+        reason += " (another process listens there: stop it or pick another --port)"
+    error = OSError(f"cannot listen on {host}:{port}: {reason}")
+    error.errno = exc.errno  # printed as the message alone, tested by its errno
+    return error
+
+
 def _transport_option(
     keyword: str,
     given: str | None,
@@ -516,6 +553,9 @@ def serve(
     :mod:`.http_transport`); also read from ``conf`` as HiveServer2's
     ``hive.server2.transport.mode`` and ``hive.server2.thrift.http.path``. Hive's usual
     port for HTTP is 10001; ``port`` is used as given.
+
+    A ``host:port`` that cannot be listened on (in use, say) raises ``OSError`` naming it
+    before Spark starts (:func:`check_port`).
     """
     tls = tls_context(ssl_cert, ssl_key)
     conf = dict(conf or {})
@@ -528,6 +568,8 @@ def serve(
         raise ValueError(f"an HTTP path ({path!r}) needs transport mode http, not {mode}")
     spark_conf, server_conf, options = _split_conf(conf)
     settings = ServerSettings.from_conf(server_conf)
+    # A busy port is reported now, not after Spark's start (seconds to minutes).
+    check_port(host, port)
     if spark is None:
         spark = spark_session(conf=spark_conf or None)
     else:

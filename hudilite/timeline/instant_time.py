@@ -67,16 +67,24 @@ def is_instant_time(value: str) -> bool:
     return True
 
 
-def instant_to_epoch_ms(value: str) -> int:
-    """Milliseconds since the Unix epoch of an instant time."""
+def instant_to_epoch_ms(value: str, utc: bool = True) -> int:
+    """Milliseconds since the Unix epoch of an instant time; ``utc=False`` reads its digits
+    as the machine's local wall-clock time (a ``LOCAL`` timeline zone, Java's default)."""
     dt = parse_instant(value)
+    if not utc:
+        dt = dt.replace(tzinfo=None).astimezone()  # naive: the local zone
     return int(dt.timestamp()) * 1000 + dt.microsecond // 1000
 
 
-def epoch_ms_to_instant(epoch_ms: int) -> str:
-    """The instant time of a Unix epoch in milliseconds."""
+def epoch_ms_to_instant(epoch_ms: int, utc: bool = True) -> str:
+    """The instant time of a Unix epoch in milliseconds; ``utc=False`` renders the
+    machine's local wall-clock time (a ``LOCAL`` timeline zone, Java's default). The one
+    place a table's timeline zone turns a time into instant digits: state transition
+    times from file modification times go through here."""
     seconds, millis = divmod(epoch_ms, 1000)
     dt = datetime.fromtimestamp(seconds, tz=UTC).replace(microsecond=millis * 1000)
+    if not utc:
+        dt = dt.astimezone().replace(tzinfo=None)  # naive local digits, rendered as they are
     return format_instant(dt)
 
 

@@ -120,3 +120,19 @@ def test_unsupported_letters_and_missing_settings_are_named():
     with pytest.raises(ConfigError, match=r"input date format 'HH:mm' has no year"):
         _spec(**{"timestamp.type": "DATE_STRING", "input.dateformat": "HH:mm",
                  "output.dateformat": "yyyy"})  # fmt: skip
+
+
+def test_two_digit_years_pivot_as_joda():
+    # Joda's forPattern("yy") pivots on the current year minus 30: in 2026 the two digits
+    # name a year in [1946, 2045], so "47" is 1947 and "45" is 2045 (not 2000 + yy).
+    from hudilite.keygen_dates import two_digit_year_base
+
+    assert two_digit_year_base(datetime(2026, 11, 28, tzinfo=UTC)) == (1946, 46)
+    low, offset = two_digit_year_base()
+    year = datetime.now(UTC).year
+    got = parse_dates(pa.array(["01/15/00", "01/15/99", "01/15/45", "01/15/47"]), "MM/dd/yy", "UTC")
+    expected = [low - offset + t + (100 if t < offset else 0) for t in (0, 99, 45, 47)]
+    assert [datetime.fromtimestamp(v / 1000, UTC).year for v in got.to_pylist()] == expected
+    assert all(year - 80 <= y <= year + 19 for y in expected)
+    if year == 2026:
+        assert expected == [2000, 1999, 2045, 1947]

@@ -78,3 +78,64 @@ def test_compaction_and_clustering_plug_into_one_table_service_runner() -> None:
         "TOTAL_LOG_FILES_SIZE": float(3 * 1024 * 1024),
         "TOTAL_IO_WRITE_MB": 120.0,
     }
+
+
+# ---------------------------------------------------------------------------------------
+# Facts found by their text: a second copy shows up as a second file matching a pattern.
+
+_ROOT = __import__("pathlib").Path(__file__).resolve().parents[2]
+_SOURCES = ("hudilite", "sqlext", "catalog", "procedures")
+
+
+def _files_matching(pattern: str) -> set[str]:
+    """Source files (repo-relative, ``/``-separated) whose text matches ``pattern``."""
+    import re
+
+    rx = re.compile(pattern, re.MULTILINE)
+    return {
+        path.relative_to(_ROOT).as_posix()
+        for top in _SOURCES
+        for path in (_ROOT / top).rglob("*.py")
+        if rx.search(path.read_text(encoding="utf-8"))
+    }
+
+
+def test_timeline_time_zone_is_read_and_applied_in_one_place() -> None:
+    # The key is declared in the registry and read by TableConfig.timeline_utc only.
+    assert _files_matching(r"hoodie\.table\.timeline\.timezone\"") == {
+        "hudilite/config/keys_table.py",
+        "hudilite/config/table_config.py",
+    }
+    # One state transition time for the procedures and SHOW statements.
+    assert _files_matching(r"^def transition_time\(") == {"procedures/commits.py"}
+    # Local wall-clock digits are made (and read back) only by the instant time module.
+    assert _files_matching(r"fromtimestamp\([^)]*\)\.replace\(tzinfo=None\)") == set()
+
+
+def test_instant_digits_in_a_local_time_zone_round_trip() -> None:
+    import os
+    import time
+
+    from hudilite.config import TableConfig
+    from hudilite.timeline.instant_time import epoch_ms_to_instant, instant_to_epoch_ms
+
+    ms = 1704067200123  # 2024-01-01 00:00:00.123 UTC
+    old = os.environ.get("TZ")
+    os.environ["TZ"] = "Asia/Kolkata"
+    time.tzset()
+    try:
+        assert epoch_ms_to_instant(ms) == "20240101000000123"
+        assert epoch_ms_to_instant(ms, utc=False) == "20240101053000123"
+        assert instant_to_epoch_ms("20240101053000123", utc=False) == ms
+        assert instant_to_epoch_ms("20240101000000123") == ms
+    finally:
+        if old is None:
+            del os.environ["TZ"]
+        else:
+            os.environ["TZ"] = old
+        time.tzset()
+    base = {"hoodie.table.name": "t", "hoodie.table.version": "6"}
+    key = "hoodie.table.timeline.timezone"
+    assert not TableConfig.from_properties(base).timeline_utc  # Java's default: LOCAL
+    assert TableConfig.from_properties({**base, key: "utc"}).timeline_utc
+    assert not TableConfig.from_properties({**base, key: "LOCAL"}).timeline_utc
