@@ -1,6 +1,6 @@
 """Table services: compaction, cleaning, savepoints, restore and rollback of completed instants.
 
-Every entry point takes a :class:`hudilite.table.state.TableState` (reloaded inside where a
+Every entry point takes a :class:`hudilite.tablestate.state.TableState` (reloaded inside where a
 fresh timeline matters) plus options (a mapping of Hudi option keys, or ``Options``;
 table properties and write defaults apply underneath) and returns a result dataclass with
 metrics. No pyspark here: ``hudilite.spark.services_job`` runs compaction operations as

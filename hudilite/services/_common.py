@@ -41,7 +41,7 @@ from hudilite.read.file_group_reader import read_file_slice
 from hudilite.schema import arrow_to_avro_schema
 from hudilite.storage.fs import FileSystemGateway
 from hudilite.storage.layout import BaseFileName, LogFileName
-from hudilite.table.state import TableState
+from hudilite.tablestate.state import TableState
 from hudilite.timeline.heartbeat import Heartbeat, is_expired
 from hudilite.timeline.instant import Instant
 from hudilite.timeline.metadata import WriteStat

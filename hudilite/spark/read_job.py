@@ -40,7 +40,7 @@ from hudilite.schema import COMMIT_TIME_COL, PARTITION_PATH_COL, RECORD_KEY_COL,
 from hudilite.spark.convert import arrow_schema, spark_schema
 from hudilite.storage.fs import FileSystemGateway
 from hudilite.storage.parquet_io import read_base_file
-from hudilite.table.state import TableState
+from hudilite.tablestate.state import TableState
 from hudilite.virtual_keys import file_partition, read_stored_keys
 
 #: Schema of the base file descriptor DataFrame (Python reads).

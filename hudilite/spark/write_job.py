@@ -51,7 +51,7 @@ from hudilite.spark.plan_facts import held_in_memory, row_bound
 from hudilite.spark.task_errors import first_line, hudilite_error_from
 from hudilite.storage.layout import new_file_id, write_partition_metadata
 from hudilite.table.schema_evolution import required_columns
-from hudilite.table.state import TableState
+from hudilite.tablestate.state import TableState
 from hudilite.timeline.instant import COMMIT, DELTA_COMMIT, REPLACE_COMMIT
 from hudilite.timeline.metadata import CommitMetadata
 from hudilite.write import small_write

@@ -1,10 +1,9 @@
-"""A Hudi table: the public :class:`Table` API, its loaded state and its properties.
+"""A Hudi table: the public :class:`Table` API.
 
-``api`` holds :class:`Table` (the Spark-facing entry point), ``state`` the table's loaded
-configuration and timeline (:class:`TableState`), ``properties_file`` the one owner of
-``.hoodie/hoodie.properties``, ``properties`` ALTER-style property changes and
-``schema_evolution`` ADD COLUMNS. Importing this package does not import pyspark; only
-``Table`` (loaded on first access) does.
+``api`` holds :class:`Table` (the Spark-facing entry point), ``properties`` ALTER-style
+property changes and ``schema_evolution`` ADD COLUMNS. The table's loaded state, its
+``hoodie.properties`` and table creation are the engine's (:mod:`hudilite.tablestate`).
+Importing this package does not import pyspark; only ``Table`` (loaded on first access) does.
 """
 
 from __future__ import annotations
@@ -19,7 +18,7 @@ __all__ = ["Table"]
 
 def __getattr__(name: str) -> Any:
     if name == "Table":
-        # why lazy: Table loads pyspark; engine modules using hudilite.table.state must not
+        # why lazy: Table loads pyspark; engine modules using hudilite.tablestate.state must not
         from hudilite.table.api import Table
 
         return Table

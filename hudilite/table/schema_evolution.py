@@ -54,7 +54,7 @@ from hudilite.schema import (
 )
 from hudilite.services._common import OptionsLike, resolve_options, table_schema_json
 from hudilite.table.properties import update_table_properties
-from hudilite.table.state import TableState
+from hudilite.tablestate.state import TableState
 from hudilite.timeline.instant import COMMIT, DELTA_COMMIT
 from hudilite.write.result import WriteResult
 from hudilite.write.transaction import (

@@ -36,7 +36,7 @@ from hudilite import config as cfg
 from hudilite import failpoints
 from hudilite.errors import CorruptFileError, HudiliteWarning, TableNotFoundError
 from hudilite.storage.fs import FileSystemGateway
-from hudilite.table import properties_file
+from hudilite.tablestate import properties_file
 
 log = logging.getLogger(__name__)
 

@@ -50,7 +50,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("hudilite.timeline",),
     ("hudilite.filegroup",),
     # table state: the loaded config and timeline, hoodie.properties, table creation
-    ("hudilite.table.state", "hudilite.table.properties_file"),
+    ("hudilite.tablestate",),
     ("hudilite.metadata",),  # the metadata table (.hoodie/metadata)
     ("hudilite.read", "hudilite.index"),
     ("hudilite.write",),
@@ -74,8 +74,7 @@ KNOWN_PACKAGE_CYCLES: set[frozenset[str]] = {
             "hudilite.merge",
             "hudilite.read",
             "hudilite.storage",
-            "hudilite.table.properties_file",
-            "hudilite.table.state",
+            "hudilite.tablestate",
             "hudilite.timeline",
             "hudilite.virtual_keys",
         }

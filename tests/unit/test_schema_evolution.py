@@ -22,7 +22,7 @@ from hudilite.table.schema_evolution import (
     required_columns,
     retype_avro_schema,
 )
-from hudilite.table.state import TableState
+from hudilite.tablestate.state import TableState
 from hudilite.timeline.instant import COMMIT
 from hudilite.timeline.metadata import CommitMetadata
 from hudilite.write.transaction import WriteTransaction

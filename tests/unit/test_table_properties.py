@@ -19,7 +19,7 @@ from hudilite.table.properties import (
     store_table_properties,
     unset_properties,
 )
-from hudilite.table.state import PROPERTIES_FILE, TableState, load_config
+from hudilite.tablestate.state import PROPERTIES_FILE, TableState, load_config
 
 COW_V6 = "sample_table/cow/v6_simplekeygen_nonhivestyle.zip"
 COW_V8 = "sample_table/cow/v8_simplekeygen_nonhivestyle.zip"
