@@ -31,6 +31,7 @@ from hudilite.services.clustering import ClusteringResult, schedule_clustering
 from hudilite.services.clustering_plan import ClusteringPlan
 from hudilite.services.compaction import CompactionPlanResult, CompactionResult, schedule_compaction
 from hudilite.services.partitions import delete_partitions, truncate_table
+from hudilite.services.properties import rename_table, set_properties, unset_properties
 from hudilite.services.restore import RestoreResult, restore
 from hudilite.services.rollback_completed import RollbackInstantResult, rollback_instant
 from hudilite.services.savepoint import (
@@ -39,6 +40,7 @@ from hudilite.services.savepoint import (
     delete_savepoint,
     list_savepoints,
 )
+from hudilite.services.schema_evolution import add_columns
 from hudilite.services.upgrade import VersionChangeResult, downgrade_table, upgrade_table
 from hudilite.spark import streaming
 from hudilite.spark.clustering_job import run_clustering
@@ -48,8 +50,6 @@ from hudilite.spark.services_job import run_compaction, spark_runner
 from hudilite.spark.task_errors import read_error_from
 from hudilite.spark.write_job import run_write
 from hudilite.storage.fs import FileSystemGateway, is_storage_option, storage_options_of
-from hudilite.table.properties import rename_table, set_properties, unset_properties
-from hudilite.table.schema_evolution import add_columns
 from hudilite.tablestate.create import create_table
 from hudilite.tablestate.state import TableState
 from hudilite.timeline.instant import Instant

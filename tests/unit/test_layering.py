@@ -66,28 +66,8 @@ LAYERS: tuple[tuple[str, ...], ...] = (
 #: Known violations (remove an entry when it is fixed): module cycles, package cycles and
 #: upward imports as (importing module, imported module).
 KNOWN_CYCLES: set[frozenset[str]] = set()
-KNOWN_PACKAGE_CYCLES: set[frozenset[str]] = {
-    frozenset(
-        {
-            "hudilite.filegroup",
-            "hudilite.index",
-            "hudilite.merge",
-            "hudilite.read",
-            "hudilite.storage",
-            "hudilite.tablestate",
-            "hudilite.timeline",
-            "hudilite.virtual_keys",
-        }
-    ),
-    frozenset({"hudilite.spark", "hudilite.table"}),
-}
-KNOWN_LAYER_VIOLATIONS: set[tuple[str, str]] = {
-    ("hudilite.metadata.hfiles", "hudilite.index.bloom_filter"),
-    ("hudilite.spark.write_job", "hudilite.table.schema_evolution"),
-    ("hudilite.storage.parquet_io", "hudilite.index.bloom_filter"),
-    ("hudilite.virtual_keys", "hudilite.storage.fs"),
-    ("hudilite.virtual_keys", "hudilite.storage.parquet_io"),
-}
+KNOWN_PACKAGE_CYCLES: set[frozenset[str]] = set()
+KNOWN_LAYER_VIOLATIONS: set[tuple[str, str]] = set()
 
 #: Where pyspark may be imported at run time (imports under ``if TYPE_CHECKING:`` do not
 #: count: a module that needs pyspark only for annotations imports it there). No other

@@ -53,7 +53,7 @@ from hudilite.schema import (
     to_storage_schema,
 )
 from hudilite.services._common import OptionsLike, resolve_options, table_schema_json
-from hudilite.table.properties import update_table_properties
+from hudilite.services.properties import update_table_properties
 from hudilite.tablestate.state import TableState
 from hudilite.timeline.instant import COMMIT, DELTA_COMMIT
 from hudilite.write.result import WriteResult
