@@ -36,7 +36,9 @@ from hudilite.errors import (
 from hudilite.write.result import WriteResult
 
 if TYPE_CHECKING:
-    from pyspark.sql import SparkSession
+    from collections.abc import Mapping
+
+    from pyspark.sql import DataFrame, SparkSession
 
     from hudilite.sqlext.session import Session
     from hudilite.table.api import Table
@@ -62,6 +64,7 @@ __all__ = [
     "WriteResult",
     "connect",
     "register",
+    "save",
     "spark_session",
 ]
 
@@ -83,6 +86,19 @@ def spark_session(**kwargs: Any) -> SparkSession:
     from hudilite.spark.session import spark_session as _make
 
     return _make(**kwargs)
+
+
+def save(
+    df: DataFrame, path: str, *, options: Mapping[str, Any] | None = None, mode: str = "append"
+) -> WriteResult | None:
+    """Hudi's ``df.write.format("hudi").options(**options).mode(mode).save(path)``, by the
+    same options: creates the table on the first write, runs
+    ``hoodie.datasource.write.operation`` (default upsert), applies ``mode`` (append,
+    overwrite, error, ignore) as Hudi does; see :mod:`hudilite.spark.save`."""
+    # why lazy: the write loads pyspark, kept out of engine imports
+    from hudilite.spark.save import save as _save
+
+    return _save(df, path, options=options, mode=mode)
 
 
 def register(spark: SparkSession, warehouse: str | None = None) -> list[str]:

@@ -180,8 +180,9 @@ def data_schema(schema: pa.Schema) -> pa.Schema:
 def latest_schema_json(recorded: Iterable[str | None], create_schema: str | None) -> str | None:
     """The table's Avro schema (JSON): the latest write's, else the create schema.
 
-    The one place this is decided (table state, table services and the read planner call
-    it). ``recorded`` is the ``schema`` each write recorded in its commit metadata (None or
+    The one place this is decided, called by ``Timeline.schema_json`` (which orders the
+    writes, Hudi's rule) for the table state, table services and the read planner.
+    ``recorded`` is the ``schema`` each write recorded in its commit metadata (None or
     empty when it recorded none), newest write first; it is consumed lazily, so commit
     metadata past the first recorded schema is never read. The text is kept verbatim, so
     a schema written by Hudi stays byte-identical.

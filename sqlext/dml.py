@@ -25,13 +25,19 @@ from the target's snapshot, so their write carries that snapshot (taken when the
 loads the table, before any view is read): it fails with a retryable ConflictError when a
 commit the statement did not see changed the same file groups or removed rows in the
 partitions it writes, instead of overwriting that commit with values computed before it
-(snapshot isolation, see :mod:`hudilite.write.conflict`).
+(snapshot isolation, see :mod:`hudilite.write.conflict`). With
+``hoodie.hudilite.sql.conflict.retries`` = N (a session SET or a table property, 0 by default)
+such a statement is run again from the start -- a fresh snapshot, its query read again -- up
+to N times before the ConflictError, which names the other commit, reaches the caller.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import warnings
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from pyspark.sql import functions as F
@@ -49,7 +55,7 @@ from pyspark.sql.types import (
 )
 
 from hudilite import config as cfg
-from hudilite.errors import SchemaError
+from hudilite.errors import ConflictError, LockError, SchemaError
 from hudilite.schema import IS_DELETED_COL, META_COLUMNS
 from hudilite.spark.convert import spark_schema
 from hudilite.spark.write_job import OVERWRITE_PARTITIONS_KEY
@@ -88,6 +94,49 @@ _MATCHED = "__hudilite_matched"
 _FROM_SOURCE = "__hudilite_from_source"
 _SEQ = "__hudilite_seq"
 _RANK = "__hudilite_rank"
+log = logging.getLogger("hudilite.sql")
+
+
+@dataclass
+class _Run:
+    """What one run of a statement learned that decides whether a conflict re-runs it:
+    whether its write read the target (an INSERT's query may not), and how many re-runs
+    ``hoodie.hudilite.sql.conflict.retries`` allows (session options over the table's)."""
+
+    reads_target: bool = True
+    retries: int = 0
+
+    def configure(self, session: SqlContext, state: TableState) -> None:
+        """Read the re-run limit for this statement on the table of ``state``."""
+        opts = state.options(session.write_options())
+        self.retries = max(0, int(opts.get(cfg.SQL_CONFLICT_RETRIES)))
+
+
+def _rerun_on_conflict(handler: Callable[[SqlContext, Any, _Run], Outcome]) -> Handler:
+    """``handler`` run again from the start when its write fails with ConflictError
+    because a commit completed after the snapshot it read (see the module docstring);
+    a LockError (the lock's wait ran out) is not re-run, nor is a blind INSERT."""
+
+    def run(session: SqlContext, stmt: Any) -> Outcome:
+        reruns = 0
+        while True:
+            attempt = _Run()
+            try:
+                return handler(session, stmt, attempt)
+            except LockError:
+                raise
+            except ConflictError as exc:
+                if not attempt.reads_target or reruns >= attempt.retries:
+                    if reruns:
+                        raise ConflictError(
+                            f"{exc} (the statement ran {reruns + 1} times, each on a fresh "
+                            f"snapshot: {cfg.SQL_CONFLICT_RETRIES.name}={attempt.retries})"
+                        ) from exc
+                    raise
+                reruns += 1
+                log.info("statement re-run %d of %d after: %s", reruns, attempt.retries, exc)
+
+    return run
 
 
 def _q(name: str) -> str:
@@ -223,11 +272,12 @@ def _foreign(session: SqlContext, name: TableName) -> bool:
     return bool(session.spark.catalog.tableExists(qualified))
 
 
-def _insert(session: SqlContext, stmt: InsertInto) -> Outcome:
+def _insert(session: SqlContext, stmt: InsertInto, attempt: _Run) -> Outcome:
     if _foreign(session, stmt.table):
         return session.run_in_spark(session.display(stmt.table))
     display = session.display(stmt.table)
     tbl, state = _target(session, stmt.table)  # one load for the schema, config, options
+    attempt.configure(session, state)
     snap = ReadSnapshot.of(state.timeline)  # before the query reads anything
     schema = _columns(state)
     config = state.config
@@ -248,6 +298,7 @@ def _insert(session: SqlContext, stmt: InsertInto) -> Outcome:
     # INSERT ... SELECT from the target itself computes its rows from the snapshot: the
     # write is checked as UPDATE's is (a query reading other tables only is a blind write).
     reads_target = tbl.path in session.views.reads
+    attempt.reads_target = reads_target
     if stmt.columns is None:
         df = _strip_meta(df)
         names = [f.name for f in schema.fields if f.name not in static]
@@ -324,11 +375,12 @@ def _protected(config: cfg.TableConfig) -> set[str]:
     return {c.lower() for c in (*config.record_key_fields, *config.partition_fields)}
 
 
-def _update(session: SqlContext, stmt: Update) -> Outcome:
+def _update(session: SqlContext, stmt: Update, attempt: _Run) -> Outcome:
     if _foreign(session, stmt.table):
         return session.run_in_spark(session.display(stmt.table))
     display = session.display(stmt.table)
     tbl, state = _target(session, stmt.table)
+    attempt.configure(session, state)
     schema = _columns(state)
     protected = _protected(state.config)
     assigned: dict[str, str] = {}
@@ -347,10 +399,11 @@ def _update(session: SqlContext, stmt: Update) -> Outcome:
     return _write_selected(session, tbl, stmt.table, select, stmt.where, "upsert", snap)
 
 
-def _delete(session: SqlContext, stmt: Delete) -> Outcome:
+def _delete(session: SqlContext, stmt: Delete, attempt: _Run) -> Outcome:
     if _foreign(session, stmt.table):
         return session.run_in_spark(session.display(stmt.table))
     tbl, state = _target(session, stmt.table)
+    attempt.configure(session, state)
     select = [_q(f.name) for f in _columns(state).fields]
     snap = ReadSnapshot.of(state.timeline)
     return _write_selected(session, tbl, stmt.table, select, stmt.where, "delete", snap)
@@ -382,11 +435,12 @@ def _write_selected(
 # MERGE INTO
 
 
-def _merge(session: SqlContext, stmt: MergeInto) -> Outcome:
+def _merge(session: SqlContext, stmt: MergeInto, attempt: _Run) -> Outcome:
     if _foreign(session, stmt.target):
         return session.run_in_spark(session.display(stmt.target))
     display = session.display(stmt.target)
     tbl, state = _target(session, stmt.target)
+    attempt.configure(session, state)
     snap = ReadSnapshot.of(state.timeline)  # before the source or the target is read
     schema = _columns(state)
     config = state.config
@@ -578,8 +632,8 @@ def _check_single_match(
 
 
 HANDLERS: dict[type, Handler] = {
-    InsertInto: _insert,
-    Update: _update,
-    Delete: _delete,
-    MergeInto: _merge,
+    InsertInto: _rerun_on_conflict(_insert),
+    Update: _rerun_on_conflict(_update),
+    Delete: _rerun_on_conflict(_delete),
+    MergeInto: _rerun_on_conflict(_merge),
 }

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 from hudilite.errors import HudiliteError, TableNotFoundError
 from hudilite.table.api import Table
 from hudilite.tablestate import properties_file
-from hudilite.tablestate.state import WRITE_DEFAULTS_FILE, load_config
+from hudilite.tablestate.state import load_config
 
 from . import spark_errors
 from .context import Handler, Outcome, SqlContext
@@ -82,7 +82,7 @@ def fingerprint(tbl: Table) -> Fingerprint:
     properties. A table view read at the same fingerprint reads the same files."""
     config = load_config(tbl.gw)
     names = frozenset(e.name for e in tbl.gw.list_dir(config.timeline_dir))
-    defaults = properties_file.read_optional(tbl.gw, WRITE_DEFAULTS_FILE)
+    defaults = properties_file.read_write_defaults(tbl.gw)
     return (tbl.path, tuple(sorted(config.props.items())), tuple(sorted(defaults.items())), names)
 
 

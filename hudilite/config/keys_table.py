@@ -59,6 +59,12 @@ OPERATION = _key(
         upper=False,
     ),
 )
+PARTITIONS_TO_DELETE = _key(
+    "hoodie.datasource.write.partitions.to.delete",
+    None,
+    "delete_partition: the partition paths to delete, comma-separated ('*' matches within a "
+    "path, as Hudi 1.x resolves wildcards); unset: the partitions of the written rows.",
+)
 RECORDKEY_FIELDS = _key(
     "hoodie.datasource.write.recordkey.field",
     None,

@@ -55,6 +55,27 @@ KEY_CONFLICT_CHECK = _key(
     "(file-group conflict checks alone would keep both copies); see hudilite.write.conflict.",
     parse=parse_bool,
 )
+NULL_ORDERING_VALUE = _key(
+    "hoodie.hudilite.write.null.ordering.value",
+    "warn",
+    "What an upsert does with incoming records whose ordering (precombine) field is null or "
+    "missing from the input: warn (write them, as Hudi 1.x does, with a warning naming the "
+    "field and how many records; under event-time ordering a null sorts lowest, so such a "
+    "record does not replace a stored one with a value), fail (refuse the write naming the "
+    "field and a record key, as Hudi 0.x's payloads do: 'Ordering value is null') or allow "
+    "(write them without a word).",
+    parse=choice("warn", "fail", "allow", upper=False),
+)
+SQL_CONFLICT_RETRIES = _key(
+    "hoodie.hudilite.sql.conflict.retries",
+    0,
+    "SQL UPDATE, DELETE, MERGE INTO and an INSERT whose query reads its target table: when "
+    "the write fails with ConflictError because another commit completed after the snapshot "
+    "it read, run the statement again on a fresh snapshot, up to this many times (0: fail "
+    "at once). The last failure names the other commit. A session SET or a table property.",
+    aliases=("hudilite.sql.conflict.retries",),
+    parse=parse_int,
+)
 COMBINE_BEFORE_INSERT = _key(
     "hoodie.combine.before.insert", False, "De-duplicate inserts by key.", parse=parse_bool
 )

@@ -38,6 +38,10 @@ from hudilite.config.vocab import (
 from hudilite.errors import ConfigError
 
 _TIMELINE_TZ = "hoodie.table.timeline.timezone"  # read only by TableConfig.timeline_utc
+# The archive folder layout (Hudi's keys and defaults), read only by the properties below:
+# v6 archives into .hoodie/<archivelog.folder>, v8+ into .hoodie/timeline/<history.path>.
+ARCHIVE_FOLDER_KEY, ARCHIVE_FOLDER_DEFAULT = "hoodie.archivelog.folder", "archived"
+HISTORY_PATH_KEY, HISTORY_PATH_DEFAULT = "hoodie.timeline.history.path", "history"
 # Keys to_properties() owns: recomputed from the typed fields on every render.
 _MANAGED_KEYS = (
     "hoodie.table.name",
@@ -62,8 +66,8 @@ _MANAGED_KEYS = (
     "hoodie.record.merge.strategy.id",
     "hoodie.compaction.payload.class",
     "hoodie.timeline.path",
-    "hoodie.timeline.history.path",
-    "hoodie.archivelog.folder",
+    HISTORY_PATH_KEY,
+    ARCHIVE_FOLDER_KEY,
     "hoodie.datasource.write.drop.partition.columns",
     "hoodie.table.checksum",
 )
@@ -198,9 +202,19 @@ class TableConfig:
     @property
     def archive_dir(self) -> str:
         """Table-relative folder of archived instants (v6 ``archived``, v8 LSM ``history``)."""
-        if self.layout_version == 1:
-            return ".hoodie/" + self.props.get("hoodie.archivelog.folder", "archived")
-        return ".hoodie/timeline/" + self.props.get("hoodie.timeline.history.path", "history")
+        return self.legacy_archive_dir if self.layout_version == 1 else self.history_dir
+
+    @property
+    def legacy_archive_dir(self) -> str:
+        """The version 6 archive folder (``.hoodie/archived`` unless configured), whatever
+        this table's version: a version change converts between the two."""
+        return ".hoodie/" + self.props.get(ARCHIVE_FOLDER_KEY, ARCHIVE_FOLDER_DEFAULT)
+
+    @property
+    def history_dir(self) -> str:
+        """The version 8+ LSM history folder (``.hoodie/timeline/history`` unless
+        configured), whatever this table's version."""
+        return ".hoodie/timeline/" + self.props.get(HISTORY_PATH_KEY, HISTORY_PATH_DEFAULT)
 
     @property
     def timeline_utc(self) -> bool:
@@ -530,10 +544,8 @@ class TableConfig:
             out["hoodie.compaction.payload.class"] = self.payload_class
         if v8:
             out["hoodie.timeline.path"] = self.props.get("hoodie.timeline.path", "timeline")
-            out["hoodie.timeline.history.path"] = self.props.get(
-                "hoodie.timeline.history.path", "history"
-            )
-        out["hoodie.archivelog.folder"] = self.props.get("hoodie.archivelog.folder", "archived")
+            out[HISTORY_PATH_KEY] = self.props.get(HISTORY_PATH_KEY, HISTORY_PATH_DEFAULT)
+        out[ARCHIVE_FOLDER_KEY] = self.props.get(ARCHIVE_FOLDER_KEY, ARCHIVE_FOLDER_DEFAULT)
         out["hoodie.datasource.write.drop.partition.columns"] = "false"
         for k, v in self.props.items():
             if k not in out and k not in _MANAGED_KEYS and k not in METADATA_PARTITION_KEYS:

@@ -6,5 +6,14 @@ through when ``hoodie.table.metadata.partitions`` names it:
 
 - :mod:`~hudilite.metadata.records`: ``HoodieMetadataRecord`` of the files partition
   (``__all_partitions__`` and one record per data partition), Hudi's merge rule;
-- :mod:`~hudilite.metadata.hfiles`: the HFiles holding them (log block content, base files).
+- :mod:`~hudilite.metadata.hfiles`: the HFiles holding them (log block content, base files);
+- :mod:`~hudilite.metadata.table`: the layout of ``.hoodie/metadata`` (its hoodie.properties,
+  timeline and ``files-0000-0`` file group), :func:`~hudilite.metadata.table.initialize` from
+  a storage listing, and the merged read of the files partition;
+- :mod:`~hudilite.metadata.convert`: a data instant's records from its own metadata (commit,
+  deltacommit, replacecommit, clean), as Hudi derives them.
+
+Nothing calls :func:`~hudilite.metadata.table.initialize` yet: the metadata-table guard
+(``hudilite/write/metadata_guard.py``) still removes a metadata table before any write, since
+writes do not add their files to it yet.
 """

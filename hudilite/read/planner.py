@@ -37,10 +37,9 @@ from hudilite.errors import ConfigError, InstantNotFoundError
 from hudilite.filegroup.slices import FileSlice
 from hudilite.filegroup.view import FileSystemView, PartitionFilter, Visibility
 from hudilite.read.file_checks import check_slices
-from hudilite.schema import latest_schema_json
-from hudilite.timeline.instant import CLEAN
 from hudilite.timeline.instant_time import format_instant, parse_instant
-from hudilite.timeline.metadata import CommitMetadata, read_avro_record
+from hudilite.timeline.metadata import CommitMetadata
+from hudilite.timeline.plans import clean_bound
 from hudilite.timeline.timeline import savepoint_times
 
 # Hudi's fix for 14-digit (second precision) instants: they stand for the whole second.
@@ -136,20 +135,6 @@ def normalize_instant(value: str | int | datetime) -> str:
     return format_instant(dt.replace(tzinfo=UTC))
 
 
-def _earliest_retained(view: FileSystemView) -> str | None:
-    """``earliestCommitToRetain`` of the last completed clean: older read instants may
-    have lost their files (Hudi refuses time travel before it too)."""
-    last = view.timeline.last_completed([CLEAN])
-    if last is None:
-        return None
-    try:
-        record = read_avro_record(view.timeline.instant_content(last))
-    except Exception:  # unreadable clean metadata: no evidence of cleaning
-        return None
-    retained = record.get("earliestCommitToRetain")
-    return str(retained) if retained else None
-
-
 def _is_savepoint(view: FileSystemView, instant: str) -> bool:
     """Savepointed commits keep their files through cleaning, so reads as of them work."""
     return instant in savepoint_times(view.gw, view.config)
@@ -170,7 +155,9 @@ def validate_as_of(view: FileSystemView, as_of: str | int | datetime) -> str:
             f"cannot read as of {instant}: it is before the first instant on the active "
             f"timeline ({start}); older instants are archived or predate the table"
         )
-    retained = _earliest_retained(view)
+    # Before the last clean's bound, read instants may have lost their files (Hudi refuses
+    # time travel before it too).
+    retained = clean_bound(view.timeline)
     if retained is not None and instant < retained and not _is_savepoint(view, instant):
         raise InstantNotFoundError(
             f"cannot read as of {instant}: the cleaner removed the file versions of "
@@ -205,13 +192,9 @@ def _view_of(source: Any) -> FileSystemView:
 
 
 def _schema(view: FileSystemView, vis: Visibility) -> str | None:
-    """Avro schema of the latest visible write that recorded one, else the create schema."""
-    writes = [i for i in view.timeline.commits() if vis.is_visible(i.requested_time)]
-    newest = sorted(writes, key=lambda i: vis.completion(i.requested_time), reverse=True)
-    metadata = (view.commit_metadata(i.requested_time) for i in newest)
-    return latest_schema_json(
-        (m.schema if m else None for m in metadata), view.config.create_schema
-    )
+    """Avro schema of the latest visible write that recorded one, else the create schema
+    (:meth:`Timeline.schema_json`, the table state's rule)."""
+    return view.timeline.schema_json(view.config.create_schema, vis.is_visible)
 
 
 def _build_plan(

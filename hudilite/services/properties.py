@@ -32,11 +32,17 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from hudilite import config as cfg
+from hudilite.config.table_config import (
+    ARCHIVE_FOLDER_DEFAULT,
+    ARCHIVE_FOLDER_KEY,
+    HISTORY_PATH_KEY,
+)
 from hudilite.errors import ConfigError
 from hudilite.storage.fs import FileSystemGateway
 from hudilite.tablestate import properties_file
 from hudilite.tablestate.properties_file import BACKUP_FILE as BACKUP_FILE  # re-exported
 from hudilite.tablestate.properties_file import CHECKSUM_KEY
+from hudilite.tablestate.properties_file import read_write_defaults as read_write_defaults
 from hudilite.tablestate.state import WRITE_DEFAULTS_FILE, TableState
 from hudilite.write.lock import table_lock
 
@@ -76,8 +82,8 @@ _FIXED_RAW = frozenset(
         "hoodie.table.create.schema",  # changed by add_columns, which commits the schema
         cfg.TIMELINE_TIMEZONE.name,
         "hoodie.timeline.path",
-        "hoodie.timeline.history.path",
-        "hoodie.archivelog.folder",
+        HISTORY_PATH_KEY,
+        ARCHIVE_FOLDER_KEY,
         "hoodie.datasource.write.drop.partition.columns",
         "hoodie.record.merge.strategy.id",
         "hoodie.table.metadata.partitions",
@@ -88,7 +94,7 @@ _FIXED_RAW = frozenset(
 # What readers assume when a table's hoodie.properties lacks one of those keys.
 _RAW_DEFAULTS = {
     "hoodie.table.base.file.format": "PARQUET",
-    "hoodie.archivelog.folder": "archived",
+    ARCHIVE_FOLDER_KEY: ARCHIVE_FOLDER_DEFAULT,
     "hoodie.datasource.write.drop.partition.columns": "false",
 }
 _TABLE_NAME = re.compile(r"[A-Za-z0-9_\-]+")
@@ -124,11 +130,6 @@ def update_table_properties(
     """
     with table_lock(gw):
         _apply(gw, dict(changes), dict(write_defaults or {}))
-
-
-def read_write_defaults(gw: FileSystemGateway) -> dict[str, str]:
-    """The write defaults (``.hoodie/hudilite.properties``), empty when there are none."""
-    return properties_file.read_optional(gw, WRITE_DEFAULTS_FILE)
 
 
 def _apply(gw: FileSystemGateway, table: Changes, defaults: Changes) -> None:

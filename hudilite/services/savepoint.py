@@ -22,8 +22,9 @@ from hudilite.errors import HudiliteError, InstantNotFoundError, TimelineError
 from hudilite.filegroup.slices import join_path
 from hudilite.storage.fs import FileSystemGateway, join
 from hudilite.tablestate.state import TableState
-from hudilite.timeline.instant import CLEAN, SAVEPOINT, Instant, State
+from hudilite.timeline.instant import SAVEPOINT, Instant, State
 from hudilite.timeline.metadata import read_avro_record, write_avro_record
+from hudilite.timeline.plans import clean_bound
 from hudilite.timeline.timeline import TimelineWriter
 from hudilite.timeline.timeline import savepoint_instants as _savepoint_instants
 from hudilite.timeline.timeline import savepoint_times as savepoint_times  # re-exported
@@ -104,26 +105,6 @@ def savepointed_file_names(state: TableState) -> frozenset[str]:
     return frozenset(names)
 
 
-def _clean_bound(state: TableState) -> str | None:
-    """The earliest commit the last clean kept (completed: metadata; pending: plan)."""
-    cleans = state.timeline.filter(actions=CLEAN)
-    if not cleans:
-        return None
-    last = cleans[-1]
-    try:
-        if last.is_completed:
-            return (
-                read_avro_record(state.timeline.instant_content(last)).get("earliestCommitToRetain")
-                or None
-            )
-        plan = read_avro_record(
-            state.timeline.instant_content(Instant(last.requested_time, CLEAN, State.REQUESTED))
-        )
-        return ((plan.get("earliestInstantToRetain") or {}).get("timestamp")) or None
-    except Exception:  # unreadable clean content: no evidence of a bound
-        return None
-
-
 def create_savepoint(
     state: TableState,
     instant_time: str | None = None,
@@ -150,7 +131,7 @@ def create_savepoint(
         raise TimelineError(f"{instant_time} is already savepointed")
     if instant_time not in {c.requested_time for c in commits}:
         raise InstantNotFoundError(f"{instant_time} is not a completed commit on the timeline")
-    bound = _clean_bound(state)
+    bound = clean_bound(state.timeline)
     if bound is not None and instant_time < bound:
         raise HudiliteError(
             f"cannot savepoint {instant_time}: the cleaner only retains commits from {bound}"

@@ -49,6 +49,7 @@ from typing import Any
 
 from hudilite import config as cfg
 from hudilite.config import table_config
+from hudilite.config.table_config import HISTORY_PATH_DEFAULT, HISTORY_PATH_KEY
 from hudilite.errors import ConfigError, ConflictError, CorruptFileError, HudiliteError
 from hudilite.services import archive_formats as fmt
 from hudilite.services import upgrade_nine
@@ -98,7 +99,7 @@ _V8_ONLY_KEYS = (
     "hoodie.table.initial.version",
     "hoodie.table.keygenerator.type",
     "hoodie.timeline.path",
-    "hoodie.timeline.history.path",
+    HISTORY_PATH_KEY,
 )
 
 
@@ -344,17 +345,11 @@ def lsm_to_legacy(row: Mapping[str, Any]) -> dict[str, Any]:
     return entry
 
 
-def _archive_dirs(config: cfg.TableConfig) -> tuple[str, str]:
-    """The v6 archive folder and the v8 LSM history folder of this table."""
-    legacy = join(_V6_DIR, config.props.get("hoodie.archivelog.folder", "archived"))
-    return legacy, join(_V8_DIR, config.props.get("hoodie.timeline.history.path", "history"))
-
-
 def _convert_archive(state: TableState, to_version: int, opts: cfg.Options) -> int:
     """Copy the archived timeline into the target version's format; returns the instants
     converted."""
     gw = state.gw
-    legacy_dir, history = _archive_dirs(state.config)
+    legacy_dir, history = state.config.legacy_archive_dir, state.config.history_dir
     batch = max(1, int(opts.get(ARCHIVAL_BATCH)))
     if to_version >= 8:
         have = {
@@ -402,7 +397,7 @@ def target_config(config: cfg.TableConfig, to_version: int) -> cfg.TableConfig:
     if to_version >= 8:
         props.setdefault("hoodie.table.initial.version", str(config.table_version))
         props["hoodie.timeline.path"] = "timeline"
-        props.setdefault("hoodie.timeline.history.path", "history")
+        props.setdefault(HISTORY_PATH_KEY, HISTORY_PATH_DEFAULT)
         if config.merge_mode == cfg.CUSTOM_MERGE:
             props["hoodie.record.merge.strategy.id"] = PAYLOAD_STRATEGY_ID
         return dataclasses.replace(config, table_version=to_version, props=props)
@@ -508,7 +503,7 @@ def _change_layout(
             gw.write_bytes(new, content)
             if target < 8 and inst.is_completed and inst.completion_time:
                 _set_mtime(gw, new, inst.completion_time, utc)
-        legacy_dir, history = _archive_dirs(state.config)
+        legacy_dir, history = state.config.legacy_archive_dir, state.config.history_dir
         gw.mkdirs(history if target >= 8 else legacy_dir)  # Hudi creates the layout's folders
         converted = _convert_archive(state, target, opts)
         _write_properties(gw, target_config(state.config, target))

@@ -77,7 +77,6 @@ from hudilite.merge.spec import MergeSpec
 from hudilite.read.file_group_reader import conform, read_file_slice, read_slice_changes
 from hudilite.read.planner import (
     ScanPlan,
-    _earliest_retained,
     _has_archive,
     normalize_instant,
     plan_incremental,
@@ -98,6 +97,7 @@ from hudilite.storage.fs import FileSystemGateway, storage_options_of
 from hudilite.storage.parquet_io import read_base_file
 from hudilite.tablestate.state import TableState
 from hudilite.timeline.instant import WRITE_ACTIONS, Instant
+from hudilite.timeline.plans import clean_bound
 
 FORMAT = "hudilite"
 
@@ -355,7 +355,7 @@ def _write_commits(state: TableState) -> list[tuple[str, Instant]]:
 def _earliest_kept(state: TableState) -> str | None:
     """The oldest commit whose files the cleaner still keeps (the last clean's
     ``earliestCommitToRetain``), or None when nothing was cleaned."""
-    return _earliest_retained(state.view)
+    return clean_bound(state.timeline)
 
 
 def _archived(state: TableState) -> bool:

@@ -418,8 +418,15 @@ def route_global(
         moving.repartition(max(1, min(len(groups), 4096)), LOC_PARTITION_COL, FILE_ID_COL)
         .groupBy(LOC_PARTITION_COL, FILE_ID_COL)
         .applyInArrow(reconcile, spark_schema(out_schema))
+        .persist()  # counted here, then written: the stored slices are read once
     )
+    metrics.cached.append(moved_out)
     metrics.notes["moving_groups"] = len(groups)
+    # Routed to their new partition (no file id there yet), as opposed to kept where they
+    # are (an older record under event-time merging) or the old location's deletes.
+    metrics.records_moved = moved_out.filter(
+        F.col(FILE_ID_COL).isNull() & ~F.col(DELETE_COL)
+    ).count()
     return staying.unionByName(moved_out)
 
 

@@ -50,11 +50,11 @@ from hudilite.spark.insert_dedup import combine_batch, dup_policy, prepare_inser
 from hudilite.spark.keying import keyed_frame
 from hudilite.spark.plan_facts import held_in_memory, row_bound
 from hudilite.spark.task_errors import first_line, hudilite_error_from
-from hudilite.storage.layout import new_file_id, write_partition_metadata
+from hudilite.storage.layout import new_file_id
 from hudilite.tablestate.state import TableState
 from hudilite.timeline.instant import COMMIT, DELTA_COMMIT, REPLACE_COMMIT
 from hudilite.timeline.metadata import CommitMetadata
-from hudilite.write import small_write
+from hudilite.write import null_ordering, small_write
 from hudilite.write.assign import (
     InsertBucket,
     PackingSettings,
@@ -97,6 +97,9 @@ NATIVE_KEYS_KEY = cfg.NATIVE_KEYS.name  # "false" forces the Arrow key generator
 # as SQL's INSERT OVERWRITE ... PARTITION (p='x') empties x when the query returns nothing.
 OVERWRITE_PARTITIONS_KEY = cfg.OVERWRITE_PARTITIONS.name
 log = logging.getLogger("hudilite.write")
+#: extraMetadata entry of a global-index write: how many records it moved to a new
+#: partition (``hoodie.*.index.update.partition.path=true``).
+RECORDS_MOVED_KEY = "hudilite.index.records.moved"
 
 
 class PhaseTimer:
@@ -336,6 +339,9 @@ def _run_small(
     """The write of a small input in the driver (:mod:`hudilite.write.small_write`), or of
     its index lookup and file writes in Spark tasks when it would read or rewrite more than
     ``hoodie.hudilite.write.local.max.file.groups`` stored file groups."""
+    field = null_ordering.checked_field(state.merge_spec(opts), operation, opts)
+    if field is not None:
+        null_ordering.report(field, *null_ordering.count_nulls(keyed, field), opts)
     plan = small_write.key_stats(keyed)
     timer.mark("key")
     # File groups are written in driver threads: as many as there are cores, up to four.
@@ -386,6 +392,14 @@ def _run(
         if bulk
         else [F.min(RECORD_KEY_COL).alias("lo"), F.max(RECORD_KEY_COL).alias("hi")]
     )
+    # Upserts count records without an ordering value in the same job (no extra pass).
+    field = null_ordering.checked_field(state.merge_spec(opts), operation, opts)
+    if field is not None and field in keyed.columns:
+        missing = F.col(f"`{field}`").isNull() & ~F.col(DELETE_COL)
+        ranges += [
+            F.count(F.when(missing, F.lit(1))).alias(null_ordering.NULLS_COUNT),
+            F.min(F.when(missing, F.col(RECORD_KEY_COL))).alias(null_ordering.NULLS_EXAMPLE),
+        ]
     rows = (
         keyed.groupBy(PARTITION_PATH_COL)
         .agg(
@@ -402,6 +416,10 @@ def _run(
         key_ranges={} if bulk else {r[PARTITION_PATH_COL]: (r["lo"], r["hi"]) for r in rows},
         kept={r[PARTITION_PATH_COL]: r["kept"] for r in rows},
     )
+    if field is not None and field in keyed.columns:
+        examples = [r[null_ordering.NULLS_EXAMPLE] for r in rows if r[null_ordering.NULLS_EXAMPLE]]
+        count = sum(r[null_ordering.NULLS_COUNT] for r in rows)
+        null_ordering.report(field, count, min(examples, default=None), opts)
     timer.mark("key")
 
     def write(state: TableState, ctx: WriteContext, extra: dict[str, Any]) -> list[dict[str, Any]]:
@@ -487,12 +505,18 @@ def _commit(
             scope = None if operation == "insert_overwrite_table" else sorted({*touched, *named})
             for s in state.view.latest_slices(partitions=scope):
                 replaced.setdefault(s.partition, []).append(s.file_id)
-        for p in touched:
-            write_partition_metadata(state.gw, p, txn.instant_time, p.count("/") + 1 if p else 0)
+        # Each partition's metadata file is written with its first data file (see
+        # hudilite.write.markers.mark_data_file), not for every partition the keys named.
         txn.start_inflight(_inflight_content(state, touched, operation))
         timer.mark("start")
         stats = write(state, ctx, extra)
         ctx.check_fail_point("before_commit")
+        index = extra.get("index")
+        if index is not None and index["type"].startswith("GLOBAL_"):
+            # The moves a global index made, with the commit (its write stats show them only
+            # as deletes in one partition and inserts in another).
+            moved = {RECORDS_MOVED_KEY: str(index["records_moved"])}
+            extra_metadata = {**(extra_metadata or {}), **moved}
         metadata = _commit_metadata(state, stats, operation, replaced, extra_metadata)
         txn.check_keys = bool(opts.get(cfg.KEY_CONFLICT_CHECK))
         txn.read_snapshot = read_snapshot

@@ -32,6 +32,9 @@ from hudilite.errors import CorruptFileError, TableExistsError, TableNotFoundErr
 from hudilite.storage.fs import FileSystemGateway
 
 PROPERTIES_FILE = ".hoodie/hoodie.properties"
+#: Write options given at create time that are not Hudi table properties (small-file
+#: limit, index settings...), kept beside hoodie.properties so later writes apply them too.
+WRITE_DEFAULTS_FILE = ".hoodie/hudilite.properties"
 BACKUP_FILE = ".hoodie/hoodie.properties.backup"
 CHECKSUM_KEY = "hoodie.table.checksum"
 
@@ -122,18 +125,23 @@ def recover(gw: FileSystemGateway) -> dict[str, str]:
     return props
 
 
-#: Keys that make Hudi's readers list files through the metadata table. hudilite does not
-#: maintain it, so it never writes them non-empty (as Hudi's ``clearMetadataPartitions``
+#: Keys that make Hudi's readers list files through the metadata table. Only the partitions
+#: hudilite/metadata keeps exact may be listed (``store(metadata_partitions=)``); otherwise it
+#: never writes them non-empty (as Hudi's ``clearMetadataPartitions``
 #: leaves them): a file the metadata table does not list would not exist for those readers.
 #: See :mod:`hudilite.write.metadata_guard`, which also removes the table itself.
 METADATA_PARTITION_KEYS = cfg.METADATA_PARTITION_KEYS
 
 
-def _stamped(props: Mapping[str, str]) -> tuple[dict[str, str], bytes]:
+def _stamped(
+    props: Mapping[str, str], metadata_partitions: str = ""
+) -> tuple[dict[str, str], bytes]:
     stored = {k: v for k, v in props.items() if k != CHECKSUM_KEY}
     for key in METADATA_PARTITION_KEYS:
         if key in stored:
             stored[key] = ""
+    if metadata_partitions:
+        stored[METADATA_PARTITION_KEYS[0]] = metadata_partitions
     stored[CHECKSUM_KEY] = checksum(stored)
     cfg.TableConfig.from_properties(stored)  # never write a file no reader can load
     comment = f"Updated at {datetime.now(UTC).strftime('%Y-%m-%dT%H:%M:%S.%f')[:-3]}Z"
@@ -157,15 +165,19 @@ def create(gw: FileSystemGateway, props: Mapping[str, str]) -> dict[str, str]:
     return stored
 
 
-def store(gw: FileSystemGateway, props: Mapping[str, str]) -> dict[str, str]:
+def store(
+    gw: FileSystemGateway, props: Mapping[str, str], *, metadata_partitions: str = ""
+) -> dict[str, str]:
     """Replace ``hoodie.properties`` with ``props`` (checksum recomputed); returns what was
-    stored. The caller holds the table lock.
+    stored. The caller holds the table lock. The metadata partitions keys are written empty,
+    except ``hoodie.table.metadata.partitions`` = ``metadata_partitions`` when given: only
+    :mod:`hudilite.metadata`, which keeps those partitions exact, passes it.
 
     Readers see the old or the new file at every moment (the backup covers the rewrite).
     Raises :class:`CorruptFileError` when the new file does not read back as written; the
     old file is restored then.
     """
-    stored, data = _stamped(props)
+    stored, data = _stamped(props, metadata_partitions)
     recover(gw)
     gw.write_bytes(BACKUP_FILE, gw.read_bytes(PROPERTIES_FILE))
     gw.write_bytes(PROPERTIES_FILE, data)
@@ -181,10 +193,11 @@ def store(gw: FileSystemGateway, props: Mapping[str, str]) -> dict[str, str]:
     return stored
 
 
-def read_optional(gw: FileSystemGateway, rel: str) -> dict[str, str]:
-    """A plain properties file of the table (``.hoodie/hudilite.properties``), ``{}`` when
-    absent; decoded as ``hoodie.properties`` is."""
-    data = _read_if_exists(gw, rel)
+def read_write_defaults(gw: FileSystemGateway) -> dict[str, str]:
+    """The table's stored write options (:data:`WRITE_DEFAULTS_FILE`), ``{}`` when absent;
+    decoded as ``hoodie.properties`` is. The one reader of the file (table state, the lock
+    settings, SHOW TBLPROPERTIES and the property changes call it)."""
+    data = _read_if_exists(gw, WRITE_DEFAULTS_FILE)
     return {} if data is None else decode(data)
 
 

@@ -20,17 +20,13 @@ from hudilite.merge import MergeSpec
 from hudilite.schema import (
     OPERATION_COL,
     avro_to_arrow_schema,
-    latest_schema_json,
     with_meta_columns,
 )
 from hudilite.storage.fs import FileSystemGateway
 from hudilite.tablestate import properties_file
 from hudilite.tablestate.properties_file import PROPERTIES_FILE as PROPERTIES_FILE  # re-exported
+from hudilite.tablestate.properties_file import WRITE_DEFAULTS_FILE as WRITE_DEFAULTS_FILE
 from hudilite.timeline.timeline import Timeline
-
-# Write options given at create time that are not Hudi table properties (small-file limit,
-# index settings...): kept beside hoodie.properties so later writes apply them too.
-WRITE_DEFAULTS_FILE = ".hoodie/hudilite.properties"
 
 
 def load_config(gw: FileSystemGateway) -> TableConfig:
@@ -59,7 +55,7 @@ class TableState:
     def options(self, overrides: dict[str, str] | None = None) -> Options:
         """Table properties overlaid with per-call options (call options win)."""
         merged = dict(self.config.props)
-        merged.update(properties_file.read_optional(self.gw, WRITE_DEFAULTS_FILE))
+        merged.update(properties_file.read_write_defaults(self.gw))
         merged.update(overrides or {})
         return Options(merged)
 
@@ -70,14 +66,9 @@ class TableState:
 
     @cached_property
     def schema_json(self) -> str | None:
-        """The table's Avro schema (JSON): the latest commit's, else the create schema."""
-        return latest_schema_json(
-            (
-                self.timeline.commit_metadata(instant).extra_metadata.get("schema")
-                for instant in reversed(self.timeline.commits())
-            ),
-            self.config.create_schema,
-        )
+        """The table's Avro schema (JSON): the latest write's, else the create schema
+        (:meth:`Timeline.schema_json`, Hudi's rule)."""
+        return self.timeline.schema_json(self.config.create_schema)
 
     @cached_property
     def data_schema(self) -> pa.Schema:

@@ -1,13 +1,13 @@
 """Errors as clients see them: a ``TStatus`` with a SQLSTATE and one clear line.
 
 SQLSTATEs: ``42000`` syntax errors (with line and column), ``42S02`` a table, view or
-database that does not exist, ``42501`` a statement the user's role may not run, ``HYC00``
-an operation this server does not support, ``HY008`` a cancelled operation, ``08004`` a
-new session or statement refused because the server is stopping, ``HYT00`` a statement
-that ran past its timeout, and ``HY000`` anything
-else. The message is the error's own first line (Spark's headline without its
-plan, the error a Python worker raised, a Java exception's first line); a Python or Java
-stack trace never reaches a client.
+database that does not exist, ``42501`` a statement the user's role may not run, ``40001``
+a write that met a concurrent one (a lock held too long, a conflicting commit: retry it),
+``HYC00`` an operation this server does not support, ``HY008`` a cancelled operation,
+``08004`` a new session or statement refused because the server is stopping, ``HYT00`` a
+statement that ran past its timeout, and ``HY000`` anything else. The message is the error's
+own first line (Spark's headline without its plan, the error a Python worker raised, a Java
+exception's first line); a Python or Java stack trace never reaches a client.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from pyspark.errors import AnalysisException, ParseException
 from TCLIService import ttypes as tt
 
 from hudilite.catalog import DatabaseNotFoundError
-from hudilite.errors import HudiliteError, TableNotFoundError
+from hudilite.errors import ConflictError, HudiliteError, TableNotFoundError
 from hudilite.spark.task_errors import fold, spark_headline
 from hudilite.sqlext.statements import SqlParseError
 
@@ -27,6 +27,7 @@ __all__ = [
     "NotSupported",
     "client_message",
     "error_status",
+    "info_messages",
     "ok_status",
     "sqlstate_of",
 ]
@@ -41,6 +42,8 @@ SYNTAX, NOT_FOUND, DENIED, NOT_SUPPORTED, CANCELLED, SHUTTING_DOWN, TIMED_OUT, G
     "HYT00",
     "HY000",
 )
+#: A write that met a concurrent one: SQL's "serialization failure", which clients retry.
+CONFLICT = "40001"
 
 # Spark's error classes meaning "no such table, view or schema".
 _NOT_FOUND_CLASSES = ("TABLE_OR_VIEW_NOT_FOUND", "SCHEMA_NOT_FOUND", "VIEW_NOT_FOUND")
@@ -71,6 +74,8 @@ def sqlstate_of(exc: BaseException) -> str:
         return SYNTAX
     if isinstance(exc, TableNotFoundError | DatabaseNotFoundError):
         return NOT_FOUND
+    if isinstance(exc, ConflictError):
+        return CONFLICT
     if isinstance(exc, AnalysisException):
         cls = exc.getCondition() or ""
         if cls.startswith(_NOT_FOUND_CLASSES):
@@ -96,12 +101,28 @@ def ok_status() -> tt.TStatus:
     return tt.TStatus(statusCode=tt.TStatusCode.SUCCESS_STATUS)
 
 
+#: The exception class the Hive JDBC driver rebuilds from ``infoMessages`` (Spark's server
+#: sends its own ``HiveSQLException`` there too).
+_JDBC_EXCEPTION = "org.apache.hive.service.cli.HiveSQLException"
+
+
+def info_messages(message: str) -> list[str]:
+    """``infoMessages`` for an error: the Hive JDBC driver (``HiveSQLException(TStatus)``)
+    rebuilds the server's exception from them and fails on an empty list
+    (``IndexOutOfBoundsException``, reported as the connection error 08S01). Spark's server
+    sends its Java stack flattened as ``*<class>:<message>:<frames>:<last frame>`` and one
+    line per frame; here the one exception with no frames (``0:-1``): a client needs the
+    message, not the server's stack."""
+    return [f"*{_JDBC_EXCEPTION}:{message}:0:-1"]
+
+
 def error_status(exc: BaseException) -> tt.TStatus:
     """``ERROR_STATUS`` with the SQLSTATE and message of ``exc``."""
+    message = client_message(exc)
     return tt.TStatus(
         statusCode=tt.TStatusCode.ERROR_STATUS,
         sqlState=sqlstate_of(exc),
         errorCode=0,
-        errorMessage=client_message(exc),
-        infoMessages=[],
+        errorMessage=message,
+        infoMessages=info_messages(message),
     )

@@ -43,6 +43,11 @@ REPLACE_OPERATIONS = frozenset(
     {"INSERT_OVERWRITE", "INSERT_OVERWRITE_TABLE", "DELETE_PARTITION", "CLUSTER"}
 )
 
+#: Operation types whose recorded schema is not the table's (Hudi's
+#: ``WriteOperationType.canUpdateSchema`` is false): table services rewrite files in the
+#: schema they were planned with, which a later-requested write may have evolved.
+SCHEMA_KEEPING_OPERATIONS = frozenset({"CLUSTER", "COMPACT", "INDEX", "LOG_COMPACT"})
+
 # --------------------------------------------------------------------------------------------
 # Avro schemas
 # --------------------------------------------------------------------------------------------
@@ -372,6 +377,12 @@ class CommitMetadata:
     def schema(self) -> str | None:
         """Avro schema JSON of the data columns, as recorded by the writer (or None)."""
         return self.extra_metadata.get("schema")
+
+    @property
+    def table_schema(self) -> str | None:
+        """The recorded schema when it can be the table's (an operation that may change the
+        schema, :data:`SCHEMA_KEEPING_OPERATIONS` excluded), else None."""
+        return None if self.operation_type in SCHEMA_KEEPING_OPERATIONS else self.schema
 
     def write_stats(self) -> list[WriteStat]:
         """All stats, partition by partition."""

@@ -14,6 +14,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from hudilite.timeline.instant import (
+    CLEAN,
     CLUSTERING,
     COMPACTION,
     LOG_COMPACTION,
@@ -84,3 +85,29 @@ def pending_plan_groups(
         for key, base in plan_file_groups(read_plan(timeline, inst)).items():
             out.setdefault(key, (inst.requested_time, base))
     return out
+
+
+def clean_bound(timeline: Timeline) -> str | None:
+    """The earliest commit the last clean keeps: the one bound the savepoint check, the
+    read planner's time-travel check and the Spark read use.
+
+    The last clean of any state (Hudi's ``SavepointActionExecutor`` reads the clean
+    timeline's last instant): a completed one's ``earliestCommitToRetain``, a pending one's
+    plan ``earliestInstantToRetain`` (an inflight clean may have deleted files already).
+    None without a clean, when the policy keeps no commit bound (file versions) or when the
+    clean's content is unreadable (no evidence of a bound).
+    """
+    cleans = timeline.filter(actions=CLEAN)
+    if not cleans:
+        return None
+    last = cleans[-1]
+    try:
+        if last.is_completed:
+            record = read_avro_record(timeline.instant_content(last))
+            return str(record.get("earliestCommitToRetain") or "") or None
+        plan = read_avro_record(
+            timeline.instant_content(Instant(last.requested_time, CLEAN, State.REQUESTED))
+        )
+    except Exception:  # unreadable clean content: no evidence of a bound
+        return None
+    return str((plan.get("earliestInstantToRetain") or {}).get("timestamp") or "") or None

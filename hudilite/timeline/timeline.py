@@ -26,10 +26,11 @@ whose config asks for something hudilite does not implement (a table version 9 f
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Protocol
 
 from hudilite.errors import InstantNotFoundError, TimelineError
+from hudilite.schema import latest_schema_json
 from hudilite.storage.fs import FileSystemGateway, join
 from hudilite.timeline.instant import (
     CLUSTERING,
@@ -281,6 +282,25 @@ class Timeline:
         if instant.is_completed:
             self._metadata_cache[instant] = meta
         return meta
+
+    def schema_json(
+        self, create_schema: str | None, visible: Callable[[str], bool] | None = None
+    ) -> str | None:
+        """The table's Avro schema (JSON): the one rule every reader and writer uses.
+
+        Hudi's ``TableSchemaResolver``: the schema recorded by the completed write with the
+        newest *requested* time, on every table version (``ActiveTimelineV2`` sorts the
+        commits by requested time, and hudi-rs takes its last commit in that order), skipping
+        table services (:attr:`CommitMetadata.table_schema`) and writes that recorded none;
+        else ``create_schema``. ``visible`` limits the writes by requested time (a read as
+        of an instant). Completion order would let a compaction planned before a schema
+        change, finishing after it, bring the old schema back.
+        """
+        writes = [i for i in self.commits() if visible is None or visible(i.requested_time)]
+        writes.sort(key=lambda i: i.requested_time, reverse=True)
+        return latest_schema_json(
+            (self.commit_metadata(i).table_schema for i in writes), create_schema
+        )
 
     def replaced_file_ids(self, as_of: str | None = None) -> set[tuple[str, str]]:
         """(partition, file id) of every file group retired by a completed replacecommit

@@ -36,7 +36,7 @@ from hudilite.storage.parquet_io import (
 )
 from hudilite.virtual_keys import stored_record_keys
 from hudilite.write.log_writer import append_log_file
-from hudilite.write.markers import create_marker
+from hudilite.write.markers import mark_data_file
 from hudilite.write.write_context import STATS_SCHEMA as STATS_SCHEMA  # re-exported
 from hudilite.write.write_context import ExistingFile as ExistingFile
 from hudilite.write.write_context import LogTarget as LogTarget
@@ -150,7 +150,7 @@ def write_file_group(
         else None
     )
     table = _fill_meta(ctx, data.drop_columns([CHANGED_COL]), changed, file_name, task_id, existed)
-    create_marker(ctx.gw, ctx.instant_time, rel_path, "MERGE" if existing else "CREATE")
+    mark_data_file(ctx.gw, ctx.instant_time, rel_path, "MERGE" if existing else "CREATE")
     # The old file's filter already holds the keys it stored: only the others are hashed
     # (30 hashes a key with Hudi's defaults, a third of a merge's time otherwise).
     seed = ctx.bloom.resume(stored) if ctx.bloom is not None and stored is not None else None
@@ -252,7 +252,7 @@ def bulk_write_partition_stream(
                 fid = new_file_id()
                 name = BaseFileName(fid, write_token_for(), ctx.instant_time).render()
                 rel = f"{partition}/{name}" if partition else name
-                create_marker(ctx.gw, ctx.instant_time, rel, "CREATE")
+                mark_data_file(ctx.gw, ctx.instant_time, rel, "CREATE")
                 writer = BaseFileWriter(ctx.gw, rel, ctx.storage_schema, bloom=ctx.bloom)
                 current = (partition, fid, rel)
             assert writer is not None and current is not None

@@ -40,6 +40,7 @@ from typing import Any
 from hudilite import config as cfg
 from hudilite.errors import ConfigError, LockError
 from hudilite.storage.fs import FileSystemGateway
+from hudilite.tablestate.properties_file import read_write_defaults
 from hudilite.write.metadata_guard import apply_guard
 
 log = logging.getLogger(__name__)
@@ -68,7 +69,6 @@ CLOCK_DRIFT_MS = 500
 FILESYSTEM_LEASE_INTERVALS = 5
 
 _HOST = socket.gethostname()
-_WRITES_PROPERTIES = ".hoodie/hudilite.properties"
 
 
 #: A recorded lease ending further ahead than this is not believed (see LeaseLock.current).
@@ -157,7 +157,7 @@ class LockConfig:
         """Settings from ``options`` (an Options or mapping); without them, from the table's
         stored write options (``.hoodie/hudilite.properties``), else the defaults."""
         if options is None:
-            options = _stored_options(gw)
+            options = read_write_defaults(gw)
         opts = options if isinstance(options, cfg.Options) else cfg.Options(options)
         raw = opts.get(cfg.LOCK_PROVIDER)
         provider = provider_name(raw) if raw else (STORAGE if gw.is_object_store else FILESYSTEM)
@@ -191,13 +191,6 @@ class LockConfig:
                 f"{renew_ms} ms (and both positive)"
             )
         return config
-
-
-def _stored_options(gw: FileSystemGateway) -> dict[str, str]:
-    try:
-        return cfg.parse_properties(gw.read_bytes(_WRITES_PROPERTIES).decode("latin-1"))
-    except FileNotFoundError:
-        return {}
 
 
 # ---- the owner record ----------------------------------------------------------------------

@@ -38,7 +38,7 @@ from hudilite.storage.log_format import (
     write_log_file,
 )
 from hudilite.virtual_keys import with_stored_keys
-from hudilite.write.markers import create_marker
+from hudilite.write.markers import mark_data_file
 from hudilite.write.write_context import (
     STATS_SCHEMA,
     LogTarget,
@@ -129,7 +129,7 @@ def append_log_file(
     if not blocks:  # nothing to write: no file, and no write stat naming one
         return STATS_SCHEMA.empty_table()
     ctx.check_fail_point("before_file_write")
-    create_marker(ctx.gw, ctx.instant_time, rel_path, "APPEND")
+    mark_data_file(ctx.gw, ctx.instant_time, rel_path, "APPEND")
     size = write_log_file(ctx.gw, rel_path, blocks)
     ctx.check_fail_point("after_file_write")
     return stats_row(
@@ -193,7 +193,7 @@ def _append_changes(
         ]
         blocks.append(delete_block(keys, ctx.instant_time, ctx.log_schema_json))
     ctx.check_fail_point("before_file_write")
-    create_marker(ctx.gw, ctx.instant_time, rel_path, "APPEND")
+    mark_data_file(ctx.gw, ctx.instant_time, rel_path, "APPEND")
     size = write_log_file(ctx.gw, rel_path, blocks)
     ctx.check_fail_point("after_file_write")
     return stats_row(

@@ -120,6 +120,7 @@ NOT_OPTIONS = {
     "hudilite.retyped.column",  # commit extra-metadata key of ALTER COLUMN TYPE, not an option
     "hudilite.added.columns",
     "hudilite.rows.deleted",
+    "hudilite.index.records.moved",
     "hudilite.procedures",
     "hudilite.timeline",
     "hudilite.write",

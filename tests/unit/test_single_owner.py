@@ -139,3 +139,166 @@ def test_instant_digits_in_a_local_time_zone_round_trip() -> None:
     assert not TableConfig.from_properties(base).timeline_utc  # Java's default: LOCAL
     assert TableConfig.from_properties({**base, key: "utc"}).timeline_utc
     assert not TableConfig.from_properties({**base, key: "LOCAL"}).timeline_utc
+
+
+def test_latest_schema_is_the_newest_requested_write_in_state_planner_and_hudi_rs(
+    tmp_path: __import__("pathlib").Path,
+) -> None:
+    # Hudi (ActiveTimelineV2.getCommitMetadataStream) and hudi-rs take the newest write by
+    # requested time on v8 too, skipping table services (WriteOperationType.canUpdateSchema).
+    # Here the write requested first completes last with the old schema: completion order
+    # (the read planner's old rule) would bring that schema back.
+    import json
+
+    import pyarrow as pa
+
+    from hudilite.read.planner import plan_snapshot
+    from hudilite.schema import arrow_to_avro_schema
+    from hudilite.storage.fs import FileSystemGateway
+    from hudilite.tablestate.state import PROPERTIES_FILE, TableState
+    from hudilite.timeline.instant import COMMIT, REPLACE_COMMIT
+    from hudilite.timeline.metadata import CommitMetadata
+    from hudilite.timeline.timeline import TimelineWriter
+
+    def avro(*cols: str) -> str:
+        arrow = pa.schema([(c, pa.string()) for c in cols])
+        return json.dumps(arrow_to_avro_schema(arrow, "t_record", "hoodie.t"))
+
+    old, new = avro("id"), avro("id", "v")
+    gw = FileSystemGateway(str(tmp_path))
+    config = TableConfig.new("t", table_version=8, record_key_fields=("id",), create_schema=old)
+    gw.mkdirs(config.timeline_dir)
+    gw.write_bytes(PROPERTIES_FILE, cfg.render_properties(config.to_properties()).encode())
+
+    def content(schema: str, operation: str = "UPSERT") -> bytes:
+        meta = CommitMetadata(operation_type=operation, extra_metadata={"schema": schema})
+        return meta.to_bytes(config.layout_version)
+
+    w = TimelineWriter(gw, config)
+    first = w.transition_inflight(w.create_requested(COMMIT))
+    second = w.transition_inflight(w.create_requested(COMMIT))
+    second = w.complete(second, content(new))
+    first = w.complete(first, content(old))
+    assert first.requested_time < second.requested_time
+    assert first.completion_time > second.completion_time  # type: ignore[operator]
+
+    def resolved() -> tuple[str | None, str | None]:
+        state = TableState.load(gw)
+        return state.schema_json, plan_snapshot(state).schema
+
+    assert resolved() == (new, new)
+    from hudi import HudiTableBuilder
+
+    hudi_rs = HudiTableBuilder.from_base_uri(str(tmp_path)).build()
+    assert hudi_rs.get_timeline().get_latest_avro_schema() == new
+    # A clustering requested last, recording the schema it was planned with, is skipped.
+    cluster = w.transition_inflight(w.create_requested(REPLACE_COMMIT))
+    w.complete(cluster, content(old, "CLUSTER"))
+    assert resolved() == (new, new)
+    # One owner: the table state and the planner call Timeline.schema_json.
+    assert _files_matching(r"latest_schema_json\(") == {
+        "hudilite/schema.py",
+        "hudilite/timeline/timeline.py",
+    }
+
+
+def test_write_defaults_file_has_one_reader(tmp_path: __import__("pathlib").Path) -> None:
+    from hudilite.storage.fs import FileSystemGateway
+    from hudilite.tablestate.properties_file import WRITE_DEFAULTS_FILE, read_write_defaults
+    from hudilite.write.lock import LockConfig
+
+    assert _files_matching(r"[\"']\.hoodie/hudilite\.properties[\"']") == {
+        "hudilite/tablestate/properties_file.py"
+    }
+    gw = FileSystemGateway(str(tmp_path))
+    assert read_write_defaults(gw) == {}
+    # The lock settings come from the stored write options, read by the one reader.
+    gw.write_bytes(WRITE_DEFAULTS_FILE, b"hoodie.write.lock.wait_time_ms=1234\n")
+    assert read_write_defaults(gw) == {"hoodie.write.lock.wait_time_ms": "1234"}
+    assert LockConfig.resolve(gw).wait_ms == 1234
+
+
+def test_clean_bound_is_the_last_clean_of_any_state_for_savepoints_and_reads(
+    tmp_path: __import__("pathlib").Path,
+) -> None:
+    import pytest
+
+    from hudilite.errors import HudiliteError, InstantNotFoundError
+    from hudilite.read.planner import validate_as_of
+    from hudilite.services.clean import CLEAN_METADATA_VERSION, CleanPlan
+    from hudilite.services.savepoint import create_savepoint
+    from hudilite.storage.fs import FileSystemGateway
+    from hudilite.tablestate.state import PROPERTIES_FILE, TableState
+    from hudilite.timeline.instant import CLEAN, COMMIT, Instant, State
+    from hudilite.timeline.metadata import CommitMetadata, write_avro_record
+    from hudilite.timeline.plans import clean_bound
+    from hudilite.timeline.timeline import TimelineWriter
+
+    gw = FileSystemGateway(str(tmp_path))
+    config = TableConfig.new("t", table_version=6, record_key_fields=("id",))
+    gw.mkdirs(config.timeline_dir)
+    gw.write_bytes(PROPERTIES_FILE, cfg.render_properties(config.to_properties()).encode())
+    w = TimelineWriter(gw, config)
+    commits = []
+    for _ in range(3):
+        inst = w.transition_inflight(w.create_requested(COMMIT))
+        commits.append(w.complete(inst, CommitMetadata().to_bytes(1)).requested_time)
+    c1, c2, c3 = commits
+
+    def plan(earliest: str) -> bytes:
+        keep = Instant(earliest, COMMIT, State.COMPLETED)
+        return CleanPlan("KEEP_LATEST_COMMITS", keep, c3, {}).to_avro_bytes(gw)
+
+    done = w.transition_inflight(w.create_requested(CLEAN, content=plan(c2)))
+    meta = {
+        "startCleanTime": done.requested_time,
+        "timeTakenInMillis": 1,
+        "totalFilesDeleted": 0,
+        "earliestCommitToRetain": c2,
+        "lastCompletedCommitTimestamp": c3,
+        "partitionMetadata": {},
+        "version": CLEAN_METADATA_VERSION,
+    }
+    w.complete(done, write_avro_record("HoodieCleanMetadata", meta))
+    state = TableState.load(gw)
+    assert clean_bound(state.timeline) == c2
+    with pytest.raises(
+        InstantNotFoundError, match=f"removed the file versions of instants before {c2}"
+    ):
+        validate_as_of(state.view, c1)
+    assert validate_as_of(state.view, c2) == c2
+    # A clean still pending (it may have deleted files already) bounds both, by its plan.
+    w.create_requested(CLEAN, content=plan(c3))
+    state = TableState.load(gw)
+    assert clean_bound(state.timeline) == c3
+    with pytest.raises(InstantNotFoundError, match=f"instants before {c3}"):
+        validate_as_of(state.view, c2)
+    with pytest.raises(HudiliteError, match=f"cannot savepoint {c2}: .* retains commits from {c3}"):
+        create_savepoint(state, c2)
+    # The bound is read in one engine module.
+    readers = _files_matching(r"get\(\"earliest(Commit|Instant)ToRetain\"\)")
+    assert {p for p in readers if p.startswith("hudilite/")} == {
+        "hudilite/services/clean.py",  # CleanPlan.from_bytes: the plan the cleaner executes
+        "hudilite/timeline/plans.py",
+    }
+
+
+def test_archive_folder_layout_is_decided_by_table_config() -> None:
+    base = {"hoodie.table.name": "t", "hoodie.table.recordkey.fields": "id"}
+
+    def config(version: int, **props: str) -> TableConfig:
+        return TableConfig.from_properties({**base, "hoodie.table.version": str(version), **props})
+
+    v6, v8 = config(6), config(8)
+    assert (v6.archive_dir, v8.archive_dir) == (".hoodie/archived", ".hoodie/timeline/history")
+    # Both folders are known whatever the version (a version change converts between them).
+    assert v6.legacy_archive_dir == v8.legacy_archive_dir == ".hoodie/archived"
+    assert v6.history_dir == v8.history_dir == ".hoodie/timeline/history"
+    custom = {"hoodie.archivelog.folder": "old", "hoodie.timeline.history.path": "hist"}
+    assert config(6, **custom).archive_dir == ".hoodie/old"
+    assert config(8, **custom).archive_dir == ".hoodie/timeline/hist"
+    assert config(8, **custom).to_properties()["hoodie.timeline.history.path"] == "hist"
+    assert config(6).to_properties()["hoodie.archivelog.folder"] == "archived"
+    # Nothing else reads the two keys.
+    pattern = r"get\(\s*\"hoodie\.(archivelog\.folder|timeline\.history\.path)\""
+    assert _files_matching(pattern) == set()
