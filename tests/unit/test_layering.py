@@ -72,13 +72,12 @@ KNOWN_LAYER_VIOLATIONS: set[tuple[str, str]] = set()
 #: Where pyspark may be imported at run time (imports under ``if TYPE_CHECKING:`` do not
 #: count: a module that needs pyspark only for annotations imports it there). No other
 #: module imports it itself; the engine's file work and the catalog load without it.
-#: Any module of these packages: the Spark jobs, session and conversions; the CLI; the
+#: Any module of these packages: the Spark jobs, session and conversions; the Table facade
+#: (reads return DataFrames, writes take them) and hudilite.save; the CLI; the
 #: Thrift server (it streams DataFrames to clients).
-PYSPARK_PACKAGES = ("hudilite.spark", "hudilite.cli", "hudilite.thriftserver")
+PYSPARK_PACKAGES = ("hudilite.spark", "hudilite.table", "hudilite.cli", "hudilite.thriftserver")
 #: And these modules, named one by one.
 PYSPARK_MODULES = {
-    # the public Table API (reads return DataFrames, writes take them)
-    "hudilite.table.api",
     # the SQL front end: Spark types, column expressions, the SparkSession
     "hudilite.sqlext.ddl_common",
     "hudilite.sqlext.ddl_create",
