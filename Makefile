@@ -2,7 +2,7 @@
 PY ?= python3.11
 VENV := .venv
 BIN := $(VENV)/bin
-PYTEST_ARGS ?= -n 2 --durations=30
+PYTEST_ARGS ?= -n 4 --durations=30
 
 # bash for `set -o pipefail` in the typecheck recipe.
 SHELL := /bin/bash

@@ -7,7 +7,7 @@ into a pyarrow Table (``Table.to_arrow`` vs ``DeltaTable.to_pyarrow_table``)
 and, for hudilite, as a Spark DataFrame drained into Spark's ``noop`` sink.
 deltalake does the same with ``write_deltalake`` and a MERGE on the key.
 Prints a Markdown table of medians and the hudilite/deltalake ratios; with
-``--out`` it also writes them to a file (``docs/benchmarks.md`` keeps them).
+``--out`` it also writes them to a file (``docs/dev/benchmark-diary.md`` keeps the runs).
 
     python benchmarks/bench_cow.py --rows 1000000 10000000 --repeats 3
 """

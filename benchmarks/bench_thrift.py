@@ -12,7 +12,7 @@ through the same client (PyHive, SASL PLAIN, one connection each):
 Spark's server is ``org.apache.spark.sql.hive.thriftserver.HiveThriftServer2`` from the
 pyspark wheel, started with ``spark-submit`` (in-memory catalog, incremental collect so it
 streams the result as hudilite's server does). Prints a Markdown table; ``--out FILE`` also
-writes it (docs/benchmarks.md keeps the figures).
+writes it (docs/benchmarks.md keeps today's figures).
 
     python benchmarks/bench_thrift.py --rows 1000000 --queries 200
 """

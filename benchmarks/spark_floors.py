@@ -23,7 +23,7 @@ Parquet writer, and the five Hudi meta columns computed by Spark expressions:
   vectorized reader) merged with the rows of the uncompacted upserts (given to Spark as
   Parquet, where hudilite decodes Avro log blocks): every stored row whose key an upsert
   changed dropped by a broadcast anti-join, plus each changed key's latest row, the
-  cheapest native plan for the snapshot found (docs/benchmarks.md: joins on file
+  cheapest native plan found (docs/dev/benchmark-diary.md: joins on file
   positions, and filters, were slower).
 
 No pyspark at import time (the scripts import hudilite only once arguments are parsed).

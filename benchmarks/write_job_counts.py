@@ -6,7 +6,7 @@ them for a set of small writes and reads on fresh tables, and breaks the jobs of
 ``Table.write`` down by the phases ``WriteResult.extra["phases"]`` reports (``key``,
 ``start``, ``index``, ``assign``, ``write``, ``commit``; ``services`` is what runs after
 the commit: inline compaction, clean and archive). Prints a Markdown table
-(docs/benchmarks.md, "Fixed cost per write (Spark jobs)").
+(docs/dev/benchmark-diary.md, "Fixed cost per write (Spark jobs)").
 
     python benchmarks/write_job_counts.py            # AQE on, as hudilite.spark_session()
     python benchmarks/write_job_counts.py --aqe off  # as the test suite's session

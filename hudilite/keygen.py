@@ -37,6 +37,14 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from hudilite import config as cfg
+from hudilite.config.vocab import (
+    KEYGEN_COMPLEX,
+    KEYGEN_CUSTOM,
+    KEYGEN_NON_PARTITION,
+    KEYGEN_SIMPLE,
+    KEYGEN_TIMESTAMP,
+    KEYGEN_TYPES,
+)
 from hudilite.errors import ConfigError, KeyGenerationError
 from hudilite.keygen_ambiguity import check_composite_values
 from hudilite.keygen_dates import (
@@ -56,12 +64,13 @@ from hudilite.partition_segments import (
 if TYPE_CHECKING:
     from hudilite.config import Options, TableConfig
 
-SIMPLE = "SIMPLE"
-COMPLEX = "COMPLEX"
-NON_PARTITION = "NON_PARTITION"
-TIMESTAMP = "TIMESTAMP"
-CUSTOM = "CUSTOM"
-KINDS = (SIMPLE, COMPLEX, NON_PARTITION, TIMESTAMP, CUSTOM)
+# The key generator types, under the names this module has always exported.
+SIMPLE = KEYGEN_SIMPLE
+COMPLEX = KEYGEN_COMPLEX
+NON_PARTITION = KEYGEN_NON_PARTITION
+TIMESTAMP = KEYGEN_TIMESTAMP
+CUSTOM = KEYGEN_CUSTOM
+KINDS = KEYGEN_TYPES
 
 DEFAULT_PARTITION_PATH = "__HIVE_DEFAULT_PARTITION__"
 NULL_RECORDKEY_PLACEHOLDER = "__null__"

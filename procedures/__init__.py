@@ -21,6 +21,7 @@ from .registry import (
     ProcedureError,
     ProcedureSpec,
     UnknownProcedureError,
+    lookup,
     procedure,
     run_registered,
 )
@@ -39,6 +40,7 @@ __all__ = [
     "UnknownProcedureError",
     "procedure",
     "procedure_names",
+    "procedure_spec",
     "run_procedure",
 ]
 
@@ -60,6 +62,16 @@ def procedure_names() -> list[str]:
     """The names ``CALL`` accepts, sorted (every procedure module loaded first)."""
     _load_all()
     return sorted(REGISTRY)
+
+
+def procedure_spec(name: str) -> ProcedureSpec | None:
+    """The procedure ``CALL name`` runs (``system.`` and other prefixes ignored, any case),
+    or None for an unknown name; every procedure module is loaded first."""
+    _load_all()
+    try:
+        return lookup(name)
+    except UnknownProcedureError:
+        return None
 
 
 def run_procedure(

@@ -135,6 +135,7 @@ def _files_updated(meta: CommitMetadata) -> int:
     _SHOW_PARAMS,
     _COMMIT_OUTPUT,
     "Lists the archived commits (newest first) with their write totals.",
+    read_only=True,
 )
 def show_archived_commits(ctx: ProcedureContext, args: dict[str, Any]) -> list[tuple[Any, ...]]:
     rows = []
@@ -183,6 +184,7 @@ def _stat_row(inst: Any, stat: WriteStat) -> tuple[Any, ...]:
     _SHOW_PARAMS,
     _METADATA_OUTPUT,
     "Lists the write stats of the archived commits (newest first), one row per file.",
+    read_only=True,
 )
 def show_archived_commits_metadata(
     ctx: ProcedureContext, args: dict[str, Any]

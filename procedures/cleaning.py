@@ -265,6 +265,7 @@ def _show_state(ctx: ProcedureContext, args: dict[str, Any]) -> tuple[TableState
         Output("version", "int"),
     ],
     "Lists the completed cleans, newest first.",
+    read_only=True,
 )
 def show_cleans(ctx: ProcedureContext, args: dict[str, Any]) -> Any:
     """One row per completed clean (archived ones too with ``showArchived``)."""
@@ -304,6 +305,7 @@ def show_cleans(ctx: ProcedureContext, args: dict[str, Any]) -> Any:
         Output("total_files_deleted", "int"),
     ],
     "Lists the completed cleans per partition, newest first.",
+    read_only=True,
 )
 def show_cleans_metadata(ctx: ProcedureContext, args: dict[str, Any]) -> Any:
     """One row per partition of every completed clean (archived ones too with
@@ -377,6 +379,7 @@ def _active_plan(state: TableState, inst: Instant) -> Any:
         Output("extra_metadata"),
     ],
     "Lists the clean plans (requested, inflight and completed cleans), newest first.",
+    read_only=True,
 )
 def show_clean_plans(ctx: ProcedureContext, args: dict[str, Any]) -> Any:
     """One row per clean instant in any state, from its ``HoodieCleanerPlan``; archived

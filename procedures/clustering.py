@@ -89,7 +89,11 @@ def _matching_partitions(ctx: ProcedureContext, tbl: Any, predicate: str) -> lis
             f"{state.config.name}: {str(exc).splitlines()[0]}"
         ) from None
     fields = list(state.config.partition_fields)
-    if state.config.keygen_type not in ("SIMPLE", "COMPLEX", "NON_PARTITION"):
+    if state.config.keygen_type not in (
+        cfg.KEYGEN_SIMPLE,
+        cfg.KEYGEN_COMPLEX,
+        cfg.KEYGEN_NON_PARTITION,
+    ):
         raise ProcedureError(
             f"run_clustering: a predicate needs partition paths that hold the column values; "
             f"{state.config.keygen_type} key generators do not: use selected_partitions"
@@ -237,6 +241,7 @@ def run_clustering(ctx: ProcedureContext, args: dict[str, Any]) -> list[tuple[An
     ],
     _CLUSTERING_OUTPUT,
     "Lists the clusterings of a table (pending and completed), newest first.",
+    read_only=True,
 )
 def show_clustering(ctx: ProcedureContext, args: dict[str, Any]) -> list[tuple[Any, ...]]:
     tbl = ctx.table(args)

@@ -2,7 +2,7 @@
 ``show_commits_metadata``, ``show_commit_files``, ``show_commit_partitions``,
 ``show_commit_write_stats`` and ``show_timeline``.
 
-Parameters and output columns are Hudi 1.0's (``docs/hudi-procedures-reference.md``;
+Parameters and output columns are Hudi 1.0's (``docs/dev/hudi-procedures-reference.md``;
 ``show_timeline`` is Hudi's post-1.0 procedure). Every procedure also takes ``path``, after
 Hudi's own parameters so positional calls keep working; ``table`` is therefore optional
 here and :meth:`ProcedureContext.table` insists on one of the two. ``show_commits`` and
@@ -144,6 +144,7 @@ def _entry_metadata(state: TableState, inst: Instant | CommitMetadata) -> Commit
     [Param("table", "string"), Param("path", "string"), Param("limit", "integer", default=10)],
     [Output("key"), Output("value")],
     "Shows the table's hoodie.properties, one row per property.",
+    read_only=True,
 )
 def show_table_properties(ctx: ProcedureContext, args: dict[str, Any]) -> list[tuple[Any, ...]]:
     """Rows ``(key, value)`` of ``hoodie.properties`` in file order, the first ``limit``."""
@@ -201,6 +202,7 @@ _TABLE_LIMIT = [
     _COMMITS_OUTPUT,
     "Lists the completed commits (active timeline, and the archived one with show_archived) "
     "with their write totals, newest first.",
+    read_only=True,
 )
 def show_commits(ctx: ProcedureContext, args: dict[str, Any]) -> list[tuple[Any, ...]]:
     """One row per completed commit/deltacommit/replacecommit, newest first; archived
@@ -236,6 +238,7 @@ def show_commits(ctx: ProcedureContext, args: dict[str, Any]) -> list[tuple[Any,
     _COMMITS_METADATA_OUTPUT,
     "Lists the write stats (one row per file) of the completed commits (archived ones too "
     "with show_archived), newest first.",
+    read_only=True,
 )
 def show_commits_metadata(ctx: ProcedureContext, args: dict[str, Any]) -> list[tuple[Any, ...]]:
     """One row per write stat; as in Hudi, ``limit`` counts rows (files), not commits."""
@@ -302,6 +305,7 @@ _ONE_COMMIT = [
         Output("file_size", "bigint"),
     ],
     "Lists the files one completed commit wrote (one row per write stat).",
+    read_only=True,
 )
 def show_commit_files(ctx: ProcedureContext, args: dict[str, Any]) -> list[tuple[Any, ...]]:
     """One row per write stat of the commit, partitions in metadata order."""
@@ -339,6 +343,7 @@ def show_commit_files(ctx: ProcedureContext, args: dict[str, Any]) -> list[tuple
         Output("total_errors", "bigint"),
     ],
     "Lists the partitions one completed commit wrote, with per-partition totals.",
+    read_only=True,
 )
 def show_commit_partitions(ctx: ProcedureContext, args: dict[str, Any]) -> list[tuple[Any, ...]]:
     """One row per partition written by the commit."""
@@ -374,6 +379,7 @@ def show_commit_partitions(ctx: ProcedureContext, args: dict[str, Any]) -> list[
         Output("avg_record_size", "bigint"),
     ],
     "Shows the bytes, records and average record size one completed commit wrote.",
+    read_only=True,
 )
 def show_commit_write_stats(ctx: ProcedureContext, args: dict[str, Any]) -> list[tuple[Any, ...]]:
     """Exactly one row. ``avg_record_size`` is ``ceil(bytes / records)``; with no records
@@ -455,6 +461,7 @@ def _rollback_targets(state: TableState, rollback: Instant) -> list[str]:
     ],
     _TIMELINE_OUTPUT,
     "Lists every instant of the timeline (any action and state) with its state times.",
+    read_only=True,
 )
 def show_timeline(ctx: ProcedureContext, args: dict[str, Any]) -> Any:
     """Instants newest first: action, state, the times their state files were written,

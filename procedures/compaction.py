@@ -111,6 +111,7 @@ def run_compaction(ctx: ProcedureContext, args: dict[str, Any]) -> list[tuple[An
     [Param("table", "string"), Param("path", "string"), Param("limit", "integer", default=20)],
     _COMPACTION_OUTPUT,
     "Lists the compactions of a merge-on-read table, newest first.",
+    read_only=True,
 )
 def show_compaction(ctx: ProcedureContext, args: dict[str, Any]) -> list[tuple[Any, ...]]:
     tbl = ctx.table(args)

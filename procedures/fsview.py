@@ -210,6 +210,7 @@ def _slice_head(gw: FileSystemGateway, file_slice: FileSlice) -> tuple[Any, ...]
     [*_VIEW_PARAMS, Param("path", "string")],
     [*_SLICE_OUTPUT, Output("delta_files")],
     "Lists every file slice of every file group (base file, log files and their sizes).",
+    read_only=True,
 )
 def show_fsview_all(ctx: ProcedureContext, args: dict[str, Any]) -> list[tuple[Any, ...]]:
     """One row per file slice: groups by partition and file id, slices newest first."""
@@ -251,6 +252,7 @@ def _ratio(size: int, base_size: int) -> float:
         Output("delta_files_compaction_unscheduled"),
     ],
     "Lists the latest file slice of every file group with its log sizes and ratios.",
+    read_only=True,
 )
 def show_fsview_latest(ctx: ProcedureContext, args: dict[str, Any]) -> list[tuple[Any, ...]]:
     """One row per file group: its live slice. ``path_regex`` and ``partition_path`` are

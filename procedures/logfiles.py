@@ -190,6 +190,7 @@ def _describe_blocks(gw: FileSystemGateway, batch: pa.RecordBatch) -> Iterator[p
         Output("footer_metadata"),
     ],
     "Lists the blocks of matching log files: instant, record count, type, header, footer.",
+    read_only=True,
 )
 def show_logfile_metadata(ctx: ProcedureContext, args: dict[str, Any]) -> list[tuple[Any, ...]]:
     """One row per block, grouped by instant (in order of first appearance; files by
@@ -306,6 +307,7 @@ def _group_slices(state: TableState, logs: list[LogFile]) -> list[FileSlice]:
     ],
     [Output("records")],
     "Shows the records in matching log files, as stored or merged per file group.",
+    read_only=True,
 )
 def show_logfile_records(ctx: ProcedureContext, args: dict[str, Any]) -> DataFrame:
     """A DataFrame of at most ``limit`` record strings, computed in Spark tasks."""

@@ -3,7 +3,7 @@ output columns, argument binding and the ``help`` procedure.
 
 A procedure is a function ``(ctx, args) -> rows`` registered with :func:`procedure`; its
 parameters and output columns follow Apache Hudi's (see
-``docs/hudi-procedures-reference.md``), so Hudi users' runbooks work unchanged. Binding
+``docs/dev/hudi-procedures-reference.md``), so Hudi users' runbooks work unchanged. Binding
 checks what Hudi checks (required parameters) and more: unknown parameter names and
 ill-typed values are errors naming the parameter and its type, and an unknown procedure
 names the closest known ones.
@@ -82,6 +82,9 @@ class ProcedureSpec:
     outputs: tuple[Output, ...]
     description: str
     func: Callable[[ProcedureContext, dict[str, Any]], Any]
+    #: Writes nothing (no table file, timeline entry or catalog change, whatever its
+    #: arguments): the Thrift server lets readers call it.
+    read_only: bool = False
 
     @property
     def schema(self) -> str:
@@ -97,8 +100,10 @@ def procedure(
     params: Sequence[Param],
     outputs: Sequence[Output],
     description: str,
+    read_only: bool = False,
 ) -> Callable[[Callable[[ProcedureContext, dict[str, Any]], Any]], Any]:
-    """Register the decorated function as procedure ``name``.
+    """Register the decorated function as procedure ``name`` (``read_only``: it writes
+    nothing, with any arguments; see :attr:`ProcedureSpec.read_only`).
 
     The function gets the :class:`ProcedureContext` and the bound arguments (every
     parameter name present, defaults filled in) and returns rows (tuples in output-column
@@ -108,7 +113,9 @@ def procedure(
     def register(func: Callable[[ProcedureContext, dict[str, Any]], Any]) -> Any:
         # Two registrations of one name would make CALL ambiguous: fail at import.
         assert name not in REGISTRY, f"procedure {name} registered twice"
-        REGISTRY[name] = ProcedureSpec(name, tuple(params), tuple(outputs), description, func)
+        REGISTRY[name] = ProcedureSpec(
+            name, tuple(params), tuple(outputs), description, func, read_only
+        )
         return func
 
     return register
@@ -335,6 +342,7 @@ def _cell(value: Any) -> str:
     [Param("cmd", "string")],
     [Output("result")],
     "Lists the procedures, or one procedure's parameters and output columns.",
+    read_only=True,
 )
 def _help(ctx: ProcedureContext, args: dict[str, Any]) -> list[tuple[Any, ...]]:
     cmd = args["cmd"]

@@ -91,6 +91,7 @@ def create_savepoint(ctx: ProcedureContext, args: dict[str, Any]) -> list[tuple[
     [Param("table", "string"), Param("path", "string")],
     [Output("savepoint_time")],
     "Lists the completed savepoints, newest first.",
+    read_only=True,
 )
 def show_savepoints(ctx: ProcedureContext, args: dict[str, Any]) -> list[tuple[Any, ...]]:
     """One row per completed savepoint."""
@@ -205,6 +206,7 @@ def _completed_rollbacks(tbl: Table) -> list[tuple[str, dict[str, Any]]]:
         Output("total_partitions", "int"),
     ],
     "Lists the completed rollbacks, one row per instant rolled back, oldest first.",
+    read_only=True,
 )
 def show_rollbacks(ctx: ProcedureContext, args: dict[str, Any]) -> list[tuple[Any, ...]]:
     """Rows of Hudi's ``ShowRollbacksProcedure(false)``: timeline order, first ``limit``."""
@@ -238,6 +240,7 @@ def show_rollbacks(ctx: ProcedureContext, args: dict[str, Any]) -> list[tuple[An
         Output("succeeded", "boolean"),
     ],
     "Lists the files one completed rollback deleted (instant_time is the rollback's time).",
+    read_only=True,
 )
 def show_rollback_detail(ctx: ProcedureContext, args: dict[str, Any]) -> list[tuple[Any, ...]]:
     """Per partition: the deleted files (``succeeded``), then the ones that failed."""

@@ -111,6 +111,7 @@ def _commit_time_of(name: str) -> str | None:
         Output("std_dev", "double"),
     ],
     "Histogram of data file sizes per commit and over all commits.",
+    read_only=True,
 )
 def stats_file_sizes(ctx: ProcedureContext, args: dict[str, Any]) -> list[tuple[Any, ...]]:
     """One row per commit time found in file names (ascending), then ``ALL``.
@@ -169,6 +170,7 @@ def amplification(written: int, upserted: int) -> str:
         Output("write_amplification_factor"),
     ],
     "Write amplification (records written per record updated) of every commit.",
+    read_only=True,
 )
 def stats_wa(ctx: ProcedureContext, args: dict[str, Any]) -> list[tuple[Any, ...]]:
     """Rows for completed commits and replacecommits (not deltacommits, as in Hudi), oldest

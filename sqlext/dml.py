@@ -94,7 +94,7 @@ _MATCHED = "__hudilite_matched"
 _FROM_SOURCE = "__hudilite_from_source"
 _SEQ = "__hudilite_seq"
 _RANK = "__hudilite_rank"
-log = logging.getLogger("hudilite.sql")
+log = logging.getLogger(__name__)
 
 
 @dataclass

@@ -9,8 +9,6 @@ unchanged unless they would change a hudilite table.
 
 from __future__ import annotations
 
-import os
-import sys
 from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -66,10 +64,7 @@ def connect(
     ``./hudilite-warehouse``); ``spark`` defaults to the active session or a new local one.
     The ``default`` database is created on first use."""
     if spark is None:
-        spark = SparkSession.getActiveSession()
-        if spark is None:
-            os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-            spark = spark_session()
+        spark = spark_session()  # the active session, set up for hudilite, or a new one
     # Connection settings (fs.s3a.*) reach the warehouse, the catalog's tables and, being
     # process-wide defaults (Session.set_option), every gateway the SQL layer makes.
     catalog = Catalog(warehouse, storage_options=storage_options_of(options))

@@ -36,19 +36,37 @@ if importlib.util.find_spec("hypothesis") is not None:
     )
     settings.load_profile("hudilite")
 
-#: Folders whose test files share session-scoped work (tests/faults: the seed tables and the
-#: killed writes built once for several files), so pytest-xdist runs each on one worker.
-ONE_WORKER_FOLDERS = ("tests/faults/",)
+#: Test files that share session-scoped work, so pytest-xdist runs them on one worker: the
+#: killed writes of tests/faults/conftest.py (five driver processes killed at once) serve both
+#: files. Every other file is its own unit (the faults seed tables are cheap to build per
+#: worker; keeping the whole faults folder on one worker made it the suite's critical path).
+SHARED_SCOPES = {
+    "tests/faults/test_write_kills.py": "tests/faults/killed-writes",
+    "tests/faults/test_service_kills.py": "tests/faults/killed-writes",
+}
 
 
 def _xdist_scope(nodeid: str) -> str:
     """The unit pytest-xdist hands to one worker: a whole test file (its module fixtures are
-    set up once), or a whole folder of :data:`ONE_WORKER_FOLDERS`."""
+    set up once), or a group of :data:`SHARED_SCOPES`."""
     path = nodeid.split("::", 1)[0]
-    for folder in ONE_WORKER_FOLDERS:
-        if path.startswith(folder):
-            return folder
-    return path
+    return SHARED_SCOPES.get(path, path)
+
+
+#: Folders of long, mostly waiting tests (real processes, JVM start-ups, kills), run first:
+#: pytest-xdist hands out units in collection order, so long units started last would leave
+#: one worker running alone at the end.
+LONG_FIRST = ("tests/faults/", "tests/cluster/", "tests/s3/", "tests/server/")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Order the collected tests so the :data:`LONG_FIRST` folders come first (stable)."""
+
+    def rank(item: pytest.Item) -> int:
+        path = item.nodeid.split("::", 1)[0]
+        return next((i for i, f in enumerate(LONG_FIRST) if path.startswith(f)), len(LONG_FIRST))
+
+    items.sort(key=rank)
 
 
 if importlib.util.find_spec("xdist") is not None:

@@ -16,9 +16,7 @@ from dataclasses import dataclass, field
 from typing import NoReturn
 
 import click
-import pyspark.errors
 from pyspark.logger import PySparkLogger
-from pyspark.sql import SparkSession
 
 from hudilite.cli.demo import run_demo
 from hudilite.cli.server_commands import thriftserver, users
@@ -31,14 +29,15 @@ from hudilite.cli.shell import (
     split_complete,
 )
 from hudilite.cli.sql_output import FORMATS, ResultPrinter, statement_label
-from hudilite.errors import HudiliteError, HudiliteWarning
+from hudilite.errors import HudiliteWarning
 from hudilite.spark.session import (
     LOG_LEVEL_ENV,
     PYSPARK_JSON_LOGGERS,
     VERBOSE_LEVELS,
+    active_session,
     spark_session,
 )
-from hudilite.spark.task_errors import fold, spark_headline
+from hudilite.spark.task_errors import fold, one_line
 from hudilite.sqlext.session import Session, connect
 from hudilite.sqlext.statements import SqlParseError, split_script_positions
 from hudilite.storage.fs import set_storage_options
@@ -295,7 +294,7 @@ def _connect(warehouse: str | None, database: str, start: SparkStart) -> Session
     """The SQL session: on a new SparkSession built with ``start`` (static Spark settings
     such as ``spark.driver.memory`` only take effect there), or on the active one, whose
     ``spark.*`` settings from ``--conf`` are then SET."""
-    active = SparkSession.getActiveSession()
+    active = active_session()
     if active is None:
         spark = spark_session(
             master=start.master,
@@ -439,31 +438,6 @@ def _where(exc: BaseException, line: int, column: int) -> str:
     return f"line {line}, column {column}: "
 
 
-_SPARK_ERRORS = (
-    "AnalysisException",
-    "ArithmeticException",
-    "ArrayIndexOutOfBoundsException",
-    "DateTimeException",
-    "IllegalArgumentException",
-    "SparkRuntimeException",
-    "UnsupportedOperationException",
-)
-
-
-def _reportable(exc: BaseException) -> bool:
-    """Errors in the user's input or environment, shown as they are: hudilite's, Spark's
-    SQL errors (analysis, parse, runtime errors such as division by zero or a bad cast),
-    file and permission errors. Anything else is shown as an internal error (still one
-    line; ``--debug`` shows the traceback)."""
-    kinds = (
-        HudiliteError,
-        click.FileError,
-        OSError,
-        *(getattr(pyspark.errors, n) for n in _SPARK_ERRORS),
-    )
-    return isinstance(exc, kinds)
-
-
 def error_message(exc: BaseException) -> str:
     """One line for ``exc``: Spark's headline (without the plan or SQL excerpt), the error
     a Python worker raised, a Java exception's first line, a parse error without the
@@ -473,13 +447,7 @@ def error_message(exc: BaseException) -> str:
         return exc.format_message()
     if isinstance(exc, SqlParseError) and exc.line is not None:
         return f"SQL parse error: {fold(exc.description)}"
-    headline = spark_headline(exc)
-    if headline is not None:
-        return headline
-    text = fold(str(exc))
-    if _reportable(exc):
-        return text or type(exc).__name__
-    return f"internal error: {type(exc).__name__}" + (f": {text}" if text else "")
+    return one_line(exc)  # as the Thrift server's (Spark's errors are all headlines)
 
 
 def _report(exc: BaseException, debug: bool, where: str = "") -> None:

@@ -201,9 +201,18 @@ def _store(path: str) -> Any:
 @click.option("--password-stdin", is_flag=True, help="Read the password from standard input.")
 @click.argument("name")
 def users_add(path: str, role: str, password_stdin: bool, name: str) -> None:
-    """Add user NAME (or change its password and role)."""
+    """Add user NAME (or change its password and role). The password is asked twice on the
+    terminal, or read from the first line of standard input with --password-stdin."""
     if password_stdin:
         password = sys.stdin.readline().rstrip("\r\n")
+    elif not sys.stdin.isatty():
+        # The prompt would read a piped password, echo a warning, then hit the end of the
+        # input at its confirmation and stop with only "Aborted!".
+        raise click.ClickException(
+            "standard input is not a terminal: to pipe the password, add --password-stdin "
+            f"(echo PASSWORD | hudilite users add --file FILE --role {role} "
+            f"--password-stdin {name})"
+        )
     else:
         password = click.prompt("Password", hide_input=True, confirmation_prompt=True)
     try:

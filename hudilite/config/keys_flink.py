@@ -132,13 +132,17 @@ FLINK_CDC_LOGGING_MODE = _unsupported(
     scope="table",
     aliases=("cdc.supplemental.logging.mode",),
 )
-METADATA_ENABLED = _unsupported(
+METADATA_ENABLED = _key(
     "hoodie.metadata.enable",
     False,
-    "Maintain Hudi's metadata table (file listings, indexes).",
-    _METADATA + " (as if false; readers list files)",
-    ignore=("false",),
+    "Keep Hudi's metadata table on a version 8 or 9 table (a table option, stored in the "
+    "table's write options): its files partition is built from a listing when missing and "
+    "updated by every action; partitions hudilite cannot keep (column_stats, record_index, "
+    "secondary indexes, ...) are dropped. Off (the default), any metadata table is removed "
+    "before an action changes the table. A restore rebuilds the files partition from a "
+    "listing.",
     aliases=("metadata.enabled",),
+    parse=parse_bool,
 )
 FLINK_METADATA_COMPACTION_DELTA_COMMITS = _unsupported(
     "metadata.compaction.delta_commits", 10, "Metadata table compaction trigger.", _METADATA

@@ -9,6 +9,7 @@ from hudilite.config.parsers import (
     parse_int,
 )
 from hudilite.config.registry import _key
+from hudilite.config.vocab import INDEX_SIMPLE, INDEX_TYPES
 from hudilite.errors import ConfigError
 
 
@@ -25,11 +26,11 @@ def _parse_fpp(value: str | float) -> float:
 
 INDEX_TYPE = _key(
     "hoodie.index.type",
-    "SIMPLE",
+    INDEX_SIMPLE,
     "SIMPLE, BLOOM (key ranges and bloom filters prune files), GLOBAL_SIMPLE and "
     "GLOBAL_BLOOM (a key is unique across partitions) or BUCKET.",
     aliases=("index.type",),
-    parse=choice("SIMPLE", "BLOOM", "GLOBAL_SIMPLE", "GLOBAL_BLOOM", "BUCKET"),
+    parse=choice(*INDEX_TYPES),
 )
 BUCKET_NUM = _key(
     "hoodie.bucket.index.num.buckets",

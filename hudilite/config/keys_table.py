@@ -11,7 +11,7 @@ from hudilite.config.parsers import (
 )
 from hudilite.config.registry import ConfigKey, _key
 from hudilite.config.sequence_groups import parse_sequence_groups
-from hudilite.config.vocab import normalize_keygen_type
+from hudilite.config.vocab import OP_UPSERT, WRITE_OPERATIONS, normalize_keygen_type
 
 # Alias order matters when several spellings of one key are given: the canonical name wins,
 # then the aliases in the order listed (SQL short names and Flink names before the
@@ -45,19 +45,10 @@ TABLE_VERSION = _key(
 )
 OPERATION = _key(
     "hoodie.datasource.write.operation",
-    "upsert",
+    OP_UPSERT,
     "Write operation.",
     aliases=("write.operation",),
-    parse=choice(
-        "upsert",
-        "insert",
-        "bulk_insert",
-        "delete",
-        "insert_overwrite",
-        "insert_overwrite_table",
-        "delete_partition",
-        upper=False,
-    ),
+    parse=choice(*WRITE_OPERATIONS, upper=False),
 )
 PARTITIONS_TO_DELETE = _key(
     "hoodie.datasource.write.partitions.to.delete",

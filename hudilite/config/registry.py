@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from hudilite.config.parsers import _to_text
-from hudilite.config.table_config import is_table_property
 from hudilite.errors import ConfigError
 
 #: Where a key acts: a table property (``hoodie.properties`` or the table's write defaults),
@@ -89,7 +88,7 @@ def _key(
     names, ``translate(raw value of this key)`` is its raw value (None: no effect).
     """
     if scope is None:
-        scope = "table" if is_table_property(name) else "write"
+        scope = "table" if name.startswith(_HOODIE_PROPERTIES_PREFIXES) else "write"
     assert scope in SCOPES, f"bad scope {scope!r} for {name}"
     key = ConfigKey(
         name,
@@ -137,6 +136,38 @@ def all_keys() -> tuple[ConfigKey, ...]:
 def find_key(name: str) -> ConfigKey | None:
     """The key a canonical name or alias (case-insensitive) belongs to, or None."""
     return _REGISTRY.get(name.lower())
+
+
+#: Name prefixes of Hudi's table config (``HoodieTableConfig``): the keys hoodie.properties
+#: holds. A key declared without a scope under one of them is a table key.
+_HOODIE_PROPERTIES_PREFIXES = (
+    "hoodie.table.",
+    "hoodie.keygen.",
+    "hoodie.record.merge.",
+    "hoodie.timeline.",
+    "hoodie.archivelog.",
+    "hoodie.compaction.payload.",
+    "hoodie.compaction.record.merger.",
+    "hoodie.bucket.index.",
+    "hoodie.index.type",
+    "hoodie.payload.",
+)
+
+
+def is_table_property(key: str) -> bool:
+    """True for a key persisted as given in ``hoodie.properties`` (see ``TableConfig.new``;
+    the others given at creation go to the table's write defaults).
+
+    The registry decides: a declared key is one only when its scope is ``table`` (a write,
+    read or service key never is, whatever its name), and then when the name given is one
+    of Hudi's table config names (a ``table`` key under a Spark or SQL name, such as
+    ``hoodie.datasource.write.recordkey.field``, is stored under Hudi's table name by
+    ``TableConfig`` or kept in the write defaults). A key hudilite does not declare is one
+    when Hudi's table config would hold it (kept as found on disk)."""
+    declared = _REGISTRY.get(key.lower())
+    if declared is not None and declared.scope != "table":
+        return False
+    return key.startswith(_HOODIE_PROPERTIES_PREFIXES)
 
 
 class Options:

@@ -1,7 +1,7 @@
 """``TableConfig``: the typed view of ``.hoodie/hoodie.properties``.
 
 ``from_properties``/``to_properties`` read and write the keys listed in
-``docs/hudi-format.md`` §2 for table versions 6, 8 and 9.
+``docs/dev/hudi-format.md`` §2 for table versions 6, 8 and 9.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from hudilite.config.parsers import (
     parse_table_type,
 )
 from hudilite.config.properties import render_properties, table_checksum
+from hudilite.config.registry import is_table_property
 from hudilite.config.vocab import (
     COMMIT_TIME_ORDERING,
     COMMIT_TIME_STRATEGY_ID,
@@ -28,6 +29,9 @@ from hudilite.config.vocab import (
     EVENT_TIME_ORDERING,
     EVENT_TIME_STRATEGY_ID,
     KEYGEN_CLASSES,
+    KEYGEN_NON_PARTITION,
+    KEYGEN_SIMPLE,
+    KEYGEN_TIMESTAMP,
     PAYLOADS,
     infer_keygen_type,
     keygen_type_from_class,
@@ -139,27 +143,6 @@ def v9_payload_migration(payload_class: str | None) -> PayloadMigration | None:
     if not payload_class:
         return None
     return V9_PAYLOAD_MIGRATIONS.get(simple_class_name(payload_class))
-
-
-# Prefixes of keys that belong in hoodie.properties (table-level); everything else the user
-# passes (write parallelism, SQL short names, ...) is per-write and not persisted.
-_TABLE_PROPERTY_PREFIXES = (
-    "hoodie.table.",
-    "hoodie.keygen.",
-    "hoodie.record.merge.",
-    "hoodie.timeline.",
-    "hoodie.archivelog.",
-    "hoodie.compaction.payload.",
-    "hoodie.compaction.record.merger.",
-    "hoodie.bucket.index.",
-    "hoodie.index.type",
-    "hoodie.payload.",
-)
-
-
-def is_table_property(key: str) -> bool:
-    """True for keys persisted in ``hoodie.properties`` (see ``TableConfig.new``)."""
-    return key.startswith(_TABLE_PROPERTY_PREFIXES) and key not in METADATA_PARTITION_KEYS
 
 
 @dataclass(frozen=True)
@@ -370,9 +353,9 @@ class TableConfig:
             tuple(ordering_fields),
         )
         kg = normalize_keygen_type(keygen_type) if keygen_type else infer_keygen_type(keys, parts)
-        if kg == "NON_PARTITION" and parts:
+        if kg == KEYGEN_NON_PARTITION and parts:
             raise ConfigError(f"key generator NON_PARTITION cannot partition by {','.join(parts)}")
-        if kg in ("SIMPLE", "TIMESTAMP") and len(keys) > 1:
+        if kg in (KEYGEN_SIMPLE, KEYGEN_TIMESTAMP) and len(keys) > 1:
             raise ConfigError(f"key generator {kg} takes one record key field, got {keys}")
         props = {
             k: _to_text(v)

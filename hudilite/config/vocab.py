@@ -1,4 +1,6 @@
-"""Key generators and merge modes: the vocabulary shared by options and hoodie.properties."""
+"""Key generators, index types, write operations and merge modes: the vocabulary shared by
+options, hoodie.properties and commit metadata. Code compares against these names, never
+against bare strings (``tests/unit/test_single_owner.py`` finds a second copy)."""
 
 from __future__ import annotations
 
@@ -6,28 +8,81 @@ from collections.abc import Iterable
 
 from hudilite.errors import ConfigError
 
-KEYGEN_TYPES = ("SIMPLE", "COMPLEX", "NON_PARTITION", "TIMESTAMP", "CUSTOM")
+#: Key generator types (``hoodie.table.keygenerator.type``).
+KEYGEN_SIMPLE = "SIMPLE"
+KEYGEN_COMPLEX = "COMPLEX"
+KEYGEN_NON_PARTITION = "NON_PARTITION"
+KEYGEN_TIMESTAMP = "TIMESTAMP"
+KEYGEN_CUSTOM = "CUSTOM"
+KEYGEN_TYPES = (
+    KEYGEN_SIMPLE,
+    KEYGEN_COMPLEX,
+    KEYGEN_NON_PARTITION,
+    KEYGEN_TIMESTAMP,
+    KEYGEN_CUSTOM,
+)
+
+#: Index types (``hoodie.index.type``). A write runs the kind without the ``GLOBAL_``
+#: prefix, global or not (``hudilite.index.bloom_index.IndexSettings``).
+INDEX_SIMPLE = "SIMPLE"
+INDEX_BLOOM = "BLOOM"
+INDEX_BUCKET = "BUCKET"
+GLOBAL_INDEX_PREFIX = "GLOBAL_"
+INDEX_TYPES = (
+    INDEX_SIMPLE,
+    INDEX_BLOOM,
+    GLOBAL_INDEX_PREFIX + INDEX_SIMPLE,
+    GLOBAL_INDEX_PREFIX + INDEX_BLOOM,
+    INDEX_BUCKET,
+)
+
+#: Write operations (``hoodie.datasource.write.operation``).
+OP_UPSERT = "upsert"
+OP_INSERT = "insert"
+OP_BULK_INSERT = "bulk_insert"
+OP_DELETE = "delete"
+OP_INSERT_OVERWRITE = "insert_overwrite"
+OP_INSERT_OVERWRITE_TABLE = "insert_overwrite_table"
+OP_DELETE_PARTITION = "delete_partition"
+WRITE_OPERATIONS = (
+    OP_UPSERT,
+    OP_INSERT,
+    OP_BULK_INSERT,
+    OP_DELETE,
+    OP_INSERT_OVERWRITE,
+    OP_INSERT_OVERWRITE_TABLE,
+    OP_DELETE_PARTITION,
+)
+#: The ``operationType`` each records in commit metadata: Hudi's ``WriteOperationType``
+#: names are their values upper-cased (``bulk_insert`` -> ``BULK_INSERT``).
+OPERATION_TYPES: dict[str, str] = {op: op.upper() for op in WRITE_OPERATIONS}
+#: Operation types of the table services' commits.
+CLUSTER_OPERATION = "CLUSTER"
+COMPACT_OPERATION = "COMPACT"
+LOG_COMPACT_OPERATION = "LOG_COMPACT"
+INDEX_OPERATION = "INDEX"
+TABLE_SERVICE_OPERATIONS = frozenset({COMPACT_OPERATION, LOG_COMPACT_OPERATION, CLUSTER_OPERATION})
 
 #: The Java class Hudi 0.x records in ``hoodie.table.keygenerator.class`` for each type.
 KEYGEN_CLASSES: dict[str, str] = {
-    "SIMPLE": "org.apache.hudi.keygen.SimpleKeyGenerator",
-    "COMPLEX": "org.apache.hudi.keygen.ComplexKeyGenerator",
-    "NON_PARTITION": "org.apache.hudi.keygen.NonpartitionedKeyGenerator",
-    "TIMESTAMP": "org.apache.hudi.keygen.TimestampBasedKeyGenerator",
-    "CUSTOM": "org.apache.hudi.keygen.CustomKeyGenerator",
+    KEYGEN_SIMPLE: "org.apache.hudi.keygen.SimpleKeyGenerator",
+    KEYGEN_COMPLEX: "org.apache.hudi.keygen.ComplexKeyGenerator",
+    KEYGEN_NON_PARTITION: "org.apache.hudi.keygen.NonpartitionedKeyGenerator",
+    KEYGEN_TIMESTAMP: "org.apache.hudi.keygen.TimestampBasedKeyGenerator",
+    KEYGEN_CUSTOM: "org.apache.hudi.keygen.CustomKeyGenerator",
 }
 
 _KEYGEN_BY_SIMPLE_CLASS = {
-    "SimpleKeyGenerator": "SIMPLE",
-    "SimpleAvroKeyGenerator": "SIMPLE",
-    "ComplexKeyGenerator": "COMPLEX",
-    "ComplexAvroKeyGenerator": "COMPLEX",
-    "NonpartitionedKeyGenerator": "NON_PARTITION",
-    "NonpartitionedAvroKeyGenerator": "NON_PARTITION",
-    "TimestampBasedKeyGenerator": "TIMESTAMP",
-    "TimestampBasedAvroKeyGenerator": "TIMESTAMP",
-    "CustomKeyGenerator": "CUSTOM",
-    "CustomAvroKeyGenerator": "CUSTOM",
+    "SimpleKeyGenerator": KEYGEN_SIMPLE,
+    "SimpleAvroKeyGenerator": KEYGEN_SIMPLE,
+    "ComplexKeyGenerator": KEYGEN_COMPLEX,
+    "ComplexAvroKeyGenerator": KEYGEN_COMPLEX,
+    "NonpartitionedKeyGenerator": KEYGEN_NON_PARTITION,
+    "NonpartitionedAvroKeyGenerator": KEYGEN_NON_PARTITION,
+    "TimestampBasedKeyGenerator": KEYGEN_TIMESTAMP,
+    "TimestampBasedAvroKeyGenerator": KEYGEN_TIMESTAMP,
+    "CustomKeyGenerator": KEYGEN_CUSTOM,
+    "CustomAvroKeyGenerator": KEYGEN_CUSTOM,
 }
 
 
@@ -36,7 +91,7 @@ def normalize_keygen_type(value: str) -> str:
     text = str(value).strip().upper()
     text = text.removesuffix("_AVRO")
     if text in ("NONPARTITIONED", "NON_PARTITIONED", "NONPARTITION"):
-        text = "NON_PARTITION"
+        text = KEYGEN_NON_PARTITION
     if text not in KEYGEN_TYPES:
         raise ConfigError(
             f"not a key generator type: {value!r} (expected {'|'.join(KEYGEN_TYPES)})"
@@ -59,12 +114,12 @@ def infer_keygen_type(record_key_fields: Iterable[str], partition_fields: Iterab
     """
     keys, parts = tuple(record_key_fields), tuple(partition_fields)
     if any(":" in p for p in parts):
-        return "CUSTOM"
+        return KEYGEN_CUSTOM
     if not parts:
-        return "NON_PARTITION"
+        return KEYGEN_NON_PARTITION
     if len(keys) > 1 or len(parts) > 1:
-        return "COMPLEX"
-    return "SIMPLE"
+        return KEYGEN_COMPLEX
+    return KEYGEN_SIMPLE
 
 
 EVENT_TIME_ORDERING = "EVENT_TIME_ORDERING"

@@ -5,7 +5,7 @@
 
 * which file groups and slices exist (``file_groups``),
 * the live slice of every file group now or as of a read instant (``latest_slices``,
-  ``slice_as_of``), following ``docs/hudi-format.md`` section 6,
+  ``slice_as_of``), following ``docs/dev/hudi-format.md`` section 6,
 * which files an instant wrote (``files_of_instant``, for rollback),
 * which base files are small enough to take more inserts (``small_files``).
 

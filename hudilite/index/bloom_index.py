@@ -57,14 +57,14 @@ class IndexSettings:
 def index_settings(opts: cfg.Options) -> IndexSettings:
     """Resolve ``hoodie.index.type`` (and Flink's ``index.global.enabled``) for a write."""
     name = str(opts.get(cfg.INDEX_TYPE)).upper()
-    is_global = name.startswith("GLOBAL_")
-    kind = name.removeprefix("GLOBAL_")
+    is_global = name.startswith(cfg.GLOBAL_INDEX_PREFIX)
+    kind = name.removeprefix(cfg.GLOBAL_INDEX_PREFIX)
     flink_global = opts.get(cfg.INDEX_GLOBAL_ENABLED)
-    if flink_global is not None and kind != "BUCKET":
+    if flink_global is not None and kind != cfg.INDEX_BUCKET:
         is_global = bool(flink_global)
     update_key = (
         cfg.BLOOM_INDEX_UPDATE_PARTITION_PATH
-        if kind == "BLOOM"
+        if kind == cfg.INDEX_BLOOM
         else cfg.SIMPLE_INDEX_UPDATE_PARTITION_PATH
     )
     update = bool(opts.get(update_key))

@@ -20,6 +20,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from hudilite.config.vocab import GLOBAL_INDEX_PREFIX
 from hudilite.filegroup.slices import FileSlice
 from hudilite.merge import MergeSpec
 from hudilite.read.file_group_reader import read_file_slice
@@ -53,7 +54,7 @@ class IndexMetrics:
 
     def as_dict(self) -> dict[str, Any]:
         return {
-            "type": ("GLOBAL_" if self.is_global else "") + self.index_type,
+            "type": (GLOBAL_INDEX_PREFIX if self.is_global else "") + self.index_type,
             "files_in_scope": self.files_in_scope,
             "files_after_range_pruning": self.files_after_range_pruning,
             "files_pruned_by_range": self.files_in_scope - self.files_after_range_pruning,

@@ -2,7 +2,7 @@
 
 The same code de-duplicates a batch (:func:`precombine`), merges a batch into a
 COW base file (:func:`merge_file_group`), emits changelogs (:func:`changelog_rows`),
-and serves compaction and MOR reads, so all of them agree (``docs/hudi-format.md``
+and serves compaction and MOR reads, so all of them agree (``docs/dev/hudi-format.md``
 §7). :class:`MergeSpec` says how records compare (mode, partial update, sequence
 groups, delete markers); :mod:`hudilite.merge.merger` documents the rules.
 """

@@ -3,7 +3,7 @@
 Used for de-duplicating a batch (:func:`precombine`), merging a batch into a COW
 base file (:func:`merge_file_group`), emitting a changelog (:func:`changelog_rows`),
 and later compaction and MOR snapshot reads, so all places agree exactly
-(``docs/hudi-format.md`` §7).
+(``docs/dev/hudi-format.md`` §7).
 
 Records are Arrow tables with ``_hoodie_record_key`` plus two internal columns:
 ``_hl_seq`` (int64 write order; larger = later) and ``_hl_delete`` (bool; see

@@ -11,9 +11,12 @@ through when ``hoodie.table.metadata.partitions`` names it:
   timeline and ``files-0000-0`` file group), :func:`~hudilite.metadata.table.initialize` from
   a storage listing, and the merged read of the files partition;
 - :mod:`~hudilite.metadata.convert`: a data instant's records from its own metadata (commit,
-  deltacommit, replacecommit, clean), as Hudi derives them.
+  deltacommit, replacecommit, clean), as Hudi derives them;
+- :mod:`~hudilite.metadata.sync`: the hook the timeline runs before a data instant's
+  completed file is written (the instant's metadata deltacommit; rollback and restore), and
+  the removal of metadata deltacommits whose data instant never completed.
 
-Nothing calls :func:`~hudilite.metadata.table.initialize` yet: the metadata-table guard
-(``hudilite/write/metadata_guard.py``) still removes a metadata table before any write, since
-writes do not add their files to it yet.
+The metadata-table guard (``hudilite/write/metadata_guard.py``) keeps a table's metadata table
+when ``hoodie.metadata.enable`` is true for it (building the files partition from a listing
+when missing, dropping the partitions hudilite cannot keep), and removes it otherwise.
 """

@@ -20,10 +20,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from hudilite.config.vocab import OP_DELETE_PARTITION, OPERATION_TYPES
 from hudilite.metadata import records as rec
 from hudilite.timeline.metadata import CommitMetadata
 
-DELETE_PARTITION = "DELETE_PARTITION"
+DELETE_PARTITION = OPERATION_TYPES[OP_DELETE_PARTITION]
 
 
 def _by_key(records: Iterable[rec.FilesRecord]) -> list[rec.FilesRecord]:

@@ -2,7 +2,7 @@
 
 A file slice is an optional base file plus log files (``hudilite.filegroup.slices``).
 :func:`read_file_slice` returns the rows a snapshot read sees for it, as Hudi's merged
-log record scanner does (``docs/hudi-format.md`` §5-7):
+log record scanner does (``docs/dev/hudi-format.md`` §5-7):
 
 1. the base file's rows, as stored (meta columns untouched);
 2. the log blocks, log files in slice order and blocks in file order, keeping only

@@ -229,7 +229,7 @@ def schedule_clustering(state: TableState, options: OptionsLike = None) -> Clust
     column, an unsupported layout strategy or a bucket-index table.
     """
     opts = resolve_options(state, options)
-    if opts.get(cfg.INDEX_TYPE) == "BUCKET":
+    if opts.get(cfg.INDEX_TYPE) == cfg.INDEX_BUCKET:
         # Bucket files are found by the bucket number in their file id; new file groups
         # would hide records from the index (Hudi refuses this too for the simple bucket).
         raise ConfigError(
@@ -322,7 +322,7 @@ def _commit(
         _drop_if_stale(current, plan)
         meta = CommitMetadata(
             partition_to_write_stats=by_partition,
-            operation_type="CLUSTER",
+            operation_type=cfg.CLUSTER_OPERATION,
             # The schema as of now: readers take the latest commit's, so recording the one
             # read at the start would undo a column change committed meanwhile.
             extra_metadata={"schema": table_schema_json(current)},

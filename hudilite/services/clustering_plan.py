@@ -43,7 +43,7 @@ from hudilite.timeline.instant import CLUSTERING, REPLACE_COMMIT, Instant, State
 from hudilite.timeline.metadata import read_avro_record, write_avro_record
 from hudilite.timeline.timeline import Timeline
 
-CLUSTER_OPERATION = "CLUSTER"
+CLUSTER_OPERATION = cfg.CLUSTER_OPERATION  # re-exported
 CLUSTERING_PLAN_VERSION = 1
 EXECUTION_STRATEGY = (
     "org.apache.hudi.client.clustering.run.strategy.SparkSortAndSizeExecutionStrategy"

@@ -20,7 +20,7 @@ Why scheduling holds the table lock: the plan must list every log file of the ch
 slices that a reader sees, and nothing else. Under the lock no write can complete, the
 compaction time ``T`` is taken after the listing, and every later completion time is
 greater than ``T``; so on table version 8 the logs of later delta commits attach to the
-new slice ``T`` by completion time (``hudi-format.md`` §6). Version 6 names logs by
+new slice ``T`` by completion time (``docs/dev/hudi-format.md`` §6). Version 6 names logs by
 slice, so a delta commit in flight while ``T`` is planned could still write into the old
 slice and be lost when it is compacted away: scheduling refuses then (Hudi 0.x's
 "earliest inflight write must be later than the compaction" rule), and writers after

@@ -57,8 +57,8 @@ from hudilite.write.result import WriteResult
 from hudilite.write.transaction import WriteTransaction, commit_metadata, inflight_content
 
 #: Hudi's ``WriteOperationType`` of a partition delete, and hudilite's operation name.
-DELETE_PARTITION = "DELETE_PARTITION"
-OPERATION = "delete_partition"
+DELETE_PARTITION = cfg.OPERATION_TYPES[cfg.OP_DELETE_PARTITION]
+OPERATION = cfg.OP_DELETE_PARTITION
 #: ``extraMetadata`` entry with the number of rows the commit dropped (Hudi has no field).
 ROWS_DELETED_KEY = "hudilite.rows.deleted"
 # Test hook shared with writes and compaction: raise at a named point before committing.

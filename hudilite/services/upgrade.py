@@ -193,7 +193,7 @@ def _is_clustering(state: TableState, inst: Instant) -> bool:
         return False
     if not plan:
         return False
-    return plan.get("operationType") == "CLUSTER" or bool(plan.get("clusteringPlan"))
+    return plan.get("operationType") == cfg.CLUSTER_OPERATION or bool(plan.get("clusteringPlan"))
 
 
 # ------------------------------------------------------------------------------ timeline

@@ -95,8 +95,8 @@ def check_complex_keygen(props: Mapping[str, str], options: cfg.Options, directi
     """Hudi's ``isComplexKeyGeneratorWithSingleRecordKeyField`` guard of both handlers."""
     kg = props.get("hoodie.table.keygenerator.type") or ""
     kg_class = props.get("hoodie.table.keygenerator.class") or ""
-    complex_kg = kg.upper() in ("COMPLEX", "COMPLEX_AVRO") or (
-        cfg.keygen_type_from_class(kg_class) == "COMPLEX" if kg_class else False
+    complex_kg = kg.upper() in (cfg.KEYGEN_COMPLEX, cfg.KEYGEN_COMPLEX + "_AVRO") or (
+        cfg.keygen_type_from_class(kg_class) == cfg.KEYGEN_COMPLEX if kg_class else False
     )
     keys = cfg.parse_fields(props.get("hoodie.table.recordkey.fields", ""))
     if complex_kg and len(keys) == 1 and options.get(cfg.COMPLEX_KEYGEN_VALIDATION):

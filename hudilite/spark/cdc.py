@@ -33,6 +33,7 @@ import pyarrow as pa
 from pyspark.sql.datasource import InputPartition
 from pyspark.sql.types import StringType, StructField, StructType
 
+from hudilite.config.vocab import TABLE_SERVICE_OPERATIONS
 from hudilite.errors import ConfigError
 from hudilite.merge.spec import MergeSpec
 from hudilite.read.cdc import CDC_COLUMNS, cdc_rows
@@ -49,7 +50,7 @@ from hudilite.timeline.instant_time import plus_millis
 INCREMENTAL_FORMAT = "hoodie.datasource.query.incremental.format"
 LATEST_STATE, CDC = "latest_state", "cdc"
 #: Operation types whose commits rewrite records without changing any.
-NO_CHANGE_OPERATIONS = frozenset({"COMPACT", "LOG_COMPACT", "CLUSTER"})
+NO_CHANGE_OPERATIONS = TABLE_SERVICE_OPERATIONS
 
 #: The Spark schema of a CDC read (Hudi's ``FULL_CDC_SPARK_SCHEMA``).
 CDC_SPARK_SCHEMA = StructType([StructField(c, StringType(), True) for c in CDC_COLUMNS])

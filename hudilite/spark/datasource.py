@@ -10,6 +10,10 @@ Batch reads take Hudi's read options::
     .option("hoodie.datasource.read.begin.instanttime", t0)                # (begin, end]
     .option("hoodie.datasource.read.end.instanttime", t1)                  # begin: or earliest
 
+Writes (``df.write.format("hudilite").options(**hudi_options).save(path)``, the operations
+that need no shuffle) are :mod:`hudilite.spark.datasource_writer`'s. The source is also
+registered as ``hudi`` where no JVM source has that name (see :func:`register`).
+
 Hudi's Flink read names (``read.start-commit``, ``read.commits.limit``, ...) are mapped
 to these by :mod:`hudilite.spark.read_options`; read options hudilite does not implement
 are refused by name.
@@ -58,11 +62,13 @@ from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
+from pyspark.errors import AnalysisException
 from pyspark.sql.datasource import (
     CaseInsensitiveDict,
     DataSource,
     DataSourceReader,
     DataSourceStreamReader,
+    DataSourceWriter,
     InputPartition,
 )
 from pyspark.sql.streaming.datasource import (
@@ -100,6 +106,8 @@ from hudilite.timeline.instant import WRITE_ACTIONS, Instant
 from hudilite.timeline.plans import clean_bound
 
 FORMAT = "hudilite"
+#: Hudi's short name, registered too when no JVM source has it (see :func:`register`).
+HUDI_ALIAS = "hudi"
 
 # Option keys (Hudi's names where Hudi has one).
 QUERY_TYPE = "hoodie.datasource.query.type"
@@ -488,6 +496,20 @@ class HudiliteDataSource(DataSource):
     def streamReader(self, schema: StructType) -> DataSourceStreamReader:
         return HudiliteStreamReader(self.options, schema)
 
+    def writer(self, schema: StructType, overwrite: bool) -> DataSourceWriter:
+        # why lazy: the writer pulls in the write path, which reads never need
+        from hudilite.spark.datasource_writer import make_writer
+
+        return make_writer(self.options, schema, overwrite)
+
+
+class HudiAliasDataSource(HudiliteDataSource):
+    """The same source under Hudi's short name ``hudi`` (see :func:`register`)."""
+
+    @classmethod
+    def name(cls) -> str:
+        return HUDI_ALIAS
+
 
 def register(spark: Any) -> None:
     """Register the ``hudilite`` data source with ``spark`` (``hudilite.register``).
@@ -495,5 +517,15 @@ def register(spark: Any) -> None:
     Python data sources plan in a Python worker the JVM starts from ``$PYSPARK_PYTHON``
     (not ``spark.pyspark.python``): that interpreter must import hudilite.
     ``hudilite.spark_session()`` sets both and registers the source itself.
+
+    The source is also registered as ``hudi`` when the session has no JVM data source of
+    that name, so a pipeline's ``spark.read.format("hudi")`` reads run unchanged. Spark
+    refuses a Python source whose name a JVM source already has (with Hudi's bundle on
+    the classpath ``hudi`` stays Hudi's), and looks JVM sources up first anyway.
     """
     spark.dataSource.register(HudiliteDataSource)
+    try:
+        spark.dataSource.register(HudiAliasDataSource)
+    except AnalysisException as exc:  # DATA_SOURCE_ALREADY_EXISTS: Hudi's own source
+        if "DATA_SOURCE_ALREADY_EXISTS" not in str(exc):
+            raise

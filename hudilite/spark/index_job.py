@@ -37,6 +37,7 @@ import pyarrow.compute as pc
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
+from hudilite.config.vocab import INDEX_BLOOM
 from hudilite.index.bloom_index import IndexSettings, lookup_keys
 from hudilite.index.simple import (
     LOCATION_SCHEMA,
@@ -106,7 +107,7 @@ def locate(
     stored: DataFrame | None = None
     # A table without meta fields: stored keys come from the record key fields.
     virtual = virtual_key_spec(state.config)
-    if settings.kind == "BLOOM":
+    if settings.kind == INDEX_BLOOM:
         stored = _bloom_lookup(state, keyed, files, ranges, settings, metrics, virtual)
     else:
         candidates = candidate_files(files, ranges, lambda rel: read_key_range(state.gw, rel))

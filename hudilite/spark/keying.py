@@ -30,6 +30,7 @@ from pyspark.sql.types import (
     StringType,
 )
 
+from hudilite.config.vocab import KEYGEN_COMPLEX, KEYGEN_NON_PARTITION, KEYGEN_SIMPLE
 from hudilite.keygen import (
     DEFAULT_PARTITION_PATH,
     EMPTY_RECORDKEY_PLACEHOLDER,
@@ -92,16 +93,16 @@ def _text(df: DataFrame, name: str) -> Column:
 
 def native_key_columns(spec: KeyGenSpec, df: DataFrame) -> tuple[Column, Column] | None:
     """``(record key, partition path)`` expressions, or None when Python keying is needed."""
-    if spec.kind not in ("SIMPLE", "COMPLEX", "NON_PARTITION") or spec.url_encode:
+    if spec.kind not in (KEYGEN_SIMPLE, KEYGEN_COMPLEX, KEYGEN_NON_PARTITION) or spec.url_encode:
         return None
     types: dict[str, DataType] = {f.name: f.dataType for f in df.schema.fields}
     used = list(spec.record_key_fields) + [name for name, _ in spec.partition_parts]
     if any(not isinstance(types.get(n), _NATIVE_TYPES) for n in used):
         return None
-    if any(kind != "SIMPLE" for _, kind in spec.partition_parts):
+    if any(kind != KEYGEN_SIMPLE for _, kind in spec.partition_parts):
         return None
     fields = spec.record_key_fields
-    if len(fields) == 1 and (spec.kind != "COMPLEX" or spec.complex_value_only):
+    if len(fields) == 1 and (spec.kind != KEYGEN_COMPLEX or spec.complex_value_only):
         name = fields[0]
         value = _text(df, name)
         key = (

@@ -13,6 +13,10 @@ start-up warnings (hostname, native-hadoop library, the log4j banner) stay off s
 error, Spark logs errors only afterwards, and pyspark's loggers that print every captured
 SQL error as a JSON line are disabled. ``log_level`` (or ``$HUDILITE_SPARK_LOG_LEVEL``)
 ``WARN``, ``INFO`` or ``DEBUG`` brings all of it back; ``OFF`` silences Spark entirely.
+
+A JVM this helper launches maps its classes from a class-data-sharing archive, recorded by
+the first such JVM on the machine (:mod:`hudilite.spark.class_archive`; about half the
+JVM's start-up; ``HUDILITE_JVM_ARCHIVE=off`` turns it off).
 """
 
 from __future__ import annotations
@@ -26,10 +30,11 @@ from pathlib import Path
 from typing import Any
 
 from pyspark import SparkContext
+from pyspark.errors import AnalysisException
 from pyspark.logger import PySparkLogger
 from pyspark.sql import SparkSession
 
-from hudilite.spark import datasource, shipping
+from hudilite.spark import class_archive, datasource, shipping
 from hudilite.storage.fs import set_storage_options, storage_options_of
 
 
@@ -67,12 +72,10 @@ def spark_session(
     session time zone, which hudilite needs in UTC, and the package being shipped when
     asked), so callers can hand in their own cluster session instead.
     """
-    active = SparkSession.getActiveSession()
+    active = active_session()
     if active is not None:
-        active.conf.set("spark.sql.session.timeZone", "UTC")
         if ship_package:
             _ship(active)
-        _register(active)
         return active
     # Workers must run an interpreter with pyarrow importable, by default the driver's.
     # pyspark takes the workers' interpreter from the environment (Python data sources
@@ -116,11 +119,20 @@ def spark_session(
         java_options = _with_quiet_log4j(settings.get(DRIVER_JAVA_OPTIONS))
         if java_options:
             settings[DRIVER_JAVA_OPTIONS] = java_options
+    launches = "PYSPARK_GATEWAY_PORT" not in os.environ and not _jvm_running()
+    if launches:
+        # Classes mapped from an archive: about half the JVM's start (module doc).
+        archive = class_archive.archive_options(settings.get(DRIVER_JAVA_OPTIONS))
+        if archive:
+            given = settings.get(DRIVER_JAVA_OPTIONS)
+            settings[DRIVER_JAVA_OPTIONS] = f"{given} {archive}" if given else archive
     for key, value in settings.items():
         builder = builder.config(key, value)
-    launching = quiet and "PYSPARK_GATEWAY_PORT" not in os.environ and not _jvm_running()
+    launching = quiet and launches
     with _jvm_stderr_filtered() if launching else contextlib.nullcontext():
         session = builder.getOrCreate()
+    if launches:
+        class_archive.watch_dump(getattr(SparkContext._gateway, "proc", None))
     # spark.hadoop.fs.s3a.* settings describe the S3 endpoint for hudilite's gateways too
     # (hudilite reads and writes S3 through pyarrow, not through Hadoop's S3A connector).
     set_storage_options(storage_options_of(conf))
@@ -129,7 +141,7 @@ def spark_session(
         quiet_pyspark_loggers()
     if ship_package:
         _ship(session)
-    _register(session)
+    datasource.register(session)  # the builder set the zone (UTC unless conf says otherwise)
     return session
 
 
@@ -214,9 +226,25 @@ def quiet_pyspark_loggers(quiet: bool = True) -> None:
         PySparkLogger.getLogger(name).disabled = quiet
 
 
-def _register(session: SparkSession) -> None:
-    """``format("hudilite")`` for batch and streaming reads (:mod:`hudilite.spark.datasource`)."""
-    datasource.register(session)
+def prepare_session(spark: SparkSession) -> SparkSession:
+    """Set up a SparkSession hudilite did not build; returns it. The one place this is done
+    (an active session, the SQL session's, each Thrift server session's): the session time
+    zone UTC (Hudi's instants are UTC) and ``format("hudilite")`` registered for batch and
+    streaming reads (:mod:`hudilite.spark.datasource`), which a session already seeing it
+    (Spark shares it once a query of another session used it) keeps."""
+    spark.conf.set("spark.sql.session.timeZone", "UTC")
+    try:
+        datasource.register(spark)
+    except AnalysisException as exc:
+        if not (exc.getCondition() or "").startswith("DATA_SOURCE_ALREADY_EXISTS"):
+            raise
+    return spark
+
+
+def active_session() -> SparkSession | None:
+    """The active SparkSession, set up by :func:`prepare_session`, or None."""
+    active = SparkSession.getActiveSession()
+    return None if active is None else prepare_session(active)
 
 
 def _ship(session: SparkSession) -> None:

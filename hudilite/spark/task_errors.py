@@ -99,9 +99,45 @@ def spark_headline(exc: BaseException) -> str | None:
             return found[-1]
     if isinstance(exc, PySparkException):
         lines = [ln.strip() for ln in exc.getMessage().splitlines() if ln.strip()]
-        return lines[0] if lines else type(exc).__name__
+        first = lines[0] if lines else type(exc).__name__
+        # pyspark's captured Java exception keeps its cause converted the same way.
+        cause = getattr(exc, "_cause", None)
+        if first.endswith(_JAVA_WRAPPERS) and isinstance(cause, BaseException):
+            return spark_headline(cause) or first
+        return first
     if isinstance(exc, Py4JJavaError):
         with contextlib.suppress(Exception):
-            lines = [ln.strip() for ln in str(exc.java_exception.toString()).splitlines()]
+            java = exc.java_exception
+            # A wrapper says nothing (a collect to Python waits on its job in another
+            # thread): the cause it wraps does, e.g. spark.driver.maxResultSize's refusal.
+            for _ in range(8):
+                cause = java.getCause()
+                if cause is None or not str(java.toString()).strip().endswith(_JAVA_WRAPPERS):
+                    break
+                java = cause
+            lines = [ln.strip() for ln in str(java.toString()).splitlines()]
             return next(ln for ln in lines if ln)
     return None
+
+
+#: How Java exceptions that only wrap their cause end their one-line text.
+_JAVA_WRAPPERS = ("Exception thrown in awaitResult:",)
+
+
+#: Errors of the user's input or environment, shown as they are (``ConfigError`` is a
+#: ``ValueError``; file and permission errors are ``OSError``).
+REPORTABLE: tuple[type[BaseException], ...] = (errors.HudiliteError, OSError, ValueError)
+
+
+def one_line(exc: BaseException, reportable: tuple[type[BaseException], ...] = ()) -> str:
+    """One line describing ``exc`` for a terminal or a client: the one formatter of the
+    CLI and the Thrift server. Spark's headline (:func:`spark_headline`), else the text
+    with newlines folded; an error outside :data:`REPORTABLE` and the caller's
+    ``reportable`` kinds is named ``internal error: <type>: <text>``."""
+    headline = spark_headline(exc)
+    if headline is not None:
+        return headline
+    text = fold(str(exc))
+    if isinstance(exc, (*REPORTABLE, *reportable)):
+        return text or type(exc).__name__
+    return f"internal error: {type(exc).__name__}" + (f": {text}" if text else "")

@@ -76,22 +76,9 @@ from hudilite.write.keying import KeyingSpec
 from hudilite.write.result import WriteResult
 from hudilite.write.transaction import WriteTransaction, commit_metadata, inflight_content
 
-OPERATIONS = (
-    "upsert",
-    "insert",
-    "bulk_insert",
-    "delete",
-    "insert_overwrite",
-    "insert_overwrite_table",
-)
-OPERATION_TYPES = {
-    "upsert": "UPSERT",
-    "insert": "INSERT",
-    "bulk_insert": "BULK_INSERT",
-    "delete": "DELETE",
-    "insert_overwrite": "INSERT_OVERWRITE",
-    "insert_overwrite_table": "INSERT_OVERWRITE_TABLE",
-}
+# The operations a write job runs (a partition delete is services.partitions').
+OPERATIONS = tuple(op for op in cfg.WRITE_OPERATIONS if op != cfg.OP_DELETE_PARTITION)
+OPERATION_TYPES = cfg.OPERATION_TYPES
 NATIVE_KEYS_KEY = cfg.NATIVE_KEYS.name  # "false" forces the Arrow key generator
 # insert_overwrite: partition paths (JSON list) replaced even when no new row lands in them,
 # as SQL's INSERT OVERWRITE ... PARTITION (p='x') empties x when the query returns nothing.
@@ -300,7 +287,7 @@ def _local_max_rows(operation: str, opts: cfg.Options) -> int:
         limit <= 0
         or operation not in ("upsert", "insert", "delete")
         or index.is_global
-        or index.kind not in ("SIMPLE", "BLOOM", "BUCKET")
+        or index.kind not in (cfg.INDEX_SIMPLE, cfg.INDEX_BLOOM, cfg.INDEX_BUCKET)
     ):
         return 0
     return limit
@@ -381,7 +368,7 @@ def _run(
     # A bucket-index table's records must land in their key's bucket whatever the operation
     # (a bulk insert's fresh file ids would hide them from the next upsert's lookup, which
     # would then store the keys a second time); Hudi's bulk insert also writes by bucket.
-    bucketed = index_settings(opts).kind == "BUCKET"
+    bucketed = index_settings(opts).kind == cfg.INDEX_BUCKET
     bulk = operation == "bulk_insert" and not bucketed
     # Key ranges prune the index lookup, which a bulk insert skips: min/max of strings
     # make Spark sort every record (no hash aggregate for them), 4.1 s of a 10M-row bulk
@@ -512,7 +499,7 @@ def _commit(
         stats = write(state, ctx, extra)
         ctx.check_fail_point("before_commit")
         index = extra.get("index")
-        if index is not None and index["type"].startswith("GLOBAL_"):
+        if index is not None and index["type"].startswith(cfg.GLOBAL_INDEX_PREFIX):
             # The moves a global index made, with the commit (its write stats show them only
             # as deletes in one partition and inserts in another).
             moved = {RECORDS_MOVED_KEY: str(index["records_moved"])}
@@ -575,8 +562,8 @@ def _index_and_write(
         return []
     index = index_settings(opts)
     index_type = index.kind
-    if index_type not in ("SIMPLE", "BLOOM", "BUCKET") or (
-        index.is_global and index_type == "BUCKET"
+    if index_type not in (cfg.INDEX_SIMPLE, cfg.INDEX_BLOOM, cfg.INDEX_BUCKET) or (
+        index.is_global and index_type == cfg.INDEX_BUCKET
     ):
         raise ConfigError(
             f"unsupported {cfg.INDEX_TYPE.name}={opts.get(cfg.INDEX_TYPE)!r}; use SIMPLE, BLOOM, "
@@ -585,7 +572,7 @@ def _index_and_write(
     uses_index = operation in ("upsert", "delete")
     buckets: list[InsertBucket] = []
     cached: list[DataFrame] = []
-    if index_type == "BUCKET":
+    if index_type == cfg.INDEX_BUCKET:
         fields = hash_fields(state.config.record_key_fields, opts.get(cfg.BUCKET_HASH_FIELD))
         tagged = tag_buckets(state, ctx, keyed, plan, int(opts.get(cfg.BUCKET_NUM)), fields)
         if operation == "delete":
@@ -636,7 +623,7 @@ def _index_and_write(
         take_small_files(buckets, smalls, ctx.existing, ctx.log_targets)
         tagged = assign_file_groups(tagged, buckets)
     groups = len(ctx.existing) + sum(1 for b in buckets if b.is_new)
-    if index_type == "BUCKET":
+    if index_type == cfg.INDEX_BUCKET:
         groups = len(plan.partitions) * int(opts.get(cfg.BUCKET_NUM))
     timer.mark("assign")
     try:

@@ -1,6 +1,6 @@
 """HFile v3 reader and writer: the metadata table's base files and HFILE log block content.
 
-An HFile (hudi-format.md; HBase 2.x, as Hudi writes it) is::
+An HFile (docs/dev/hudi-format.md; HBase 2.x, as Hudi writes it) is::
 
     data blocks (KeyValue cells, sorted by key), leaf index blocks between them when the
         data index has several levels

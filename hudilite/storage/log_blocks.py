@@ -1,4 +1,5 @@
-"""Avro-encoded contents of Hudi log blocks: data records and delete lists (hudi-format.md §5).
+"""Avro-encoded contents of Hudi log blocks: data records and delete lists
+(docs/dev/hudi-format.md §5).
 
 :mod:`hudilite.storage.log_format` frames blocks (and handles Parquet content, which is just
 a Parquet file); this module encodes and decodes the Avro-based content of data and delete

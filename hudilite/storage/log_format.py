@@ -1,4 +1,4 @@
-"""Hudi log files: block framing, block builders, reading and writing (hudi-format.md §5).
+"""Hudi log files: block framing, block builders, reading and writing (docs/dev/hudi-format.md §5).
 
 A log file is a sequence of blocks without a file header. Every block is (big-endian)::
 

@@ -512,7 +512,7 @@ class Table:
     def _prune(self, state: TableState, where: str) -> list[str] | None:
         """Partitions whose values satisfy ``where``, or None when it names other columns."""
         fields = list(state.config.partition_fields)
-        if not fields or state.config.keygen_type not in ("SIMPLE", "COMPLEX"):
+        if not fields or state.config.keygen_type not in (cfg.KEYGEN_SIMPLE, cfg.KEYGEN_COMPLEX):
             return None
         spec = state.keygen(state.options())
         parts = state.view.partitions()

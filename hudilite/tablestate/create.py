@@ -27,7 +27,7 @@ from hudilite.errors import ConfigError, SchemaError, TableExistsError
 from hudilite.schema import arrow_to_avro_schema, to_storage_schema
 from hudilite.storage.fs import FileSystemGateway
 from hudilite.tablestate import properties_file
-from hudilite.tablestate.state import PROPERTIES_FILE, WRITE_DEFAULTS_FILE
+from hudilite.tablestate.properties_file import PROPERTIES_FILE, WRITE_DEFAULTS_FILE
 
 #: The table types ``create_table`` takes: Hudi's names and their short forms.
 TABLE_TYPES = {"cow": "COPY_ON_WRITE", "mor": "MERGE_ON_READ"}
@@ -174,10 +174,7 @@ def create_table(
     )
     for d in (".hoodie", config.timeline_dir, ".hoodie/.aux", ".hoodie/.temp", ".hoodie/.schema"):
         gw.mkdirs(d)
-    if config.layout_version == 2:
-        gw.mkdirs(".hoodie/timeline/history")
-    else:
-        gw.mkdirs(".hoodie/archived")
+    gw.mkdirs(config.archive_dir)  # Hudi creates the layout's archive folder
     raw_opts = {k: str(v) for k, v in (options or {}).items()}
     write_defaults = {k: v for k, v in raw_opts.items() if not cfg.is_table_property(k)}
     if write_defaults:

@@ -17,7 +17,7 @@ from TCLIService import ttypes as tt
 
 from hudilite.catalog import DatabaseNotFoundError
 from hudilite.errors import ConflictError, HudiliteError, TableNotFoundError
-from hudilite.spark.task_errors import fold, spark_headline
+from hudilite.spark.task_errors import one_line
 from hudilite.sqlext.statements import SqlParseError
 
 from .users import PermissionDenied
@@ -86,14 +86,8 @@ def sqlstate_of(exc: BaseException) -> str:
 
 
 def client_message(exc: BaseException) -> str:
-    """One line describing ``exc`` for a client."""
-    headline = spark_headline(exc)
-    if headline is not None:
-        return headline
-    text = fold(str(exc))
-    if isinstance(exc, HudiliteError | OSError | ValueError):
-        return text or type(exc).__name__
-    return f"internal error: {type(exc).__name__}" + (f": {text}" if text else "")
+    """One line describing ``exc`` for a client (:func:`one_line`, as the CLI's)."""
+    return one_line(exc)
 
 
 def ok_status() -> tt.TStatus:

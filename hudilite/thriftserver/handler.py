@@ -12,6 +12,7 @@ handler's user is known.
 from __future__ import annotations
 
 import functools
+import re
 import select
 import socket
 import threading
@@ -26,7 +27,10 @@ from TCLIService import ttypes as tt
 
 from hudilite.sqlext.session import StatementResult
 from hudilite.sqlext.statements import (
+    Call,
+    Describe,
     SetOption,
+    SparkStatement,
     SqlParseError,
     Statement,
     iter_parsed_script,
@@ -34,7 +38,16 @@ from hudilite.sqlext.statements import (
 )
 
 from . import metadata
-from .errors import ClientError, NotSupported, error_status, ok_status
+from .errors import (
+    NOT_FOUND,
+    NOT_SUPPORTED,
+    ClientError,
+    NotSupported,
+    client_message,
+    error_status,
+    ok_status,
+    sqlstate_of,
+)
 from .operations import Operation, RowSource, frame_rows, static_rows
 from .rowsets import COLUMNAR_FROM, ColumnSpec, row_set, table_schema
 from .sessions import HiveSession, SessionRegistry
@@ -109,6 +122,7 @@ class Handler(TCLIService.Iface):
             user, self.role, req.client_protocol or 0, dict(req.configuration or {})
         )
         self.session_keys.add(session.key)
+        _hudi_by_default(session)
         return tt.TOpenSessionResp(
             status=ok_status(),
             serverProtocolVersion=session.protocol,
@@ -164,6 +178,9 @@ class Handler(TCLIService.Iface):
             for sql, _line, _column in split_script_positions(step.sql):
                 session.sandbox.check_statement(sql)
             for _sql, stmt in _parsed(step):
+                _refuse_describe_query(stmt)
+                if isinstance(stmt, Call):
+                    session.sandbox.check_call(stmt.procedure, stmt.args, stmt.named_args)
                 if isinstance(stmt, SetOption):
                     session.sandbox.check_setting(stmt.key, showing=stmt.value is None)
                 if session.role != "admin":
@@ -410,6 +427,21 @@ _KEY_VALUE = [
 ]
 
 
+#: Spark's setting for the provider of a CREATE TABLE without USING.
+_DEFAULT_SOURCE = "spark.sql.sources.default"
+
+
+def _hudi_by_default(session: HiveSession) -> None:
+    """A ``CREATE TABLE`` without ``USING`` (what SQLAlchemy's ``create_all`` and pandas'
+    ``to_sql`` send) makes a Hudi table of the warehouse, unless the server was started with
+    another ``spark.sql.sources.default``: Spark's own default (parquet) would put it in
+    Spark's catalog, outside the warehouse and its database. Clients may not change it (a
+    server-wide setting, :mod:`.sandbox`)."""
+    spark = session.sql.spark
+    if not spark.sparkContext.getConf().contains(_DEFAULT_SOURCE):
+        spark.conf.set(_DEFAULT_SOURCE, "hudi")
+
+
 def _timeout(server: float, client: int) -> float:
     """The statement timeout in seconds: the shorter of the server's and the client's
     (0: none)."""
@@ -457,7 +489,49 @@ def _run_step(session: HiveSession, step: Step) -> list[StatementResult]:
             results.append(result)
     except SqlParseError as exc:
         raise exc.at(step.line, step.column) from None
+    except Exception as exc:
+        described = _described_name(step)
+        if described is None or sqlstate_of(exc) != NOT_FOUND:
+            raise
+        # PyHive's SQLAlchemy dialect answers has_table with DESCRIBE <name> and knows a
+        # missing table only by Hive's words (any other error propagates out of
+        # inspect().has_table, DataFrame.to_sql and create_all(checkfirst=True)).
+        raise ClientError(
+            f"{client_message(exc)} (in Hive's words: SemanticException [Error 10001]: "
+            f"Table not found {described})",
+            NOT_FOUND,
+        ) from exc
     return results
+
+
+#: What may follow DESCRIBE [QUERY] in Spark to describe a query's result columns.
+_QUERY_START = re.compile(
+    r"(?is)\s*DESC(?:RIBE)?\s+(?:QUERY\s+)?(?:\(|(?:SELECT|WITH|VALUES|FROM)\b)"
+)
+
+
+def _refuse_describe_query(stmt: Statement) -> None:
+    """Refuse ``DESCRIBE <query>``, which Spark answers with the query's columns: PyHive's
+    ``has_table`` sends ``DESCRIBE <its argument>`` and pandas' ``read_sql`` asks it of the
+    whole query first, so an answer made pandas read a table named ``SELECT ...``."""
+    if isinstance(stmt, SparkStatement) and _QUERY_START.match(stmt.sql):
+        raise ClientError(
+            "DESCRIBE of a query is not supported: DESCRIBE names a table or view "
+            "(pandas: use read_sql_query for a query)",
+            NOT_SUPPORTED,
+        )
+
+
+def _described_name(step: Step) -> str | None:
+    """The table name as written when ``step`` is one ``DESCRIBE <table>``, else None."""
+    try:
+        parsed = _parsed(step)
+    except SqlParseError:
+        return None
+    if len(parsed) != 1 or not isinstance(parsed[0][1], Describe):
+        return None
+    name = parsed[0][1].name
+    return f"{name.db}.{name.table}" if name.db else name.table
 
 
 def _cancel_on_hangup(sock: socket.socket, op: Operation, done: threading.Event) -> None:

@@ -1,5 +1,6 @@
 """The server's limits on its clients: login throttling with an audit log, the reserve file
-descriptor that keeps the accept loop alive when the process runs out of them.
+descriptor that keeps the accept loop alive when the process runs out of them, sizes in
+bytes for the result caps (:func:`parse_bytes`).
 
 Every failed login is logged on the ``hudilite.thriftserver.audit`` logger (``WARNING``:
 user, client address, count), whether the password was wrong or the user locked out, so an
@@ -22,7 +23,7 @@ from collections import deque
 
 from .sasl_transport import LoginRefused
 
-__all__ = ["AUDIT", "FD_EXHAUSTED", "LoginThrottle", "ReserveDescriptor"]
+__all__ = ["AUDIT", "FD_EXHAUSTED", "LoginThrottle", "ReserveDescriptor", "parse_bytes"]
 
 #: The audit logger: one line per failed login.
 # A logger, not an option key: the package's logger name plus ".audit" (the option registry's
@@ -30,6 +31,23 @@ __all__ = ["AUDIT", "FD_EXHAUSTED", "LoginThrottle", "ReserveDescriptor"]
 AUDIT = logging.getLogger(__name__.rpartition(".")[0] + ".audit")
 #: accept() errors meaning the process (or system) has no descriptor or buffer to spare.
 FD_EXHAUSTED = frozenset({errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM})
+
+
+#: Size suffixes of :func:`parse_bytes` (binary multiples, as Spark's sizes).
+_SIZE_UNITS = {"": 1, "b": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
+
+
+def parse_bytes(text: str) -> int:
+    """A size in bytes: ``1048576``, ``512k``, ``64m``, ``2g`` (also ``kb``, ``mb``...,
+    binary multiples as in Spark's ``spark.driver.maxResultSize``); ``ValueError``
+    otherwise."""
+    raw = text.strip().lower()
+    number = raw.rstrip("bkmgt")
+    unit = raw[len(number) :]
+    unit = unit[:-1] if len(unit) == 2 and unit.endswith("b") else unit
+    if not number.isdigit() or unit not in _SIZE_UNITS:
+        raise ValueError(text)
+    return int(number) * _SIZE_UNITS[unit]
 
 
 def _host(peer: str) -> str:

@@ -30,7 +30,7 @@ from .rowsets import ColumnSpec, column_batch, columns_of, display_arrow_schema,
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
-__all__ = ["Operation", "RowSource"]
+__all__ = ["Operation", "ResultTooLarge", "RowSource", "row_bytes"]
 
 State = tt.TOperationState
 _TERMINAL = (State.FINISHED_STATE, State.CANCELED_STATE, State.CLOSED_STATE, State.ERROR_STATE)
@@ -42,9 +42,15 @@ class Rows:
     def prime(self) -> None:
         """Read up to the first row (running the query that far)."""
 
-    def take(self, n: int) -> Sequence[tuple[Any, ...]]:
-        """The next ``n`` rows at most (none at the end)."""
+    def take(self, n: int, max_bytes: int = 0) -> Sequence[tuple[Any, ...]]:
+        """The next ``n`` rows at most (none at the end); their size in bytes is then
+        :attr:`nbytes`. With ``max_bytes`` (0: any), rows larger than that together raise
+        :class:`ResultTooLarge` instead, before they are made Python objects when the
+        source allows it."""
         raise NotImplementedError
+
+    #: The size of the rows the last :meth:`take` returned (:func:`row_bytes`' measure).
+    nbytes: int = 0
 
     def close(self) -> None:
         """Free the rows' source."""
@@ -60,8 +66,12 @@ class _IterRows(Rows):
         first = list(itertools.islice(self._rows, 1))
         self._rows = itertools.chain(first, self._rows)
 
-    def take(self, n: int) -> list[tuple[Any, ...]]:
-        return list(itertools.islice(self._rows, n))
+    def take(self, n: int, max_bytes: int = 0) -> list[tuple[Any, ...]]:
+        rows = list(itertools.islice(self._rows, n))
+        self.nbytes = sum(row_bytes(r) for r in rows)
+        if max_bytes and self.nbytes > max_bytes:
+            raise ResultTooLarge(self.nbytes)
+        return rows
 
     def close(self) -> None:
         close = getattr(self._rows, "close", None)
@@ -91,8 +101,9 @@ class _ArrowRows(Rows):
     def prime(self) -> None:
         self._next_pending()
 
-    def take(self, n: int) -> Sequence[tuple[Any, ...]]:
+    def take(self, n: int, max_bytes: int = 0) -> Sequence[tuple[Any, ...]]:
         parts = []
+        self.nbytes = 0
         while n > 0:
             if (
                 self._pending is None or self._pos >= self._pending.num_rows
@@ -103,6 +114,11 @@ class _ArrowRows(Rows):
             self._pos += part.num_rows
             n -= part.num_rows
             parts.append(part)
+            self.nbytes += part.nbytes
+            # why here: the Arrow slices are views; the Python rows would cost several times
+            # their size, so an over-large result is refused before they are made
+            if max_bytes and self.nbytes > max_bytes:
+                raise ResultTooLarge(self.nbytes)
         return column_batch(pa.Table.from_batches(parts, schema=self._schema))
 
     def close(self) -> None:
@@ -110,6 +126,20 @@ class _ArrowRows(Rows):
         close = getattr(self._batches, "close", None)
         if close is not None:
             close()
+
+
+class ResultTooLarge(Exception):
+    """Rows larger than a fetch may take (``nbytes``: their size so far)."""
+
+    def __init__(self, nbytes: int) -> None:
+        super().__init__(nbytes)
+        self.nbytes = nbytes
+
+
+def row_bytes(row: tuple[Any, ...]) -> int:
+    """About the size of a result row as Arrow holds it: the bytes of strings and
+    binaries (one per character), 8 for any other value; no per-row overhead."""
+    return sum(len(v) if isinstance(v, str | bytes | bytearray) else 8 for v in row)
 
 
 #: Produces the result: (columns, a function returning a fresh row iterator or
@@ -259,6 +289,9 @@ class Operation:
         self.user = user
         self.timeout = timeout
         self.result_limit = result_limit  # rows a client may fetch (0: any)
+        #: Bytes of rows a client may fetch (0: any); the registry sets the server's.
+        self.result_bytes_limit = 0
+        self._sent_bytes = 0
         self._timer: threading.Timer | None = None
 
     # ------------------------------------------------------------------ running
@@ -327,6 +360,7 @@ class Operation:
         """Start (or restart) the row iterator and run the query up to its first row, so a
         failing query fails here, as the statement, not in a later fetch."""
         self._offset = 0
+        self._sent_bytes = 0
         rows = self._make_rows()
         self._rows = rows if isinstance(rows, Rows) else _IterRows(rows)
         self._rows.prime()
@@ -416,7 +450,20 @@ class Operation:
                     self._close_rows()
                     return self._offset, []
                 wanted = min(wanted, self.result_limit - self._offset)
-            batch = self._rows.take(wanted)
+            budget = 0
+            if self.result_bytes_limit > 0:
+                # At least 1: nothing left to send fails on the next non-empty row.
+                budget = max(1, self.result_bytes_limit - self._sent_bytes)
+            try:
+                batch = self._rows.take(wanted, budget)
+            except ResultTooLarge:
+                self._close_rows()
+                raise ClientError(
+                    f"the result is larger than {self.result_bytes_limit} bytes, the server's "
+                    "limit (hudilite.thriftserver.max.result.bytes): add a LIMIT, select "
+                    "fewer columns or a narrower WHERE"
+                ) from None
+            self._sent_bytes += self._rows.nbytes
             start = self._offset
             self._offset += len(batch)
             if not batch:

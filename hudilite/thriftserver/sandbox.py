@@ -27,7 +27,8 @@ write any path the server's OS user can):
   over paths (``hudi_table_changes('/path', ...)``) outside the warehouse, and paths with
   glob characters;
 * ``SET`` of a key outside the allow-list (:func:`session_key_allowed`): hudilite's own
-  options (not internal, not naming a path) and a few of Spark's per-session SQL settings.
+  options (not internal, not naming a path) and a few of Spark's per-session SQL settings;
+* a ``CALL`` whose ``path`` argument (a table named by its folder) is outside the warehouse.
 
 The checks look into every part of a statement: subqueries, CTEs, set operations, the
 statement ``EXPLAIN`` shows, the persistent views a query reads (their stored SQL, checked
@@ -41,7 +42,7 @@ from __future__ import annotations
 import os
 import posixpath
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
@@ -50,6 +51,7 @@ from sqlglot.errors import TokenError
 from sqlglot.tokens import TokenType
 
 from hudilite import config as cfg
+from hudilite.procedures import procedure_spec
 from hudilite.sqlext.dialect import HudiExplain, Hudilite, ParseError, parse_script
 from hudilite.storage.fs import is_storage_option
 
@@ -348,6 +350,24 @@ class Sandbox:
             qualifier = db or database
             label = f"{qualifier}.{name}" if qualifier else name
             self._check_text(stored, depth + 1, label, context)
+
+    def check_call(
+        self, procedure: str, args: Sequence[object], named: Mapping[str, object]
+    ) -> None:
+        """Refuse ``CALL procedure(...)`` naming a table by a folder outside the warehouse
+        (its ``path`` parameter, by name or position; readers may call the read-only
+        procedures, which read any table they are pointed at)."""
+        if self.paths_free:
+            return
+        spec = procedure_spec(procedure)
+        if spec is None:
+            return  # unknown: the procedure registry's error
+        params = [p.name for p in spec.params]
+        bound = dict(zip(params, args, strict=False))
+        bound.update({k.lower(): v for k, v in named.items()})
+        path = bound.get("path")
+        if path is not None:
+            self._check_path(str(path), f"CALL {spec.name}(path => {str(path)!r})", None)
 
     def _check_path(self, path: str | None, what: str, view: str | None) -> None:
         """Refuse reading or writing ``path`` outside the warehouse (for readers and

@@ -34,6 +34,7 @@ from types import TracebackType
 
 from pyspark.sql import SparkSession
 from TCLIService import TCLIService
+from TCLIService import ttypes as tt
 from thrift.transport import TSocket
 from thrift.transport.TTransport import TBufferedTransport, TTransportBase, TTransportException
 
@@ -50,9 +51,10 @@ from .http_transport import (
     normalize_http_path,
 )
 from .limits import FD_EXHAUSTED, LoginThrottle, ReserveDescriptor
+from .operations import Operation, frame_rows
 from .protocol import binary_protocol
 from .sasl_transport import MAX_FRAME, SaslServerTransport
-from .sessions import HIVE_QUERY_TIMEOUT, PREFIX, ServerSettings, SessionRegistry
+from .sessions import HIVE_QUERY_TIMEOUT, MAX_PROTOCOL, PREFIX, ServerSettings, SessionRegistry
 from .users import UserStore
 
 __all__ = ["AUTH_MODES", "TRANSPORT_MODES", "Server", "check_port", "serve", "tls_context"]
@@ -463,6 +465,43 @@ def _close_gently(conn: socket.socket, linger: float = 1.0) -> None:
                 break
 
 
+#: What the server runs before it listens (see :func:`warm_up`).
+WARM_UP_SQL = "SELECT 1"
+
+
+def warm_up(registry: SessionRegistry) -> None:
+    """Run one statement the way a client's runs (a session of its own, the SQL layer, an
+    operation whose rows are fetched), so the first client does not pay for what only the
+    first statement of a process pays: Spark's first planning and code generation, its
+    lookup of Python data sources (a Python worker), the result path's first Arrow
+    collect (14-16 s of the first client's statement on a busy two-core machine, see
+    docs/benchmarks.md). A failure is logged, not raised: clients then meet it themselves."""
+    started = time.monotonic()
+    try:
+        session = registry.open("hudilite-warm-up", "admin", MAX_PROTOCOL, {})
+    except Exception as exc:
+        _log.warning("warm-up: opening a session failed: %s", exc)
+        return
+    try:
+        op = Operation(
+            session.sql.spark,
+            tt.TOperationType.EXECUTE_STATEMENT,
+            lambda: frame_rows(session.sql.sql(WARM_UP_SQL)),
+            WARM_UP_SQL,
+        )
+        op.run(False)
+        if op.state == tt.TOperationState.FINISHED_STATE:
+            op.fetch(10, False)
+        else:
+            _log.warning("warm-up: %s failed: %s", WARM_UP_SQL, op.error)
+        op.close()
+    except Exception as exc:
+        _log.warning("warm-up: %s failed: %s", WARM_UP_SQL, exc)
+    finally:
+        registry.close(session.key)
+    _log.info("warm-up took %.1f s", time.monotonic() - started)
+
+
 def check_port(host: str, port: int) -> None:
     """Refuse, before anything slow starts, a ``host:port`` the server could not listen on
     (``OSError`` naming it: in use, not an address of this machine, a privileged port). A
@@ -555,7 +594,8 @@ def serve(
     port for HTTP is 10001; ``port`` is used as given.
 
     A ``host:port`` that cannot be listened on (in use, say) raises ``OSError`` naming it
-    before Spark starts (:func:`check_port`).
+    before Spark starts (:func:`check_port`). Before it listens, the server runs one
+    statement itself (:func:`warm_up`; ``hudilite.thriftserver.warm.up=false`` skips it).
     """
     tls = tls_context(ssl_cert, ssl_key)
     conf = dict(conf or {})
@@ -580,6 +620,8 @@ def serve(
         raise ValueError(f"users file {users.path} does not exist")
     wh = str(warehouse) if warehouse is not None else None
     registry = SessionRegistry(spark, wh or default_warehouse(), settings, options)
+    if settings.warm_up:
+        warm_up(registry)
     return Server(
         registry,
         host=host,

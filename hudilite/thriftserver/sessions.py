@@ -28,12 +28,19 @@ Server settings (``--conf`` keys, seconds):
 * ``hudilite.thriftserver.max.result.rows`` (default 0: none): a client fetching past this
   many rows of one result gets an error instead (the result streams, so this bounds what
   one statement sends, not the server's memory).
+* ``hudilite.thriftserver.max.result.bytes`` (default 0: none; ``64m``, ``1g``...): the
+  same for the size of one result's rows (Arrow's in-memory size: a string counts its
+  bytes, a number its width). The rows of a fetch are measured before they become Python
+  objects, so it also bounds what one fetch adds to the server's memory.
 * ``hudilite.thriftserver.login.max.failures`` (default 5) failed logins of one user from
   one address within ``hudilite.thriftserver.login.lockout`` seconds (default 60) lock
   that user out from that address for the rest of the window; every failed login is
   logged (logger ``hudilite.thriftserver.audit``).
 * ``hudilite.thriftserver.admin.trusted`` (default false): admins skip the statement
   sandbox (:mod:`.sandbox`) and run anything the server's OS user can.
+* ``hudilite.thriftserver.warm.up`` (default true): run ``SELECT 1`` in a session of the
+  server's own before listening, so the first client's statement does not pay for Spark's
+  first query (:func:`.server.warm_up`).
 """
 
 from __future__ import annotations
@@ -46,14 +53,14 @@ import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
-from pyspark.errors import AnalysisException
 from pyspark.sql import SparkSession
 from TCLIService import ttypes as tt
 
-from hudilite.spark.datasource import register
+from hudilite.spark.session import prepare_session
 from hudilite.sqlext.session import Session, connect
 
 from .errors import DENIED, SHUTTING_DOWN, ClientError
+from .limits import parse_bytes
 from .operations import Operation, new_handle_id
 from .sandbox import Policy, Sandbox
 from .variables import SPARK_SUBSTITUTE
@@ -87,9 +94,11 @@ _SETTINGS: dict[str, tuple[str, Callable[[str], object], str]] = {
     "query.timeout": ("query_timeout", float, "seconds"),
     "max.connections": ("max_connections", int, "a whole number"),
     "max.result.rows": ("max_result_rows", int, "a whole number"),
+    "max.result.bytes": ("max_result_bytes", parse_bytes, "a size in bytes (64m, 1g, ...)"),
     "login.max.failures": ("login_max_failures", int, "a whole number"),
     "login.lockout": ("login_lockout", float, "seconds"),
     "admin.trusted": ("admin_trusted", _bool, "true or false"),
+    "warm.up": ("warm_up", _bool, "true or false"),
 }
 #: Hive's name for the statement timeout, accepted as a server setting.
 HIVE_QUERY_TIMEOUT = "hive.query.timeout.seconds"
@@ -106,9 +115,11 @@ class ServerSettings:
     query_timeout: float = 0.0
     max_connections: int = 500
     max_result_rows: int = 0
+    max_result_bytes: int = 0
     login_max_failures: int = 5
     login_lockout: float = 60.0
     admin_trusted: bool = False
+    warm_up: bool = True
 
     @classmethod
     def from_conf(cls, conf: Mapping[str, str]) -> ServerSettings:
@@ -206,14 +217,7 @@ class SessionRegistry:
         with self._lock:
             if self._stopping:
                 raise _stopping_error("no new sessions")
-        spark = self.spark.newSession()
-        spark.conf.set("spark.sql.session.timeZone", "UTC")  # Hudi instants are UTC
-        try:
-            register(spark)
-        except AnalysisException as exc:
-            # Already visible to this session (Spark shares it once a query used it).
-            if not (exc.getCondition() or "").startswith("DATA_SOURCE_ALREADY_EXISTS"):
-                raise
+        spark = prepare_session(self.spark.newSession())
         sql = connect(self.warehouse, spark=spark, options=self.options)
         session = HiveSession(
             handle=tt.TSessionHandle(sessionId=new_handle_id()),
@@ -280,13 +284,15 @@ class SessionRegistry:
 
     # ------------------------------------------------------------------ operations
     def add(self, session: HiveSession, op: Operation) -> None:
-        """Track ``op`` as an operation of ``session``; :class:`ClientError` once the
-        server is stopping (running statements finish, new ones are refused)."""
+        """Track ``op`` as an operation of ``session``, under the server's result byte cap;
+        :class:`ClientError` once the server is stopping (running statements finish, new
+        ones are refused)."""
         with self._lock:
             if self._stopping:
                 raise _stopping_error("no new statements")
             session.operations[op.key] = op
             self._operations[op.key] = (session, op)
+        op.result_bytes_limit = self.settings.max_result_bytes
 
     def operation(self, handle: tt.TOperationHandle | None, user: str | None = None) -> Operation:
         """The live operation of ``handle``; :class:`ClientError` when there is none, or

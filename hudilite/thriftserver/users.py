@@ -5,9 +5,11 @@ The users file is JSON: ``{"users": {"alice": {"role": "admin", "kdf": "scrypt",
 hashes (``hashlib.scrypt``, a slow, memory-hard function) with a random 16-byte salt per
 user, compared in constant time. ``hudilite users add|remove|list`` manage the file.
 
-Roles nest: a ``reader`` runs queries (SELECT, SHOW, DESCRIBE, EXPLAIN) and session settings
-(USE, SET, RESET); a ``writer`` also changes rows (INSERT, UPDATE, DELETE, MERGE); an
-``admin`` also runs DDL (CREATE, DROP, ALTER, TRUNCATE, ...) and ``CALL`` procedures.
+Roles nest: a ``reader`` runs queries (SELECT, SHOW, DESCRIBE, EXPLAIN), session settings
+(USE, SET, RESET) and ``CALL`` of the procedures that write nothing (``show_*``, ``stats_*``,
+``help``: the registry's ``read_only`` flag); a ``writer`` also changes rows (INSERT,
+UPDATE, DELETE, MERGE); an ``admin`` also runs DDL (CREATE, DROP, ALTER, TRUNCATE, ...) and
+every ``CALL``.
 Statements are classified by the SQL front end's parser (:mod:`hudilite.sqlext`), never by
 matching text. What a statement may do beyond its kind (OS commands, reflection, paths,
 which settings) is the sandbox's decision (:mod:`.sandbox`).
@@ -26,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from hudilite.errors import HudiliteError
+from hudilite.procedures import procedure_spec
 from hudilite.sqlext import statements as st
 
 __all__ = [
@@ -42,7 +45,15 @@ _SCRYPT = {"n": 2**14, "r": 8, "p": 1}
 
 # Statement kinds and the lowest role allowed to run them.
 QUERY, SETTING, WRITE, DDL, CALL = "query", "session setting", "write", "DDL", "CALL"
-_LOWEST_ROLE = {QUERY: "reader", SETTING: "reader", WRITE: "writer", DDL: "admin", CALL: "admin"}
+READ_CALL = "read-only CALL"
+_LOWEST_ROLE = {
+    QUERY: "reader",
+    SETTING: "reader",
+    READ_CALL: "reader",
+    WRITE: "writer",
+    DDL: "admin",
+    CALL: "admin",
+}
 
 _QUERIES = (
     st.Query,
@@ -67,7 +78,8 @@ class PermissionDenied(HudiliteError):
 
 
 def statement_kind(stmt: object) -> str:
-    """``query``, ``session setting``, ``write``, ``DDL`` or ``CALL`` for a parsed statement.
+    """``query``, ``session setting``, ``read-only CALL``, ``write``, ``DDL`` or ``CALL`` for
+    a parsed statement.
     Kinds the front end may add later (views, ...) count as DDL unless they only show or
     describe something, so a new statement is never let through by accident."""
     if isinstance(stmt, _QUERIES):
@@ -77,7 +89,8 @@ def statement_kind(stmt: object) -> str:
     if isinstance(stmt, _WRITES):
         return WRITE
     if isinstance(stmt, st.Call):
-        return CALL
+        spec = procedure_spec(stmt.procedure)  # an unknown one: the admin's error to see
+        return READ_CALL if spec is not None and spec.read_only else CALL
     if isinstance(stmt, st.SparkStatement):
         first = stmt.words.split()[0].upper() if stmt.words.split() else ""
         return QUERY if first in _READ_ONLY_WORDS else DDL
@@ -88,6 +101,8 @@ def statement_kind(stmt: object) -> str:
 
 
 def _describe(stmt: object) -> str:
+    if isinstance(stmt, st.Call):
+        return stmt.procedure
     if isinstance(stmt, st.SparkStatement):
         return " ".join(stmt.words.split()[:2]).upper() or "statement"
     return type(stmt).__name__

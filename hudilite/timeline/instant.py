@@ -1,7 +1,7 @@
 """Instants: one action on the timeline, in one state, and the file names that encode them.
 
 Every file in the timeline folder is named after an instant. The encoding depends on the
-timeline layout (``hoodie.timeline.layout.version``), see ``docs/hudi-format.md`` §3:
+timeline layout (``hoodie.timeline.layout.version``), see ``docs/dev/hudi-format.md`` §3:
 
 =================  ==========================  ==========================
 state              layout 1 (table v6)         layout 2 (table v8, v9)

@@ -29,6 +29,15 @@ from typing import Any
 
 import fastavro
 
+from hudilite.config.vocab import (
+    CLUSTER_OPERATION,
+    INDEX_OPERATION,
+    OP_DELETE_PARTITION,
+    OP_INSERT_OVERWRITE,
+    OP_INSERT_OVERWRITE_TABLE,
+    OPERATION_TYPES,
+    TABLE_SERVICE_OPERATIONS,
+)
 from hudilite.errors import CorruptFileError
 
 AVRO_DIR = Path(__file__).parent / "avro"
@@ -40,13 +49,17 @@ _NAMED = frozenset({"record", "error", "enum", "fixed"})
 
 #: Operation types whose commit is a replacecommit (it replaces file groups).
 REPLACE_OPERATIONS = frozenset(
-    {"INSERT_OVERWRITE", "INSERT_OVERWRITE_TABLE", "DELETE_PARTITION", "CLUSTER"}
+    {
+        *(OPERATION_TYPES[op] for op in (OP_INSERT_OVERWRITE, OP_INSERT_OVERWRITE_TABLE)),
+        OPERATION_TYPES[OP_DELETE_PARTITION],
+        CLUSTER_OPERATION,
+    }
 )
 
 #: Operation types whose recorded schema is not the table's (Hudi's
 #: ``WriteOperationType.canUpdateSchema`` is false): table services rewrite files in the
 #: schema they were planned with, which a later-requested write may have evolved.
-SCHEMA_KEEPING_OPERATIONS = frozenset({"CLUSTER", "COMPACT", "INDEX", "LOG_COMPACT"})
+SCHEMA_KEEPING_OPERATIONS = TABLE_SERVICE_OPERATIONS | {INDEX_OPERATION}
 
 # --------------------------------------------------------------------------------------------
 # Avro schemas

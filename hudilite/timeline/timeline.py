@@ -341,6 +341,18 @@ def savepoint_times(gw: FileSystemGateway, config: TimelineConfig) -> list[str]:
 #: Actions that write records (refused on a table hudilite cannot honour).
 _RECORD_ACTIONS = WRITE_ACTIONS | {COMPACTION, LOG_COMPACTION, CLUSTERING}
 
+#: Called as ``hook(gw, instant, content)`` right before a completed file is written: the
+#: metadata table's deltacommit of that instant (``hudilite.metadata.sync`` registers it when
+#: imported; the timeline cannot import the metadata table, which is built on it).
+_BEFORE_COMPLETE: list[Callable[[FileSystemGateway, Instant, bytes], None]] = []
+
+
+def before_complete(hook: Callable[[FileSystemGateway, Instant, bytes], None]) -> None:
+    """Register ``hook`` to run in :meth:`TimelineWriter.complete` before the completed file
+    is created (once per hook)."""
+    if hook not in _BEFORE_COMPLETE:
+        _BEFORE_COMPLETE.append(hook)
+
 
 class TimelineWriter:
     """Appends instants to the timeline of one table; see the module doc for concurrency.
@@ -440,6 +452,8 @@ class TimelineWriter:
             other = Instant.parse(name, self.layout_version)
             if other and other.requested_time == instant.requested_time and other.is_completed:
                 raise TimelineError(f"{instant.requested_time} is already completed as {name}")
+        for hook in _BEFORE_COMPLETE:
+            hook(self.gw, instant, content)  # the metadata table first: Hudi's order
         completion = None
         if self.layout_version >= 2:
             completion = self._next_time(floor=instant.requested_time)

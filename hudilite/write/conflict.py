@@ -66,6 +66,12 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from hudilite.config import TableConfig
+from hudilite.config.vocab import (
+    COMPACT_OPERATION,
+    OP_UPSERT,
+    OPERATION_TYPES,
+    TABLE_SERVICE_OPERATIONS,
+)
 from hudilite.errors import ConfigError
 from hudilite.schema import COMMIT_TIME_COL, RECORD_KEY_COL
 from hudilite.storage.fs import FileSystemGateway
@@ -77,12 +83,12 @@ from hudilite.timeline.timeline import Timeline
 #: ``operationType`` of a commit that only changes the table schema (Hudi's ALTER TABLE).
 ALTER_SCHEMA = "ALTER_SCHEMA"
 #: Operations whose inserted keys must not duplicate a concurrent upsert's.
-_KEYED_OPERATIONS = frozenset({"UPSERT", "UPSERT_PREPPED"})
+_KEYED_OPERATIONS = frozenset({OPERATION_TYPES[OP_UPSERT], OPERATION_TYPES[OP_UPSERT] + "_PREPPED"})
 #: How many duplicate keys an error names.
 _KEYS_SHOWN = 5
 #: Operations that move rows between file groups without changing them: their deletes and
 #: replaced groups are not removals (the file-group rule covers the groups they rewrite).
-_TABLE_SERVICES = frozenset({"COMPACT", "LOG_COMPACT", "CLUSTER"})
+_TABLE_SERVICES = TABLE_SERVICE_OPERATIONS
 
 
 @dataclass(frozen=True)
@@ -142,7 +148,7 @@ def find_clashes(
             # was planned on its file layout, and it changed no row the snapshot read.
             continue
         overlap = mine & _groups(other_meta)
-        if overlap and (other_meta.compacted or other_meta.operation_type == "COMPACT"):
+        if overlap and (other_meta.compacted or other_meta.operation_type == COMPACT_OPERATION):
             overlap = lost_to_compaction(config, metadata, overlap, other.requested_time)
         removed = removed_in(other_meta, written) if written else []
         if overlap:

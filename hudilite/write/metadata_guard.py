@@ -14,6 +14,13 @@ that has one, it does what Hudi's own writer does when the metadata table is dis
    ``.hoodie/.index_defs/index.json``: record index, column and partition stats, secondary and
    expression indexes are all metadata-table partitions).
 
+With ``hoodie.metadata.enable=true`` among the table's options (version 8 and 9 tables),
+the guard keeps the metadata table instead (:func:`keeps_metadata_table`): hudilite keeps its
+``files`` partition (:mod:`hudilite.metadata.sync`), so only the partitions it cannot keep are
+dropped -- ``hoodie.properties`` first, then their folders and the index definitions -- a
+missing files partition is built from a listing, and metadata deltacommits whose data instant
+never completed are rolled back.
+
 Each step is safe to stop after. Once step 1 is on disk no reader consults the metadata table,
 whatever is left of it; the next action that takes the table lock finds the rest
 (:func:`needs_guard` looks at all three) and finishes the job, so a crash between any two
@@ -35,8 +42,11 @@ import warnings
 from hudilite import config as cfg
 from hudilite import failpoints
 from hudilite.errors import CorruptFileError, HudiliteWarning, TableNotFoundError
+from hudilite.metadata import sync
+from hudilite.metadata import table as mt
 from hudilite.storage.fs import FileSystemGateway
 from hudilite.tablestate import properties_file
+from hudilite.timeline.timeline import Timeline
 
 log = logging.getLogger(__name__)
 
@@ -89,6 +99,8 @@ def apply_guard(gw: FileSystemGateway) -> bool:
         # Table creation takes the lock before hoodie.properties exists, and a damaged config
         # is reported (by name) by the action's own load; the guard has nothing to say.
         return False
+    if keeps_metadata_table(gw, props):
+        return _keep(gw, props)
     if not needs_guard(gw, props):
         return False
     _warn_once(gw, props)
@@ -105,6 +117,50 @@ def apply_guard(gw: FileSystemGateway) -> bool:
         gw.delete_file(defs)  # step 3
     log.info("removed the metadata table of %s", gw.uri(""))
     return True
+
+
+def keeps_metadata_table(gw: FileSystemGateway, props: dict[str, str]) -> bool:
+    """True when hudilite keeps this table's metadata table: ``hoodie.metadata.enable`` is
+    true in the table's options (``hoodie.properties`` and its stored write options) and the
+    table is version 8 or 9."""
+    if cfg.TableConfig.from_properties(props).table_version not in mt.SUPPORTED_VERSIONS:
+        return False
+    options = cfg.Options({**props, **properties_file.read_write_defaults(gw)})
+    return bool(options.get(cfg.METADATA_ENABLED))
+
+
+def _keep(gw: FileSystemGateway, props: dict[str, str]) -> bool:
+    """Keep the metadata table hudilite maintains (the caller holds the table lock): drop the
+    partitions it cannot keep, properties first; rebuild the files partition from a listing
+    when it is not listed (or Hudi compacted, cleaned or rolled back the metadata table
+    itself, which hudilite does not read); else roll back metadata deltacommits whose data
+    instant never completed. Returns True when anything changed."""
+    listed = sync.listed_partitions(props)
+    pending = (props.get(PARTITION_KEYS[1]) or "").strip()
+    keep_files = mt.FILES_PARTITION in listed
+    changed = False
+    if pending or listed != ([mt.FILES_PARTITION] if keep_files else []):
+        props = properties_file.store(
+            gw, props, metadata_partitions=mt.FILES_PARTITION if keep_files else ""
+        )
+        changed = True
+    failpoints.check(None, AFTER_PROPERTIES)
+    for entry in gw.list_dir(METADATA_TABLE_DIR):
+        if entry.is_dir and entry.name not in (".hoodie", mt.FILES_PARTITION):
+            gw.delete_dir(entry.path)  # column_stats, record_index, secondary indexes, ...
+            changed = True
+    defs = index_defs_path(props)
+    if gw.exists(defs):
+        gw.delete_file(defs)  # the definitions of the partitions just dropped
+        changed = True
+    if not keep_files or not gw.exists(mt.PROPERTIES) or sync.foreign_actions(gw):
+        mt.initialize(gw)
+        log.info("built the metadata table of %s from a listing", gw.uri(""))
+        return True
+    config = cfg.TableConfig.from_properties(props)
+    if sync.roll_back_strays(gw, Timeline.load(gw, config)):
+        changed = True
+    return changed
 
 
 def _warn_once(gw: FileSystemGateway, props: dict[str, str]) -> None:

@@ -35,6 +35,7 @@ from typing import Any
 
 from hudilite import failpoints
 from hudilite.config import TableConfig
+from hudilite.config.vocab import CLUSTER_OPERATION
 from hudilite.errors import TimelineError
 from hudilite.filegroup.slices import join_path
 from hudilite.filegroup.view import FileSystemView
@@ -385,7 +386,9 @@ def _is_clustering(timeline: Timeline, instant: Instant) -> bool:
         data = timeline.instant_content(
             Instant(instant.requested_time, REPLACE_COMMIT, State.REQUESTED)
         )
-        return bool(data.strip()) and read_avro_record(data).get("operationType") == "CLUSTER"
+        return (
+            bool(data.strip()) and read_avro_record(data).get("operationType") == CLUSTER_OPERATION
+        )
     except Exception:  # no or unreadable request: an ordinary write
         return False
 

@@ -149,7 +149,7 @@ def locate(
             keyed.filter(pc.equal(paths, p))[RECORD_KEY_COL].cast(pa.string()).combine_chunks()
         )
     files_after_pruning = files_read = 0
-    if settings.kind == "BLOOM":
+    if settings.kind == cfg.INDEX_BLOOM:
         wanted = [(p, rel) for p, rel in files if p in key_ranges]
         ranges = (
             _map(lambda f: read_key_range(gw, f[1]), wanted)
@@ -324,9 +324,9 @@ def index_and_write(
         return max_groups is not None and groups > max_groups
 
     index = index_settings(opts)
-    if index.is_global or index.kind not in ("SIMPLE", "BLOOM", "BUCKET"):
+    if index.is_global or index.kind not in (cfg.INDEX_SIMPLE, cfg.INDEX_BLOOM, cfg.INDEX_BUCKET):
         raise ConfigError(f"a driver-side write cannot use the {index.kind} index")
-    if index.kind == "BUCKET":
+    if index.kind == cfg.INDEX_BUCKET:
         num_buckets = int(opts.get(cfg.BUCKET_NUM))
         if num_buckets <= 0:
             raise ConfigError(f"{cfg.BUCKET_NUM.name} must be positive, got {num_buckets}")

@@ -15,13 +15,14 @@ from types import TracebackType
 from typing import Any
 
 from hudilite import failpoints
-from hudilite.config import TableConfig
+from hudilite.config import Options, TableConfig
 from hudilite.errors import ConflictError, TimelineError
 from hudilite.storage.fs import FileSystemGateway
 from hudilite.timeline.heartbeat import Heartbeat
 from hudilite.timeline.instant import Instant
 from hudilite.timeline.metadata import CommitMetadata, WriteStat
 from hudilite.timeline.timeline import Timeline, TimelineWriter
+from hudilite.write.config_drift import check_table_config
 from hudilite.write.conflict import (
     ALTER_SCHEMA,
     Clash,
@@ -99,6 +100,14 @@ class WriteTransaction:
         # A table asking for what hudilite cannot honour is refused by name before anything
         # changes, the table lock's metadata-table guard included.
         self.config.check_writable()
+        # An edited hoodie.properties (key fields, partitioning, key generator, table type)
+        # that contradicts the data is refused before anything is written (cached per
+        # properties content: one check per table until they change).
+        check_table_config(
+            self.gw,
+            self.config,
+            self.lock_options if isinstance(self.lock_options, Options) else None,
+        )
         # Fail fast when a live writer holds the table lock, before doing any work.
         ensure_table_unlocked(self.gw, self.lock_options)
         self.rolled_back = rollback_failed_writes(

@@ -8,6 +8,8 @@ import os
 import socket
 import stat
 import struct
+import subprocess
+import sys
 import threading
 from pathlib import Path
 
@@ -70,7 +72,11 @@ def test_users_file_keeps_salted_hashes_only(tmp_path: Path) -> None:
         ("ALTER TABLE t ADD COLUMNS (b INT)", "DDL"),
         ("TRUNCATE TABLE t", "DDL"),
         ("CACHE TABLE x AS SELECT 1", "DDL"),
-        ("CALL show_commits(table => 't')", "CALL"),
+        ("CALL show_commits(table => 't')", "read-only CALL"),
+        ("CALL system.help()", "read-only CALL"),
+        ("CALL run_clean(table => 't')", "CALL"),
+        ("CALL show_invalid_parquet(path => '/t')", "CALL"),  # may delete what it finds
+        ("CALL no_such_procedure()", "CALL"),
         ("CREATE OR REPLACE VIEW v AS SELECT 1 AS a", "DDL"),
         ("DROP VIEW IF EXISTS v", "DDL"),
         ("SHOW VIEWS", "query"),
@@ -203,3 +209,34 @@ def test_users_add_writes_atomically_0600_and_refuses_symlinks(tmp_path: Path) -
         f"Error: users file {link} is a symbolic link: give the real file's path\n"
     )
     assert victim.read_text() == "untouched\n"
+
+
+def test_users_add_with_a_piped_password_points_at_password_stdin(tmp_path: Path) -> None:
+    """The real command, its password piped: one line naming --password-stdin, no file."""
+    path = tmp_path / "users.json"
+    command = [str(Path(sys.executable).parent / "hudilite"), "users", "add", "--file", str(path)]
+    done = subprocess.run(
+        [*command, "--role", "reader", "bob"],
+        input="pw\n",
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert (done.returncode, done.stdout) == (1, "")
+    assert done.stderr == (
+        "Error: standard input is not a terminal: to pipe the password, add --password-stdin "
+        "(echo PASSWORD | hudilite users add --file FILE --role reader --password-stdin bob)\n"
+    )
+    assert not path.exists()
+    done = subprocess.run(
+        [*command, "--role", "reader", "--password-stdin", "bob"],
+        input="pw\n",
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert (done.returncode, done.stderr) == (0, ""), done.stderr
+    assert done.stdout == f"user bob (reader) saved in {path}\n"
+    assert UserStore(path).verify("bob", "pw") is not None

@@ -150,7 +150,7 @@ def test_roles(server: Server) -> None:
         cur.execute("INSERT INTO roles_t VALUES (1, 'a')")
         for sql, kind in (
             ("DROP TABLE roles_t", "DDL statements (DropTable)"),
-            ("CALL show_commits(table => 'roles_t')", "CALL statements (Call)"),
+            ("CALL run_clean(table => 'roles_t')", "CALL statements (run_clean)"),
         ):
             with pytest.raises(hive_exc.OperationalError) as err:
                 cur.execute(sql)

