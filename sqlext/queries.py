@@ -4,8 +4,9 @@ the statement runs, and the query text is rewritten to read those views.
 
 Names resolve as in Spark: a user's temporary view shadows a table; ``t_ro`` and ``t_rt``
 name the read-optimized and snapshot views of a merge-on-read table ``t`` (as Hudi's
-Hive sync registers them); ``hudi_table_changes('t', 'latest_state', 'start'[, 'end'])``
-reads the records committed after ``start`` (up to ``end``).
+Hive sync registers them); Hudi's table-valued functions (``hudi_query``,
+``hudi_table_changes``, ``hudi_filesystem_view``) are read by
+:mod:`~hudilite.sqlext.table_functions`.
 
 A persistent view of the warehouse catalog (``CREATE VIEW``) is expanded at each query: its
 SQL is rewritten the same way (its unqualified names resolved in the database it was created
@@ -19,7 +20,7 @@ from __future__ import annotations
 import hashlib
 import threading
 import weakref
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from hudilite.errors import HudiliteError, TableNotFoundError
 from hudilite.table.api import Table
@@ -37,13 +38,13 @@ from .statements import (
     MergeInto,
     Query,
     SparkStatement,
-    SqlParseError,
     TableName,
     UnsupportedStatementError,
     Update,
     parse_statement,
     syntax_error,
 )
+from .table_functions import register_function
 from .table_refs import Rewritten, TableReference, UnsupportedSyntaxError, rewrite_query
 
 if TYPE_CHECKING:
@@ -53,8 +54,6 @@ if TYPE_CHECKING:
 __all__ = ["HANDLERS", "VIEW_PREFIX", "ViewRegistry", "backquoted"]
 
 VIEW_PREFIX = "__hudilite_"
-# Hudi's incremental queries accept 'earliest' for "from the first commit".
-_EARLIEST = "19700101000000000"
 
 
 #: What a table view was read at: the table's location, ``hoodie.properties``, its stored
@@ -272,9 +271,7 @@ class ViewRegistry:
         if ref.db is None and ref.name.startswith(VIEW_PREFIX):
             return None  # a view hudilite registered (DML builds queries over them)
         if ref.function is not None:
-            if ref.function == "hudi_table_changes":
-                return self._changes_view(ref.args)
-            return None
+            return register_function(self, ref.function, ref.args)
         name = TableName(ref.db, ref.name)
         if self.session.is_hudilite(name):
             return self.table_view(name, as_of=ref.as_of)
@@ -312,29 +309,6 @@ class ViewRegistry:
         except HudiliteError:  # not a catalog name (a path, an invalid name)
             return None
         return (db, table) if found else None
-
-    def _changes_view(self, args: tuple[Any, ...]) -> str:
-        if len(args) not in (3, 4):
-            raise SqlParseError(
-                "hudi_table_changes expects (table, query_type, start[, end]), "
-                f"got {len(args)} argument(s)"
-            )
-        target, query_type, start = (str(a) if a is not None else None for a in args[:3])
-        end = str(args[3]) if len(args) == 4 and args[3] is not None else None
-        if query_type is None or query_type.lower() != "latest_state":
-            raise UnsupportedStatementError(
-                f"hudi_table_changes query type {query_type!r} is not supported; use 'latest_state'"
-            )
-        if not target or start is None:
-            raise SqlParseError("hudi_table_changes needs a table and a start instant")
-        if "/" in target or ":" in target:
-            tbl = Table.load(self.session.spark, target)
-        else:
-            parts = target.split(".")
-            tbl = self.session.table(TableName(parts[-2] if len(parts) > 1 else None, parts[-1]))
-        begin = _EARLIEST if start.lower() == "earliest" else start
-        df = tbl.read(query_type="incremental", start=begin, end=end)
-        return self.register_frame(df, "changes_" + _digest(f"{tbl.path}|{begin}|{end}"))
 
 
 # Data sources Spark reads directly by path in a query (``SELECT * FROM parquet.`/path` ``).

@@ -140,6 +140,35 @@ def _column(node: exp.ColumnDef) -> Column:
     return Column(node.name, to_sql(kind) if kind else "", nullable, comment)
 
 
+def _primary_key(defs: list[exp.ColumnDef], constraints: list[exp.PrimaryKey]) -> list[str]:
+    """The columns of ``PRIMARY KEY (a, b)`` in a column list or ``a INT PRIMARY KEY`` (what
+    SQLAlchemy's ``create_all`` writes for a model's key), in order."""
+    keys = [e.name for pk in constraints for e in pk.expressions]
+    for c in defs:
+        if any(
+            isinstance(k.kind, exp.PrimaryKeyColumnConstraint)
+            for k in c.args.get("constraints") or []
+        ):
+            keys.append(c.name)
+    return keys
+
+
+def _key_option(options: dict[str, str], keys: list[str]) -> None:
+    """Make a ``PRIMARY KEY`` clause the table's record key (Hudi's ``primaryKey`` option);
+    a key option that names other columns is an error."""
+    names = {k.lower(): k for k in options}
+    given_key = names.get("primarykey") or names.get("hoodie.datasource.write.recordkey.field")
+    if given_key is None:
+        options["primaryKey"] = ",".join(keys)
+        return
+    given = [k.strip() for k in options[given_key].split(",")]
+    if [k.lower() for k in given] != [k.lower() for k in keys]:
+        raise SqlParseError(
+            f"PRIMARY KEY ({', '.join(keys)}) and {given_key} = {options[given_key]!r} name "
+            "different record key columns: give the key once"
+        )
+
+
 def _properties(props: list[exp.Expr], out: dict[str, str]) -> list[exp.Expr]:
     """Copy key/value properties into ``out``; return the other properties."""
     rest: list[exp.Expr] = []
@@ -172,10 +201,14 @@ def _create(node: exp.Create) -> Statement | None:
         return None
     target = node.this
     columns = None
+    keys: list[str] = []
     if isinstance(target, exp.Schema):
-        columns = [_column(c) for c in target.expressions if isinstance(c, exp.ColumnDef)]
-        if len(columns) != len(target.expressions):
+        defs = [c for c in target.expressions if isinstance(c, exp.ColumnDef)]
+        constraints = [c for c in target.expressions if isinstance(c, exp.PrimaryKey)]
+        if len(defs) + len(constraints) != len(target.expressions):
             return None
+        columns = [_column(c) for c in defs]
+        keys = _primary_key(defs, constraints)
     options: dict[str, str] = {}
     using = None
     partitioned_by: list[str] = []
@@ -191,6 +224,10 @@ def _create(node: exp.Create) -> Statement | None:
             location = _text(p.this)
         else:
             return None
+    if keys:
+        if using is not None and using not in ("hudi", "hudilite"):
+            return None  # another provider's key: Spark's to take or refuse
+        _key_option(options, keys)
     query = node.expression
     return CreateTable(
         name=_table(target),
@@ -513,7 +550,10 @@ def _use(node: exp.Use) -> Statement:
 
 def _describe(node: exp.Describe) -> Statement | None:
     style = str(node.args.get("style") or "").upper()
+    kind = str(node.args.get("kind") or "").upper()
     if not isinstance(node.this, exp.Table) or style not in ("", "EXTENDED", "FORMATTED"):
+        return None
+    if kind not in ("", "TABLE"):  # DESCRIBE FUNCTION f, DESCRIBE DATABASE d: Spark's
         return None
     return Describe(_table(node.this), extended=bool(style))
 

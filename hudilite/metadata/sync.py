@@ -112,11 +112,14 @@ def _on_rollback(gw: FileSystemGateway, rb_time: str, meta: Mapping[str, Any]) -
     targets = [str(t) for t in meta.get("commitsRollback") or []]
     remove_deltacommit(gw, rb_time)
     mine = set(deltacommit_times(gw))
+    built = _initialized_at(gw)
     unlisted: dict[str, list[str]] = {}
     for target in targets:
         if target in mine:
             remove_deltacommit(gw, target)
             continue
+        if built is not None and target > built:
+            continue  # requested after the listing: only its own deltacommit could list it
         for partition, pmeta in (meta.get("partitionMetadata") or {}).items():
             names = [str(p).rsplit("/", 1)[-1] for p in pmeta.get("successDeleteFiles") or []]
             unlisted.setdefault(partition, []).extend(names)
@@ -130,6 +133,15 @@ def _on_rollback(gw: FileSystemGateway, rb_time: str, meta: Mapping[str, Any]) -
             records.append(rec.partition_files_record(partition, {}, gone))
     if records:
         mt.write_deltacommit(gw, rb_time, records)
+
+
+def _initialized_at(gw: FileSystemGateway) -> str | None:
+    """The completion time of the files partition's initialization (None when unknown)."""
+    for entry in gw.list_dir(mt.TIMELINE_DIR):
+        inst = Instant.parse(entry.name, mt.LAYOUT)
+        if inst is not None and inst.is_completed and inst.requested_time == mt.INIT_INSTANT:
+            return inst.completion_time
+    return None
 
 
 def deltacommit_times(gw: FileSystemGateway) -> list[str]:

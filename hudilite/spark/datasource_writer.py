@@ -58,6 +58,7 @@ from hudilite.spark.save import (
     SaveRequest,
     check_mode,
     check_name,
+    check_new_table,
     check_table,
     create_table,
     resolve,
@@ -169,6 +170,11 @@ def make_writer(options: Mapping[str, str], schema: StructType, overwrite: bool)
         current = TableState.load(gw).config
         check_table(req, current, gw.abs_path(""))
         check_name(req, current, gw.abs_path(""))
+    if not (
+        gw.exists(PROPERTIES_FILE)
+        and (req.mode != "overwrite" or req.operation == "insert_overwrite_table")
+    ):
+        check_new_table(req, [f.name for f in data_fields])  # before anything is deleted
     if not check_mode(req, gw):
         create_table(None, req, data)
     state = TableState.load(gw)

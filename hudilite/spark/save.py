@@ -50,7 +50,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from hudilite import config as cfg
-from hudilite.errors import ConfigError, TableExistsError, TableNotFoundError
+from hudilite.errors import ConfigError, SchemaError, TableExistsError, TableNotFoundError
 from hudilite.schema import META_COLUMNS, OPERATION_COL, PARTITION_PATH_COL
 from hudilite.spark.keying import keyed_frame
 from hudilite.storage.fs import FileSystemGateway, is_storage_option, storage_options_of
@@ -266,12 +266,8 @@ def create_table(
     """Create the table a first write makes, from the table options (see the module
     docstring); ``schema``: the data's Spark schema."""
     opts = req.opts
+    check_new_table(req, list(schema.fieldNames()))
     keys = _fields(opts.get(cfg.RECORDKEY_FIELDS))
-    if not keys:
-        raise ConfigError(
-            f"'{cfg.RECORDKEY_FIELDS.name}' must be set: hudilite does not make tables "
-            "without a record key yet"
-        )
     keep = {
         k: v
         for k, v in req.options.items()
@@ -295,6 +291,26 @@ def create_table(
         options={**keep, **(options or {})},
         storage_options=req.storage,
     )
+
+
+def check_new_table(req: SaveRequest, columns: list[str]) -> None:
+    """Before an ``overwrite`` deletes a table or a first write creates one: the record key
+    is given and every key, partition and ordering field is a column of the data."""
+    opts = req.opts
+    if not _fields(opts.get(cfg.RECORDKEY_FIELDS)):
+        raise ConfigError(
+            f"'{cfg.RECORDKEY_FIELDS.name}' must be set: hudilite does not make tables "
+            "without a record key yet"
+        )
+    names = set(columns)
+    for key in (cfg.RECORDKEY_FIELDS, cfg.PARTITION_FIELDS, cfg.ORDERING_FIELDS):
+        for field in _fields(opts.get(key)):
+            name = field.split(":", 1)[0]
+            if name not in names:
+                raise SchemaError(
+                    f"{key.name}={opts.get_raw(key)!r}: {name!r} is not a column of the data "
+                    f"({', '.join(sorted(names))})"
+                )
 
 
 def _canonical(name: str) -> str:
@@ -363,6 +379,11 @@ def save(
         if req.mode == "ignore":
             return None
         check_name(req, current, where)
+    if req.operation not in DELETES and not (
+        gw.exists(PROPERTIES_FILE)
+        and (req.mode != "overwrite" or req.operation == "insert_overwrite_table")
+    ):
+        check_new_table(req, data.columns)  # before an overwrite deletes anything
     exists = check_mode(req, gw)
     if exists:
         table = Table.load(spark, req.path, storage_options=req.storage)

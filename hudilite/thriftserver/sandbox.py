@@ -23,9 +23,9 @@ Refused for every role (admins too, unless the server runs with
 Refused for readers and writers (admins, who name table locations in DDL anyway, read and
 write any path the server's OS user can):
 
-* path-based relations (``parquet.`/path` ``, ``text.`file:/...` ``) and table functions
-  over paths (``hudi_table_changes('/path', ...)``) outside the warehouse, and paths with
-  glob characters;
+* path-based relations (``parquet.`/path` ``, ``text.`file:/...` ``) and Hudi's table
+  functions over paths (``hudi_table_changes('/path', ...)``, ``hudi_query``,
+  ``hudi_filesystem_view``) outside the warehouse, and paths with glob characters;
 * ``SET`` of a key outside the allow-list (:func:`session_key_allowed`): hudilite's own
   options (not internal, not naming a path) and a few of Spark's per-session SQL settings;
 * a ``CALL`` whose ``path`` argument (a table named by its folder) is outside the warehouse.
@@ -53,6 +53,7 @@ from sqlglot.tokens import TokenType
 from hudilite import config as cfg
 from hudilite.procedures import procedure_spec
 from hudilite.sqlext.dialect import HudiExplain, Hudilite, ParseError, parse_script
+from hudilite.sqlext.table_functions import TABLE_FUNCTIONS
 from hudilite.storage.fs import is_storage_option
 
 from .users import PermissionDenied
@@ -324,7 +325,7 @@ class Sandbox:
         if isinstance(inner, exp.Func):
             name = (inner.name if isinstance(inner, exp.Anonymous) else inner.sql_name()).lower()
             args = inner.expressions if isinstance(inner, exp.Anonymous) else []
-            if name == "hudi_table_changes" and args:
+            if name in TABLE_FUNCTIONS and args:
                 target = _literal_text(args[0])
                 if target is None or any(c in target for c in _PATH_CHARS):
                     self._check_path(target, f"{name}({target!r})", view)

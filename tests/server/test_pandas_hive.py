@@ -61,6 +61,9 @@ def test_describe_of_a_query_is_refused(server: Server) -> None:
                 "DESCRIBE of a query is not supported: DESCRIBE names a table or view "
                 "(pandas: use read_sql_query for a query)",
             ), sql
+        # Not a query: Spark's DESCRIBE FUNCTION (it was taken for a table named abs).
+        cur.execute("DESCRIBE FUNCTION abs")
+        assert cur.fetchall()[0] == ("Function: abs",)
 
 
 def test_read_sql_and_has_table(server: Server, engine: sa.Engine) -> None:
@@ -122,3 +125,21 @@ def test_to_sql_and_create_all(server: Server, engine: sa.Engine) -> None:
         conn.execute(sa.text("INSERT INTO events VALUES (1, 'x')"))
         rows = conn.execute(sa.text("SELECT id, what FROM events")).fetchall()
     assert rows == [(1, "x")]
+
+    # A model with a primary key: its PRIMARY KEY clause is the Hudi table's record key.
+    keyed = sa.MetaData()
+    visits = sa.Table(
+        "visits",
+        keyed,
+        sa.Column("id", sa.Integer, primary_key=True),
+        sa.Column("page", sa.String(20)),
+    )
+    keyed.create_all(engine, checkfirst=True)
+    with engine.connect() as conn:
+        conn.execute(visits.insert(), [{"id": 1, "page": "a"}, {"id": 2, "page": "b"}])
+        rows = conn.execute(sa.select(visits).order_by(visits.c.id)).fetchall()
+        props = dict(conn.execute(sa.text("SHOW TBLPROPERTIES visits")).fetchall())
+        keys = conn.execute(sa.text("SELECT _hoodie_record_key FROM visits")).fetchall()
+    assert rows == [(1, "a"), (2, "b")]
+    assert props["primaryKey"] == "id"
+    assert sorted(keys) == [("1",), ("2",)]

@@ -17,7 +17,13 @@ from pyspark.sql import functions as F
 
 import hudilite
 from hudilite.config import parse_properties
-from hudilite.errors import ConfigError, OptionWarning, TableExistsError, TableNotFoundError
+from hudilite.errors import (
+    ConfigError,
+    OptionWarning,
+    SchemaError,
+    TableExistsError,
+    TableNotFoundError,
+)
 from tests.helpers import DictOracle, hudi_rs_read, rows, spark_rows
 
 KEYGEN = "org.apache.hudi.keygen."
@@ -232,6 +238,16 @@ def test_save_modes(spark: Any, tmp_path: Path) -> None:
         ConfigError, match=r"hoodie\.table\.ordering\.fields='fare' but the table's is 'ts'$"
     ):
         hudilite.save(more, base, options={**opts, "hoodie.table.ordering.fields": "fare"})
+    assert timeline(path) == before
+
+    # A field the data lacks is refused before overwrite deletes the table.
+    with pytest.raises(
+        SchemaError,
+        match=r"^hoodie.datasource.write.partitionpath.field='town': 'town' is not a column "
+        r"of the data \(city, driver, fare, rider, ts, uuid\)$",
+    ):
+        bad = {**opts, "hoodie.datasource.write.partitionpath.field": "town"}
+        hudilite.save(more, base, options=bad, mode="overwrite")
     assert timeline(path) == before
 
     # overwrite + insert_overwrite_table replaces the rows and keeps the table (and its
