@@ -43,6 +43,27 @@ if TYPE_CHECKING:
 
     from hudilite.sqlext.session import Session
     from hudilite.table.api import Table
+    from hudilite.table.results import (
+        ArchivedInstant,
+        ArchiveResult,
+        CleanResult,
+        ClusteringGroup,
+        ClusteringPlan,
+        ClusteringResult,
+        ClusteringSlice,
+        CompactionPlanResult,
+        CompactionResult,
+        Instant,
+        ReadSnapshot,
+        RestoreResult,
+        RollbackInstantResult,
+        RollbackResult,
+        SavepointInfo,
+        TableConfig,
+        TableSnapshot,
+        TableState,
+        VersionChangeResult,
+    )
 
 __version__ = "0.1.0"
 
@@ -60,20 +81,39 @@ if _os.path.isfile(_os.path.join(_checkout, "pyproject.toml")) and _os.path.isfi
     __path__.append(_checkout)
 
 __all__ = [
+    "ArchiveResult",
+    "ArchivedInstant",
+    "CleanResult",
+    "ClusteringGroup",
+    "ClusteringPlan",
+    "ClusteringResult",
+    "ClusteringSlice",
+    "CompactionPlanResult",
+    "CompactionResult",
     "ConfigError",
     "ConflictError",
     "CorruptFileError",
     "DuplicateKeyError",
     "HudiliteError",
+    "Instant",
     "InstantNotFoundError",
     "KeyGenerationError",
     "LockError",
     "PartitionNotFoundError",
+    "ReadSnapshot",
+    "RestoreResult",
+    "RollbackInstantResult",
+    "RollbackResult",
+    "SavepointInfo",
     "SchemaError",
     "Table",
+    "TableConfig",
     "TableExistsError",
     "TableNotFoundError",
+    "TableSnapshot",
+    "TableState",
     "TimelineError",
+    "VersionChangeResult",
     "WriteError",
     "WriteResult",
     "connect",
@@ -142,4 +182,9 @@ def __getattr__(name: str) -> Any:
         from hudilite.table.api import Table
 
         return Table
+    if name in __all__:  # the result types: every other name is defined above
+        # why lazy: the result types load the table services; ``import hudilite`` stays light
+        from hudilite.table import results
+
+        return getattr(results, name)
     raise AttributeError(f"module 'hudilite' has no attribute {name!r}")

@@ -271,7 +271,7 @@ class ViewRegistry:
         if ref.db is None and ref.name.startswith(VIEW_PREFIX):
             return None  # a view hudilite registered (DML builds queries over them)
         if ref.function is not None:
-            return register_function(self, ref.function, ref.args)
+            return register_function(self.session, self, ref.function, ref.args)
         name = TableName(ref.db, ref.name)
         if self.session.is_hudilite(name):
             return self.table_view(name, as_of=ref.as_of)

@@ -19,7 +19,8 @@ Each takes a table name (``'t'``, ``'db.t'``) or a table path (any argument with
   (without a glob: the files directly under the base path, a non-partitioned table's).
   Hudi builds the view on the write timeline with pending instants (it does not filter
   completed ones), so the files of a write in progress show up too.
-* ``hudi_metadata``: refused by name (hudilite does not read Hudi's metadata table).
+* ``hudi_metadata``: refused by name (reading Hudi's metadata table as a relation is not
+  implemented; :mod:`hudilite.metadata` keeps its ``files`` partition for other readers).
 
 Any other function is left to Spark (``range(3)``, ``explode(...)``).
 """
@@ -27,33 +28,17 @@ Any other function is left to Spark (``range(3)``, ``explode(...)``).
 from __future__ import annotations
 
 import hashlib
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from hudilite.procedures.fsview import display_path, filtered_view, glob_regex
 from hudilite.procedures.registry import ProcedureArgumentError
 from hudilite.table.api import Table
 
-from .context import SqlContext
+from .context import SqlContext, TableViews
 from .statements import SqlParseError, TableName, UnsupportedStatementError
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
-
-
-class ViewRegistry(Protocol):
-    """What the functions need of :class:`hudilite.sqlext.queries.ViewRegistry` (a protocol:
-    that module imports this one)."""
-
-    session: SqlContext
-    reads: set[str]
-
-    def table_view(self, name: TableName, *, query_type: str = ...) -> str:
-        """Register a view of table ``name`` read with ``query_type``; its name."""
-        ...
-
-    def register_frame(self, df: DataFrame, label: str) -> str:
-        """Register ``df`` under a view name derived from ``label``; its name."""
-        ...
 
 
 __all__ = ["FILESYSTEM_VIEW_COLUMNS", "TABLE_FUNCTIONS", "register_function"]
@@ -83,21 +68,31 @@ FILESYSTEM_VIEW_COLUMNS = (
 _CDC_ENABLED = "hoodie.table.cdc.enabled"
 
 
-def register_function(views: ViewRegistry, function: str, args: tuple[Any, ...]) -> str | None:
-    """The temp view a Hudi table function reads, registered on ``views``; ``None`` for a
-    function that is not Hudi's (Spark resolves it)."""
+def register_function(
+    session: SqlContext, views: TableViews, function: str, args: tuple[Any, ...]
+) -> str | None:
+    """The temp view a Hudi table function reads in ``session``, registered on ``views``;
+    ``None`` for a function that is not Hudi's (Spark resolves it)."""
     if function == "hudi_query":
-        return _hudi_query(views, args)
+        return _hudi_query(_Ctx(session, views), args)
     if function == "hudi_table_changes":
-        return _table_changes(views, args)
+        return _table_changes(_Ctx(session, views), args)
     if function == "hudi_filesystem_view":
-        return _filesystem_view(views, args)
+        return _filesystem_view(_Ctx(session, views), args)
     if function == "hudi_metadata":
         raise UnsupportedStatementError(
-            "hudi_metadata is not supported: it reads Hudi's metadata table "
-            "(.hoodie/metadata), which hudilite does not keep or read"
+            "hudi_metadata is not supported: reading Hudi's metadata table "
+            "(.hoodie/metadata) as a relation is not implemented; hudi_filesystem_view "
+            "lists the table's files"
         )
     return None
+
+
+class _Ctx(NamedTuple):
+    """The session a function runs in and the views it registers on."""
+
+    session: SqlContext
+    views: TableViews
 
 
 def _texts(function: str, args: tuple[Any, ...], usage: str, low: int, high: int) -> list[str]:
@@ -122,27 +117,27 @@ def _name(target: str) -> TableName:
     return TableName(parts[0] if len(parts) == 2 else None, parts[-1])
 
 
-def _table(views: ViewRegistry, target: str) -> Table:
+def _table(ctx: _Ctx, target: str) -> Table:
     """The table a function's first argument names; its location joins the statement's
     reads (an INSERT reading its own target carries the target's snapshot)."""
     tbl = (
-        Table.load(views.session.spark, target)
+        Table.load(ctx.session.spark, target)
         if _is_path(target)
-        else views.session.table(_name(target))
+        else ctx.session.table(_name(target))
     )
-    views.reads.add(tbl.path)
+    ctx.views.reads.add(tbl.path)
     return tbl
 
 
-def _frame(views: ViewRegistry, df: DataFrame, label: str, key: str) -> str:
-    return views.register_frame(df, f"{label}_{hashlib.sha1(key.encode()).hexdigest()[:12]}")
+def _frame(ctx: _Ctx, df: DataFrame, label: str, key: str) -> str:
+    return ctx.views.register_frame(df, f"{label}_{hashlib.sha1(key.encode()).hexdigest()[:12]}")
 
 
 def _instants(start: str, end: str | None) -> tuple[str, str | None]:
     return (_EARLIEST if start.lower() == "earliest" else start), end
 
 
-def _hudi_query(views: ViewRegistry, args: tuple[Any, ...]) -> str:
+def _hudi_query(ctx: _Ctx, args: tuple[Any, ...]) -> str:
     usage = "table_name or table_path, query_type[, start_instant[, end_instant]]"
     target, mode, *rest = _texts("hudi_query", args, usage, 2, 4)
     if mode in ("snapshot", "read_optimized"):
@@ -152,9 +147,9 @@ def _hudi_query(views: ViewRegistry, args: tuple[Any, ...]) -> str:
                 f"hudi_query: no additional args are expected in `{mode}` mode, got {extra}"
             )
         if not _is_path(target):
-            return views.table_view(_name(target), query_type=mode)
-        tbl = _table(views, target)
-        return _frame(views, tbl.read(query_type=mode), f"query_{mode}", tbl.path)  # type: ignore[arg-type]
+            return ctx.views.table_view(_name(target), query_type=mode)
+        tbl = _table(ctx, target)
+        return _frame(ctx, tbl.read(query_type=mode), f"query_{mode}", tbl.path)  # type: ignore[arg-type]
     if mode == "incremental":
         if not rest:
             raise SqlParseError(
@@ -162,15 +157,15 @@ def _hudi_query(views: ViewRegistry, args: tuple[Any, ...]) -> str:
                 "hudi_query(table, 'incremental', start_instant[, end_instant])"
             )
         begin, end = _instants(rest[0], rest[1] if len(rest) > 1 else None)
-        tbl = _table(views, target)
+        tbl = _table(ctx, target)
         df = tbl.read(query_type="incremental", start=begin, end=end)
-        return _frame(views, df, "changes", f"{tbl.path}|{begin}|{end}")
+        return _frame(ctx, df, "changes", f"{tbl.path}|{begin}|{end}")
     raise UnsupportedStatementError(
         f"'hudi_query' doesn't support `{mode}`; use 'snapshot', 'read_optimized' or 'incremental'"
     )
 
 
-def _table_changes(views: ViewRegistry, args: tuple[Any, ...]) -> str:
+def _table_changes(ctx: _Ctx, args: tuple[Any, ...]) -> str:
     usage = "table_name or table_path, incremental_format, start_instant, [end_instant]"
     target, fmt, start, *rest = _texts("hudi_table_changes", args, usage, 3, 4)
     begin, end = _instants(start, rest[0] if rest else None)
@@ -179,10 +174,10 @@ def _table_changes(views: ViewRegistry, args: tuple[Any, ...]) -> str:
         raise UnsupportedStatementError(
             f"hudi_table_changes query type {fmt!r} is not supported; use 'latest_state' or 'cdc'"
         )
-    tbl = _table(views, target)
+    tbl = _table(ctx, target)
     if kind == "latest_state":
         df = tbl.read(query_type="incremental", start=begin, end=end)
-        return _frame(views, df, "changes", f"{tbl.path}|{begin}|{end}")
+        return _frame(ctx, df, "changes", f"{tbl.path}|{begin}|{end}")
     if str(tbl.state().config.props.get(_CDC_ENABLED, "false")).lower() != "true":
         raise UnsupportedStatementError(
             f"hudi_table_changes query type 'cdc' is not supported on {target}: "
@@ -190,20 +185,20 @@ def _table_changes(views: ViewRegistry, args: tuple[Any, ...]) -> str:
             "needs it); use 'latest_state'"
         )
     reader = (
-        views.session.spark.read.format("hudilite")
+        ctx.session.spark.read.format("hudilite")
         .option("hoodie.datasource.query.type", "incremental")
         .option("hoodie.datasource.query.incremental.format", "cdc")
         .option("hoodie.datasource.read.begin.instanttime", begin)
     )
     if end is not None:
         reader = reader.option("hoodie.datasource.read.end.instanttime", end)
-    return _frame(views, reader.load(tbl.path), "cdc", f"{tbl.path}|{begin}|{end}")
+    return _frame(ctx, reader.load(tbl.path), "cdc", f"{tbl.path}|{begin}|{end}")
 
 
-def _filesystem_view(views: ViewRegistry, args: tuple[Any, ...]) -> str:
+def _filesystem_view(ctx: _Ctx, args: tuple[Any, ...]) -> str:
     usage = "table_name or table_path[, partition_glob]"
     target, *rest = _texts("hudi_filesystem_view", args, usage, 1, 2)
-    tbl = _table(views, target)
+    tbl = _table(ctx, target)
     state = tbl.state()
     # Hudi lists `<base>/<glob>/*`: the files of the directories the glob names.
     glob = rest[0].strip().strip("/") if rest else ""
@@ -236,5 +231,5 @@ def _filesystem_view(views: ViewRegistry, args: tuple[Any, ...]) -> str:
                 )
             )
     schema = ", ".join(f"{name} {kind}" for name, kind in FILESYSTEM_VIEW_COLUMNS)
-    df = views.session.spark.createDataFrame(rows, schema)
-    return _frame(views, df, "fsview", f"{tbl.path}|{glob}")
+    df = ctx.session.spark.createDataFrame(rows, schema)
+    return _frame(ctx, df, "fsview", f"{tbl.path}|{glob}")

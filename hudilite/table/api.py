@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterable, Mapping, Sequence
+from datetime import datetime
 from typing import Any, Literal
 
 import pyarrow as pa
@@ -50,6 +51,7 @@ from hudilite.spark.services_job import run_compaction, spark_runner
 from hudilite.spark.task_errors import read_error_from
 from hudilite.spark.write_job import run_write
 from hudilite.storage.fs import FileSystemGateway, is_storage_option, storage_options_of
+from hudilite.table.snapshot import TableSnapshot
 from hudilite.tablestate.create import create_table
 from hudilite.tablestate.state import TableState
 from hudilite.timeline.instant import Instant
@@ -172,7 +174,7 @@ class Table:
         *,
         options: Mapping[str, Any] | None = None,
         extra_metadata: Mapping[str, str] | None = None,
-        read_snapshot: ReadSnapshot | str | None = None,
+        read_snapshot: TableSnapshot | ReadSnapshot | str | None = None,
     ) -> WriteResult:
         """Write a Spark DataFrame, pyarrow Table or pandas DataFrame and commit it.
 
@@ -189,6 +191,8 @@ class Table:
         only with commits that completed after it began. An instant that is not a completed
         one of the table raises :class:`ConfigError` and writes nothing."""
         state = self.state()
+        if isinstance(read_snapshot, TableSnapshot):
+            read_snapshot = read_snapshot.isolation
         snap = (
             ReadSnapshot.from_instant(state.timeline, read_snapshot)
             if isinstance(read_snapshot, str)
@@ -406,13 +410,17 @@ class Table:
         return restore(self.state(), savepoint_time, _opts(options))
 
     # ---------------------------------------------------------------- reads
-    def snapshot(self) -> ReadSnapshot:
-        """The snapshot a read of the table sees now: take it before :meth:`read` and pass
-        it to :meth:`write` (``read_snapshot=``) with the rows computed from the read.
+    def snapshot(self, as_of: str | int | datetime | None = None) -> TableSnapshot:
+        """The table pinned as it is now (or as of ``as_of``, an instant time or date-time as
+        :meth:`read` takes), read once: its ``config``, ``schema``, ``timeline``,
+        ``read()`` and ``to_arrow()`` stay the same after later commits (see
+        :class:`~hudilite.table.snapshot.TableSnapshot`).
 
-        ``snapshot().instant`` is the latest completed instant (by completion time on table
-        version 8+, by requested time on 6), None while the table is empty."""
-        return ReadSnapshot.of(self.state().timeline)
+        Pass it to :meth:`write` (``read_snapshot=``) with rows computed from its reads
+        (snapshot isolation). ``snapshot().instant`` is the latest completed instant (by
+        completion time on table version 8+, by requested time on 6), None while the table
+        is empty."""
+        return TableSnapshot.take(self, self.state(), as_of)
 
     def read(
         self,
@@ -435,7 +443,19 @@ class Table:
         A data file the timeline names that is missing or truncated raises
         :class:`MissingFileError` / :class:`CorruptFileError` naming it.
         """
-        state = self.state()
+        return self._read(self.state(), query_type, as_of, start, end, where, options)
+
+    def _read(
+        self,
+        state: TableState,
+        query_type: str,
+        as_of: str | None,
+        start: str | None,
+        end: str | None,
+        where: str | None,
+        options: Mapping[str, Any] | None,
+    ) -> DataFrame:
+        """:meth:`read` of a loaded ``state`` (a :class:`TableSnapshot` passes its own)."""
         partitions = self._prune(state, where) if where else None
         plan = self._plan(state, query_type, as_of, start, end, partitions, options)
         try:
@@ -463,7 +483,19 @@ class Table:
         data that fits in memory, like ``deltalake``'s ``to_pyarrow_table``. A missing or
         unreadable data file raises :class:`MissingFileError` / :class:`CorruptFileError`.
         """
-        state = self.state()
+        return self._to_arrow(self.state(), query_type, as_of, start, end, columns, options)
+
+    def _to_arrow(
+        self,
+        state: TableState,
+        query_type: str,
+        as_of: str | None,
+        start: str | None,
+        end: str | None,
+        columns: list[str] | None,
+        options: Mapping[str, Any] | None,
+    ) -> pa.Table:
+        """:meth:`to_arrow` of a loaded ``state`` (a :class:`TableSnapshot` passes its own)."""
         plan = self._plan(state, query_type, as_of, start, end, None, options)
         try:
             return read_plan_arrow(

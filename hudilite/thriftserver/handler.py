@@ -514,7 +514,10 @@ def _refuse_describe_query(stmt: Statement) -> None:
     """Refuse ``DESCRIBE <query>``, which Spark answers with the query's columns: PyHive's
     ``has_table`` sends ``DESCRIBE <its argument>`` and pandas' ``read_sql`` asks it of the
     whole query first, so an answer made pandas read a table named ``SELECT ...``."""
-    if isinstance(stmt, SparkStatement) and _QUERY_START.match(stmt.sql):
+    # words: the statement's first words without a leading comment
+    if isinstance(stmt, SparkStatement) and (
+        _QUERY_START.match(stmt.words) or _QUERY_START.match(stmt.sql)
+    ):
         raise ClientError(
             "DESCRIBE of a query is not supported: DESCRIBE names a table or view "
             "(pandas: use read_sql_query for a query)",

@@ -70,6 +70,15 @@ class MetadataTableRemoved(HudiliteWarning):
     """hudilite removed a table's Hudi metadata table, which it does not maintain yet."""
 
 
+class MetadataTableUnsupported(HudiliteWarning):
+    """``hoodie.metadata.enable=true`` on a table version hudilite keeps no metadata table
+    for."""
+
+
+#: Tables this process has warned about for the option on an unsupported version.
+_warned_version: set[str] = set()
+
+
 def index_defs_path(props: dict[str, str]) -> str:
     """The table-relative path of the index definitions file named by ``props``."""
     rel = (props.get(INDEX_DEFS_KEY) or "").strip().lstrip("/")
@@ -122,11 +131,25 @@ def apply_guard(gw: FileSystemGateway) -> bool:
 def keeps_metadata_table(gw: FileSystemGateway, props: dict[str, str]) -> bool:
     """True when hudilite keeps this table's metadata table: ``hoodie.metadata.enable`` is
     true in the table's options (``hoodie.properties`` and its stored write options) and the
-    table is version 8 or 9."""
-    if cfg.TableConfig.from_properties(props).table_version not in mt.SUPPORTED_VERSIONS:
-        return False
+    table is version 8 or 9. On another version the option is refused by name with a
+    :class:`MetadataTableUnsupported` warning (once per table) and the table treated as off:
+    an error would block the upgrade that makes the option work."""
     options = cfg.Options({**props, **properties_file.read_write_defaults(gw)})
-    return bool(options.get(cfg.METADATA_ENABLED))
+    if not options.get(cfg.METADATA_ENABLED):
+        return False
+    version = cfg.TableConfig.from_properties(props).table_version
+    if version in mt.SUPPORTED_VERSIONS:
+        return True
+    if gw.uri("") not in _warned_version:
+        _warned_version.add(gw.uri(""))
+        warnings.warn(
+            f"{cfg.METADATA_ENABLED.name}=true has no effect on {gw.uri('')}: hudilite keeps a "
+            f"metadata table on table versions 8 and 9 only, this table is version {version} "
+            "(upgrade it, or unset the option)",
+            MetadataTableUnsupported,
+            stacklevel=2,
+        )
+    return False
 
 
 def _keep(gw: FileSystemGateway, props: dict[str, str]) -> bool:

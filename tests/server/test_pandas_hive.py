@@ -50,7 +50,7 @@ def test_describe_of_a_query_is_refused(server: Server) -> None:
         for sql in (
             "DESCRIBE SELECT 1 AS x",
             "DESC (SELECT 1)",
-            "describe with a as (select 1) select * from a",
+            "-- a comment first\ndescribe with a as (select 1) select * from a",
             "DESCRIBE VALUES (1)",
         ):
             with pytest.raises(hive_exc.OperationalError) as err:

@@ -19,6 +19,7 @@ pytestmark = pytest.mark.spark
 def test_read_only_procedures_of_the_registry() -> None:
     procedure_names()  # loads every procedure module
     assert sorted(name for name, spec in REGISTRY.items() if spec.read_only) == [
+        "commits_compare",
         "help",
         "show_archived_commits",
         "show_archived_commits_metadata",
@@ -26,6 +27,7 @@ def test_read_only_procedures_of_the_registry() -> None:
         "show_cleans",
         "show_cleans_metadata",
         "show_clustering",
+        "show_commit_extra_metadata",
         "show_commit_files",
         "show_commit_partitions",
         "show_commit_write_stats",

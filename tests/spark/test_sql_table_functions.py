@@ -138,8 +138,9 @@ def test_hudi_query_argument_errors(session: Any) -> None:
         (
             "hudi_metadata('trips')",
             UnsupportedStatementError,
-            "hudi_metadata is not supported: it reads Hudi's metadata table "
-            "(.hoodie/metadata), which hudilite does not keep or read",
+            "hudi_metadata is not supported: reading Hudi's metadata table "
+            "(.hoodie/metadata) as a relation is not implemented; hudi_filesystem_view "
+            "lists the table's files",
         ),
     ]
     for call, error, message in cases:

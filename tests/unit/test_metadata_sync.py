@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import shutil
 import warnings
+from pathlib import Path
 
 import pytest
 
@@ -29,7 +30,7 @@ from hudilite.storage.fs import FileSystemGateway
 from hudilite.storage.layout import BaseFileName, parse_data_file_name
 from hudilite.tablestate import properties_file
 from hudilite.tablestate.state import TableState
-from hudilite.timeline.instant import COMMIT
+from hudilite.timeline.instant import COMMIT, Instant
 from hudilite.timeline.metadata import CommitMetadata, WriteStat
 from hudilite.timeline.timeline import Timeline, TimelineWriter
 from hudilite.write import metadata_guard as mg
@@ -43,7 +44,7 @@ V9_MOR = "sample_table/mor/avro/v9_txns_simple_nometa.zip"
 V9_META = "sample_table/cow/v9_txns_simple_meta.zip"
 
 
-def _gw(zip_rel: str, tmp_path, *, enable: bool = True) -> FileSystemGateway:  # type: ignore[no-untyped-def]
+def _gw(zip_rel: str, tmp_path: Path, *, enable: bool = True) -> FileSystemGateway:
     zp = FIXTURES / zip_rel
     if not zp.exists():
         pytest.skip(f"fixture {zip_rel} is absent")
@@ -79,7 +80,7 @@ def guard(gw: FileSystemGateway) -> None:
         pass
 
 
-def fake_commit(gw: FileSystemGateway, *, complete: bool = True):  # type: ignore[no-untyped-def]
+def fake_commit(gw: FileSystemGateway, *, complete: bool = True) -> tuple[Instant, bytes, str]:
     """A commit adding a copy of an existing base file as a new file group (as a write would:
     requested, inflight, the file, completed with its write stat). Returns the inflight
     instant, its content and the file's table-relative path."""
@@ -117,7 +118,9 @@ def fake_commit(gw: FileSystemGateway, *, complete: bool = True):  # type: ignor
 
 
 @pytest.mark.parametrize("zip_rel", [V8_COW, V9_MOR])
-def test_the_guard_builds_the_files_partition_and_commits_keep_it(zip_rel, tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_the_guard_builds_the_files_partition_and_commits_keep_it(
+    zip_rel: str, tmp_path: Path
+) -> None:
     gw = _gw(zip_rel, tmp_path)
     before = rows(gw)
     guard(gw)
@@ -142,7 +145,7 @@ def _rows_in(gw: FileSystemGateway, rel: str) -> int:
     return pq.read_metadata(gw.abs_path(rel)).num_rows
 
 
-def test_without_the_option_the_guard_removes_the_metadata_table_as_before(tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_without_the_option_the_guard_removes_the_metadata_table_as_before(tmp_path: Path) -> None:
     gw = _gw(V9_META, tmp_path, enable=False)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", mg.MetadataTableRemoved)
@@ -153,7 +156,7 @@ def test_without_the_option_the_guard_removes_the_metadata_table_as_before(tmp_p
     assert not gw.exists(mt.METADATA_DIR)  # nothing maintained, nothing written
 
 
-def test_partitions_hudilite_cannot_keep_are_dropped_and_files_rebuilt(tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_partitions_hudilite_cannot_keep_are_dropped_and_files_rebuilt(tmp_path: Path) -> None:
     gw = _gw(V9_META, tmp_path)
     before = rows(gw)
     listed_before = sync.listed_partitions(properties_file.load(gw))
@@ -173,7 +176,7 @@ def test_partitions_hudilite_cannot_keep_are_dropped_and_files_rebuilt(tmp_path)
     assert rows(gw) == before
 
 
-def test_a_stray_metadata_deltacommit_is_invisible_then_rolled_back(tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_a_stray_metadata_deltacommit_is_invisible_then_rolled_back(tmp_path: Path) -> None:
     gw = _gw(V9_COW, tmp_path)
     guard(gw)
     before = listed(gw)
@@ -194,7 +197,9 @@ def test_a_stray_metadata_deltacommit_is_invisible_then_rolled_back(tmp_path) ->
     assert listed(gw) == live(gw) == before
 
 
-def test_rolling_back_a_completed_commit_rolls_back_its_metadata_deltacommit(tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_rolling_back_a_completed_commit_rolls_back_its_metadata_deltacommit(
+    tmp_path: Path,
+) -> None:
     gw = _gw(V8_COW, tmp_path)
     guard(gw)
     before = listed(gw)
@@ -206,7 +211,9 @@ def test_rolling_back_a_completed_commit_rolls_back_its_metadata_deltacommit(tmp
     assert listed(gw) == live(gw) == before
 
 
-def test_rolling_back_a_commit_older_than_the_metadata_table_deletes_its_files(tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_rolling_back_a_commit_older_than_the_metadata_table_deletes_its_files(
+    tmp_path: Path,
+) -> None:
     gw = _gw(V8_COW, tmp_path, enable=False)
     inst, _, rel = fake_commit(gw)  # before the metadata table exists
     stored = {cfg.METADATA_ENABLED.name: "true"}
@@ -220,7 +227,7 @@ def test_rolling_back_a_commit_older_than_the_metadata_table_deletes_its_files(t
     assert result.rollback_instant in sync.deltacommit_times(gw)
 
 
-def test_clustering_and_clean_keep_the_files_partition(tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_clustering_and_clean_keep_the_files_partition(tmp_path: Path) -> None:
     # (Compaction is covered by tests/spark/test_metadata_table_writes.py: the fixtures'
     # log files are all compacted, and only a Spark write makes new ones.)
     gw = _gw(V9_MOR, tmp_path)
@@ -237,7 +244,7 @@ def test_clustering_and_clean_keep_the_files_partition(tmp_path) -> None:  # typ
     assert rows(gw) == before
 
 
-def test_restore_rebuilds_the_files_partition(tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_restore_rebuilds_the_files_partition(tmp_path: Path) -> None:
     gw = _gw(V9_COW, tmp_path)
     guard(gw)
     before, files_before = rows(gw), listed(gw)
@@ -249,3 +256,20 @@ def test_restore_rebuilds_the_files_partition(tmp_path) -> None:  # type: ignore
     assert listed(gw) == live(gw) == files_before
     assert sync.deltacommit_times(gw) == [mt.INIT_INSTANT]
     assert rows(gw) == before
+
+
+def test_the_option_on_a_version_6_table_is_refused_by_name_and_treated_as_off(
+    tmp_path: Path,
+) -> None:
+    gw = _gw("sample_table/cow/v6_nonpartitioned.zip", tmp_path)
+    with pytest.warns(mg.MetadataTableUnsupported) as caught:
+        guard(gw)
+    (warning,) = caught
+    assert str(warning.message) == (
+        f"hoodie.metadata.enable=true has no effect on {gw.uri('')}: hudilite keeps a metadata "
+        "table on table versions 8 and 9 only, this table is version 6 (upgrade it, or unset "
+        "the option)"
+    )
+    assert not gw.exists(mt.METADATA_DIR)
+    fake_commit(gw)
+    assert not gw.exists(mt.METADATA_DIR)

@@ -53,6 +53,9 @@ HUDI_PROCEDURES = [
     "show_archived_commits",
     "upgrade_table",
     "downgrade_table",
+    "show_commit_extra_metadata",
+    "commits_compare",
+    "delete_marker",
 ]
 
 

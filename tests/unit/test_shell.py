@@ -70,6 +70,7 @@ def test_completes_tables_procedures_columns_and_keywords(completer: shell.SqlCo
             "show_cleans",
             "show_cleans_metadata",
             "show_clustering",
+            "show_commit_extra_metadata",
             "show_commit_files",
             "show_commit_partitions",
             "show_commit_write_stats",
