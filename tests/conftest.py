@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from hudilite.spark import class_archive
 from tests.helpers import FAST_JVM_OPTIONS
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -25,6 +26,12 @@ FIXTURES = SHARED / "fixtures" / "hudi-tables"
 # that the tests of quiet start-up would see). Their jobs are many and tiny, and short-lived
 # drivers spend most of their CPU in C2 compilations that never pay off.
 os.environ.setdefault("SPARK_SUBMIT_OPTS", FAST_JVM_OPTIONS)
+# The Spark JVMs' class-data-sharing archive (hudilite/spark/class_archive.py) of the user's
+# cache, named explicitly: a subprocess run with another HOME (test_cli_sql's read-only run
+# as another user) maps it or starts without one, rather than a background recorder each run.
+_archive = class_archive.archive_path()
+if _archive is not None:
+    os.environ.setdefault(class_archive.ARCHIVE_ENV, str(_archive))
 
 if importlib.util.find_spec("hypothesis") is not None:
     from hypothesis import HealthCheck, settings

@@ -3,17 +3,19 @@
 Most of a local Spark driver's start is the JVM loading, parsing and verifying some ten
 thousand classes (about 20 of the 30 CPU-seconds ``hudilite sql -e "SELECT 1"`` took on a
 two-core machine, docs/benchmarks.md). Java's application class-data sharing (JDK 13+; Spark 4
-needs 17) maps them from an archive instead. The first JVM that :func:`spark_session` starts
-without one records the classes it loaded (``-XX:ArchiveClassesAtExit``) into a temporary
-file; when the Python process ends, :func:`finish_dump` lets that JVM exit (it writes the
-archive then: a few seconds, once) and renames the file into place. Every later JVM maps it
-(``-XX:SharedArchiveFile``).
+needs 17) maps them from an archive instead. When :func:`spark_session` launches a JVM and
+there is no archive yet, it starts a recorder in the background (``python -m
+hudilite.spark.class_recorder PATH``, detached, its output discarded): a local Spark JVM with
+``-XX:ArchiveClassesAtExit`` that starts, runs a first query and exits, writing the archive
+into a temporary file renamed into place. The JVM that asked starts as before; every JVM
+launched after the recording maps the archive (``-XX:SharedArchiveFile``).
 
 The archive lives in ``$XDG_CACHE_HOME/hudilite/jvm`` (``~/.cache/hudilite/jvm``), one per
 Java runtime and pyspark installation (its name hashes them). It changes how fast classes
 load, nothing of what runs: a JVM whose class path or runtime no longer matches it ignores it
 (the JVM checks; the warning it would print is turned off). Only one process records at a
-time (an exclusive ``.lock`` file; one older than 15 minutes is taken over).
+time (an exclusive ``.lock`` file; one older than 15 minutes is taken over, with the file its
+recorder left).
 
 ``$HUDILITE_JVM_ARCHIVE``: ``off`` never uses or records one; a file path uses that archive
 (recorded there when missing). Nothing is added when the JVM's options already name an
@@ -23,20 +25,29 @@ archive (``-XX:SharedArchiveFile``, ``-XX:ArchiveClassesAtExit``, ``-Xshare``), 
 
 from __future__ import annotations
 
-import atexit
 import contextlib
 import hashlib
 import os
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
 
 import pyspark
 
-__all__ = ["ARCHIVE_ENV", "archive_options", "archive_path", "finish_dump", "watch_dump"]
+__all__ = [
+    "ARCHIVE_ENV",
+    "abandon_recording",
+    "archive_options",
+    "archive_path",
+    "begin_recording",
+    "finish_dump",
+]
 
 ARCHIVE_ENV = "HUDILITE_JVM_ARCHIVE"
+#: The recorder's module (``python -m``).
+RECORDER = "hudilite.spark.class_recorder"
 #: A recording older than this (seconds) is taken to have died with its process.
 STALE_LOCK = 900.0
 #: How long the process's exit waits for its JVM to write the archive (seconds).
@@ -53,8 +64,9 @@ def _java_binary() -> Path | None:
         return Path(home) / "bin" / "java"
     for folder in os.environ.get("PATH", "").split(os.pathsep):
         candidate = Path(folder) / "java"
-        if candidate.is_file() and os.access(candidate, os.X_OK):
-            return candidate
+        with contextlib.suppress(OSError):  # a folder this user may not look into
+            if candidate.is_file() and os.access(candidate, os.X_OK):
+                return candidate
     return None
 
 
@@ -83,46 +95,77 @@ def archive_path() -> Path | None:
     return Path(cache) / "hudilite" / "jvm" / f"spark-{pyspark.__version__}-{digest}.jsa"
 
 
-#: The recording this process started: (temporary file, archive, lock file).
+#: The recording this process runs (the recorder only): (temporary file, archive, lock).
 _pending: tuple[Path, Path, Path] | None = None
 
 
 def archive_options(java_options: str | None) -> str:
-    """The options to add to the driver JVM's (``java_options``): map the archive, or
-    record it when there is none and no other process is recording; "" when the archive is
-    off or the options already name one."""
-    global _pending
+    """The options to add to the driver JVM's (``java_options``): map the archive when
+    there is one; else start the recorder in the background (unless another process
+    records it) and add nothing; "" too when the archive is off or the options already
+    name one."""
     given = " ".join(
         [java_options or "", os.environ.get("SPARK_SUBMIT_OPTS", ""),
          os.environ.get("JAVA_TOOL_OPTIONS", "")]
     )  # fmt: skip
     if any(opt in given for opt in _OWN_OPTIONS):
         return ""
-    path = archive_path()
-    if path is None:
+    try:
+        path = archive_path()
+        if path is None:
+            return ""
+        if path.is_file() and path.stat().st_size > 0:
+            return f"-XX:SharedArchiveFile={path} {QUIET_CDS}"
+    except OSError:  # a cache or a Java this user may not read: start without
         return ""
-    if path.is_file() and path.stat().st_size > 0:
-        return f"-XX:SharedArchiveFile={path} {QUIET_CDS}"
     lock = path.with_name(path.name + ".lock")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         with contextlib.suppress(FileNotFoundError):
             if time.time() - lock.stat().st_mtime > STALE_LOCK:
-                # Its process died recording (killed): its half-written file goes too.
+                # Its recorder died (killed): its half-written file goes too.
                 for left in path.parent.glob(f"{path.name}.*.tmp"):
                     left.unlink(missing_ok=True)
                 lock.unlink()
         os.close(os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
     except OSError:  # another process records it, or the cache cannot be written
         return ""
-    temporary = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-    _pending = (temporary, path, lock)
-    return f"-XX:ArchiveClassesAtExit={temporary} {QUIET_CDS}"
+    try:
+        _start_recorder(path)
+    except OSError:
+        with contextlib.suppress(OSError):
+            lock.unlink()
+    return ""
+
+
+def _start_recorder(path: Path) -> None:
+    """``python -m hudilite.spark.class_recorder PATH`` in the background, detached, its
+    output discarded: whatever its JVM says (a file it cannot write...) reaches no one's
+    terminal or results, and this process's own start and exit wait for nothing."""
+    devnull = os.devnull
+    pid = os.posix_spawn(
+        sys.executable,
+        [sys.executable, "-m", RECORDER, str(path)],
+        {**os.environ, ARCHIVE_ENV: "off"},
+        file_actions=[
+            (os.POSIX_SPAWN_OPEN, 0, devnull, os.O_RDONLY, 0),
+            (os.POSIX_SPAWN_OPEN, 1, devnull, os.O_WRONLY, 0),
+            (os.POSIX_SPAWN_OPEN, 2, devnull, os.O_WRONLY, 0),
+        ],
+        setsid=True,
+    )
+    # Reaped when it ends, so a long-lived parent (the Thrift server) keeps no zombie.
+    threading.Thread(target=_reap, args=(pid,), name="hudilite-jvm-archive", daemon=True).start()
+
+
+def _reap(pid: int) -> None:
+    with contextlib.suppress(ChildProcessError):
+        os.waitpid(pid, 0)
 
 
 def finish_dump(jvm: Any) -> None:
-    """At the end of the process: let the recording JVM ``jvm`` (a ``Popen``) exit, wait
-    for it to write the archive, and put the archive in place (at most once)."""
+    """Let the recording JVM ``jvm`` (a ``Popen``) exit, wait for it to write the archive,
+    and put the archive in place; the lock is released either way (at most once)."""
     global _pending
     if _pending is None:
         return
@@ -144,7 +187,21 @@ def finish_dump(jvm: Any) -> None:
             lock.unlink()
 
 
-def watch_dump(jvm: Any) -> None:
-    """Finish the recording (if this process started one) when the interpreter exits."""
+def begin_recording(path: Path) -> Path:
+    """In the recorder (the lock already taken): the temporary file its JVM writes; the
+    next :func:`finish_dump` puts it in place as ``path`` and releases the lock."""
+    global _pending
+    temporary = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    _pending = (temporary, path, path.with_name(path.name + ".lock"))
+    return temporary
+
+
+def abandon_recording() -> None:
+    """In the recorder, when its JVM did not start: release the lock, keep nothing."""
+    global _pending
     if _pending is not None:
-        atexit.register(finish_dump, jvm)
+        temporary, _path, lock = _pending
+        _pending = None
+        for left in (temporary, lock):
+            with contextlib.suppress(OSError):
+                left.unlink()

@@ -14,9 +14,9 @@ error, Spark logs errors only afterwards, and pyspark's loggers that print every
 SQL error as a JSON line are disabled. ``log_level`` (or ``$HUDILITE_SPARK_LOG_LEVEL``)
 ``WARN``, ``INFO`` or ``DEBUG`` brings all of it back; ``OFF`` silences Spark entirely.
 
-A JVM this helper launches maps its classes from a class-data-sharing archive, recorded by
-the first such JVM on the machine (:mod:`hudilite.spark.class_archive`; about half the
-JVM's start-up; ``HUDILITE_JVM_ARCHIVE=off`` turns it off).
+A JVM this helper launches maps its classes from a class-data-sharing archive, recorded in
+the background the first time (:mod:`hudilite.spark.class_archive`; about half the JVM's
+start-up; ``HUDILITE_JVM_ARCHIVE=off`` turns it off).
 """
 
 from __future__ import annotations
@@ -131,8 +131,6 @@ def spark_session(
     launching = quiet and launches
     with _jvm_stderr_filtered() if launching else contextlib.nullcontext():
         session = builder.getOrCreate()
-    if launches:
-        class_archive.watch_dump(getattr(SparkContext._gateway, "proc", None))
     # spark.hadoop.fs.s3a.* settings describe the S3 endpoint for hudilite's gateways too
     # (hudilite reads and writes S3 through pyarrow, not through Hadoop's S3A connector).
     set_storage_options(storage_options_of(conf))

@@ -25,6 +25,7 @@ from hudilite.errors import (
 from hudilite.keygen import partition_values
 from hudilite.read.arrow_reader import read_plan_arrow
 from hudilite.read.planner import ScanPlan, plan_incremental, plan_snapshot
+from hudilite.read.where import Predicate
 from hudilite.services.archive import ArchiveResult, archive, archived_timeline, may_archive
 from hudilite.services.archive_formats import ArchivedInstant
 from hudilite.services.clean import CleanResult, clean, may_clean
@@ -456,7 +457,14 @@ class Table:
         options: Mapping[str, Any] | None,
     ) -> DataFrame:
         """:meth:`read` of a loaded ``state`` (a :class:`TableSnapshot` passes its own)."""
-        partitions = self._prune(state, where) if where else None
+        partitions = None
+        if where:
+            try:  # pruned in Arrow when to_arrow takes the predicate, else by a Spark job
+                pred = Predicate.parse(where, state.storage_schema)
+            except ConfigError:
+                partitions = self._prune(state, where)
+            else:
+                partitions = self._prune_arrow(state, pred)
         plan = self._plan(state, query_type, as_of, start, end, partitions, options)
         try:
             df = read_plan(self.spark, state, plan)
@@ -476,14 +484,18 @@ class Table:
         end: str | None = None,
         columns: list[str] | None = None,
         options: Mapping[str, Any] | None = None,
+        where: str | None = None,
     ) -> pa.Table:
         """Read like :meth:`read`, into a pyarrow Table in this process, without Spark.
 
         The live files are read with ``pyarrow.dataset`` (multi-threaded); meant for
         data that fits in memory, like ``deltalake``'s ``to_pyarrow_table``. A missing or
         unreadable data file raises :class:`MissingFileError` / :class:`CorruptFileError`.
+        ``where``: a SQL predicate on columns (:mod:`hudilite.read.where` lists the SQL it
+        takes); the rows are filtered by it, and when it names only partition columns the
+        partitions it excludes are not read at all.
         """
-        return self._to_arrow(self.state(), query_type, as_of, start, end, columns, options)
+        return self._to_arrow(self.state(), query_type, as_of, start, end, columns, options, where)
 
     def _to_arrow(
         self,
@@ -494,21 +506,44 @@ class Table:
         end: str | None,
         columns: list[str] | None,
         options: Mapping[str, Any] | None,
+        where: str | None = None,
     ) -> pa.Table:
         """:meth:`to_arrow` of a loaded ``state`` (a :class:`TableSnapshot` passes its own)."""
-        plan = self._plan(state, query_type, as_of, start, end, None, options)
+        pred = Predicate.parse(where, state.storage_schema) if where else None
+        partitions = self._prune_arrow(state, pred) if pred else None
+        plan = self._plan(state, query_type, as_of, start, end, partitions, options)
+        wanted = columns
+        if pred is not None and columns is not None:  # the filter's columns are read too
+            wanted = list(dict.fromkeys([*columns, *sorted(pred.columns)]))
         try:
-            return read_plan_arrow(
+            table = read_plan_arrow(
                 state.gw,
                 plan,
                 state.storage_schema,
-                columns=columns,
+                columns=wanted,
                 merge_spec=state.merge_spec(state.options()),
             )
         except FileNotFoundError as exc:
             raise MissingFileError(f"a data file of {self.path} is missing: {exc}") from exc
         except (pa.ArrowInvalid, OSError) as exc:
             raise CorruptFileError(f"a data file of {self.path} is unreadable: {exc}") from exc
+        if pred is None:
+            return table
+        table = table.filter(pred.expression)
+        return table if columns is None else table.select(columns)
+
+    def _prune_arrow(self, state: TableState, pred: Predicate) -> list[str] | None:
+        """:meth:`_prune` without Spark: the partitions whose values satisfy ``pred``, or
+        None when it names other columns."""
+        if state.config.keygen_type not in (cfg.KEYGEN_SIMPLE, cfg.KEYGEN_COMPLEX):
+            return None
+        spec = state.keygen(state.options())
+        return pred.partitions(
+            state.view.partitions(),
+            lambda p: partition_values(spec, p),
+            state.config.partition_fields,
+            state.data_schema,
+        )
 
     def _plan(
         self,

@@ -65,6 +65,7 @@ class _Reader(Protocol):
         end: str | None,
         columns: list[str] | None,
         options: Mapping[str, Any] | None,
+        where: str | None = None,
     ) -> pa.Table: ...
 
 
@@ -174,11 +175,12 @@ class TableSnapshot:
         query_type: SnapshotQuery = "snapshot",
         columns: list[str] | None = None,
         options: Mapping[str, Any] | None = None,
+        where: str | None = None,
     ) -> pa.Table:
         """The snapshot's rows as a pyarrow Table, read in this process without Spark (see
-        ``Table.to_arrow``)."""
+        ``Table.to_arrow``; ``where`` filters and prunes partitions there too)."""
         return self.table._to_arrow(
-            self.state, query_type, self.as_of, None, None, columns, options
+            self.state, query_type, self.as_of, None, None, columns, options, where
         )
 
     def __repr__(self) -> str:

@@ -17,9 +17,9 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
-from hudilite.errors import ConflictError, InstantNotFoundError
+from hudilite.errors import ConfigError, ConflictError, InstantNotFoundError, MissingFileError
 from hudilite.table.api import Table
-from tests.helpers import hudi_rs_read, rows, spark_rows
+from tests.helpers import SparkJobs, hudi_rs_read, rows, spark_rows
 
 SCHEMA = pa.schema([("id", pa.string()), ("n", pa.int64()), ("ts", pa.int64()), ("p", pa.string())])
 COLS = ["id", "n", "ts", "p"]
@@ -118,3 +118,53 @@ def test_write_computed_from_a_snapshot_conflicts_with_a_later_commit(table):
         str(info.value),
     ), str(info.value)
     assert rows(table.to_arrow(), COLS) == [("a", 100, 1, "p1"), FIRST[1]]
+
+
+def test_to_arrow_where_filters_and_prunes_partitions_without_spark(table, spark):
+    table.write(batch([("c", 3, 1, "p1")]))
+    everything = [*FIRST, ("c", 3, 1, "p1")]
+    assert rows(hudi_rs_read(table.path), COLS) == everything
+    with SparkJobs(spark) as jobs:
+        got = table.to_arrow(where="p = 'p1'")
+        only_ids = table.to_arrow(columns=["id"], where="n > 1")
+        snap_rows = table.snapshot().to_arrow(where="n < 3 AND p IN ('p1', 'p2')")
+    assert jobs.jobs == 0
+    assert rows(got, COLS) == [FIRST[0], ("c", 3, 1, "p1")]
+    assert spark_rows(table.read(where="p = 'p1'"), COLS) == rows(got, COLS)
+    assert only_ids.column_names == ["id"]
+    assert rows(only_ids) == [("b",), ("c",)]
+    assert rows(snap_rows, COLS) == FIRST
+
+    # The p2 partition's files go: a predicate on the partition column never reads them,
+    # one naming another column reads every partition and finds them missing.
+    p2 = Path(table.path) / "p=p2"
+    for f in p2.iterdir():
+        if not f.name.startswith(".hoodie_partition_metadata"):
+            f.unlink()
+    assert rows(table.to_arrow(where="p = 'p1'"), COLS) == [FIRST[0], ("c", 3, 1, "p1")]
+    with pytest.raises(MissingFileError):
+        table.to_arrow(where="p = 'p1' AND n > 0")
+
+
+def test_to_arrow_where_refuses_what_it_cannot_evaluate(table):
+    with pytest.raises(ConfigError) as info:
+        table.to_arrow(where="upper(p) = 'P1'")
+    assert str(info.value) == (
+        "where \"upper(p) = 'P1'\": unsupported in a read without Spark (to_arrow): UPPER(p)"
+    )
+    with pytest.raises(ConfigError) as info:
+        table.to_arrow(where="q = 1")
+    assert str(info.value).startswith("where 'q = 1' names 'q', not a column of the table (")
+
+
+def test_read_where_prunes_without_a_spark_job(table, spark):
+    """read(where=) prunes in Arrow when to_arrow takes the predicate; other SQL still
+    prunes with Spark (one job) and filters rows in Spark."""
+    with SparkJobs(spark) as jobs:
+        df = table.read(where="p = 'p2'")
+    assert jobs.jobs == 0
+    assert spark_rows(df, COLS) == [FIRST[1]]
+    with SparkJobs(spark) as jobs:
+        df = table.read(where="upper(p) = 'P2'")
+    assert jobs.jobs == 1
+    assert spark_rows(df, COLS) == [FIRST[1]]
