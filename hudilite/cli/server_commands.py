@@ -116,6 +116,11 @@ def thriftserver(
     Security section of docs/bi-tools.md. A dead Spark JVM ends the server (status 70).
 
     \b
+    Start-up: a busy --port is refused before Spark starts; the server runs SELECT 1
+    itself before it prints 'listening' (--conf hudilite.thriftserver.warm.up=false
+    skips it), so the first client does not pay for Spark's first query.
+
+    \b
     Hive variables in statements: ${x} or ${hivevar:x} (beeline --hivevar x=1,
     SET hivevar:x=1), ${hiveconf:key} or ${spark:key} (session settings).
     See docs/bi-tools.md.

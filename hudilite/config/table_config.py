@@ -33,6 +33,7 @@ from hudilite.config.vocab import (
     KEYGEN_SIMPLE,
     KEYGEN_TIMESTAMP,
     PAYLOADS,
+    cdc_payload,
     infer_keygen_type,
     keygen_type_from_class,
     merge_mode_for_payload,
@@ -136,6 +137,21 @@ SUPPORTED_MERGE_PROPERTIES = ("hoodie.payload.delete.field", "hoodie.payload.del
 def simple_class_name(class_name: str) -> str:
     """``org.apache.hudi.common.model.X`` -> ``X``."""
     return class_name.strip().rsplit(".", 1)[-1]
+
+
+#: Payloads a version 8 table (Hudi 1.0) records with their own merge mode; every other
+#: payload class is recorded as CUSTOM merging through it (``PAYLOAD_STRATEGY_ID``), as
+#: ``HoodieTableConfig.inferCorrectMergingBehavior`` does.
+_V8_MODE_PAYLOADS = {
+    "DefaultHoodieRecordPayload": EVENT_TIME_ORDERING,
+    "EventTimeAvroPayload": EVENT_TIME_ORDERING,
+    "OverwriteWithLatestAvroPayload": COMMIT_TIME_ORDERING,
+}
+
+
+def v8_merge_mode_for_payload(payload_class: str) -> str:
+    """The ``hoodie.record.merge.mode`` a version 8 table records for ``payload_class``."""
+    return _V8_MODE_PAYLOADS.get(simple_class_name(payload_class), CUSTOM_MERGE)
 
 
 def v9_payload_migration(payload_class: str | None) -> PayloadMigration | None:
@@ -363,14 +379,26 @@ class TableConfig:
             if v is not None and is_table_property(k) and k not in _MANAGED_KEYS
         }
         migration = v9_payload_migration(payload_class) if version >= 9 else None
+        if version >= 9 and payload_class:
+            _refuse_unsupported_v9_payload(payload_class)
         if merge_mode is not None:
             mode = choice(EVENT_TIME_ORDERING, COMMIT_TIME_ORDERING, CUSTOM_MERGE)(merge_mode)
         elif migration is not None:
             mode = migration.merge_mode
+        elif payload_class and version == 8:
+            mode = v8_merge_mode_for_payload(payload_class)
         elif payload_class:
             mode = merge_mode_for_payload(payload_class)
         else:
             mode = EVENT_TIME_ORDERING if order else COMMIT_TIME_ORDERING
+        cdc = cdc_payload(payload_class) if version < 9 else None
+        if cdc is not None and payload_class:
+            # The Debezium payloads order by their log position: Hudi's streamer makes it
+            # the precombine field; another field is refused by the merge spec.
+            order = order or ((cdc.ordering_field,) if cdc.ordering_field else ())
+            payload_class = cdc.class_name if "." not in payload_class else payload_class
+        elif payload_class and version < 9 and "." not in payload_class:
+            payload_class = _PAYLOAD_PACKAGE + payload_class
         if mode == EVENT_TIME_ORDERING and not order:
             raise ConfigError("merge mode EVENT_TIME_ORDERING needs an ordering (precombine) field")
         payload = payload_class or payload_for_merge_mode(mode)
@@ -551,11 +579,8 @@ def _v9_creation_props(
     (``HoodieTableConfig.inferMergingConfigsForV9TableCreation``); returns the payload class
     it keeps in ``hoodie.compaction.payload.class`` (only a CUSTOM table's)."""
     props.setdefault(TABLE_FORMAT_KEY, NATIVE_FORMAT)
-    if payload_class and simple_class_name(payload_class) in UNSUPPORTED_V9_PAYLOADS:
-        raise ConfigError(
-            f"payload class {payload_class!r} is not supported by hudilite on table version 9 "
-            "(Hudi 1.1 replaces it with merges hudilite does not implement)"
-        )
+    if payload_class:
+        _refuse_unsupported_v9_payload(payload_class)
     if migration is not None:
         assert payload_class is not None
         name = payload_class if "." in payload_class else _PAYLOAD_PACKAGE + payload_class
@@ -566,3 +591,11 @@ def _v9_creation_props(
             props.setdefault(MERGE_PROPERTY_PREFIX + key, value)
         return None
     return payload_class if mode == CUSTOM_MERGE else None
+
+
+def _refuse_unsupported_v9_payload(payload_class: str) -> None:
+    if simple_class_name(payload_class) in UNSUPPORTED_V9_PAYLOADS:
+        raise ConfigError(
+            f"payload class {payload_class!r} is not supported by hudilite on table version 9 "
+            "(Hudi 1.1 replaces it with merges hudilite does not implement)"
+        )

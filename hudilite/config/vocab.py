@@ -5,6 +5,7 @@ against bare strings (``tests/unit/test_single_owner.py`` finds a second copy)."
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 from hudilite.errors import ConfigError
 
@@ -146,7 +147,61 @@ PAYLOADS: dict[str, tuple[str, bool]] = {
     "EventTimeAvroPayload": (EVENT_TIME_ORDERING, False),
     "PartialUpdateAvroPayload": (EVENT_TIME_ORDERING, True),
     "OverwriteNonDefaultsWithLatestAvroPayload": (COMMIT_TIME_ORDERING, True),
+    "PostgresDebeziumAvroPayload": (EVENT_TIME_ORDERING, False),
+    "MySqlDebeziumAvroPayload": (EVENT_TIME_ORDERING, False),
+    "AWSDmsAvroPayload": (COMMIT_TIME_ORDERING, False),
 }
+
+#: Debezium's change-type column (``DebeziumConstants.FLATTENED_OP_COL_NAME``); ``d`` deletes.
+DEBEZIUM_OP_COL = "_change_operation_type"
+#: Postgres' log sequence number column (``FLATTENED_LSN_COL_NAME``).
+DEBEZIUM_LSN_COL = "_event_lsn"
+#: MySQL's binlog position, ``"<file number>.<position>"`` (``ADDED_SEQ_COL_NAME``).
+DEBEZIUM_SEQ_COL = "_event_seq"
+
+
+@dataclass(frozen=True)
+class CdcPayload:
+    """What a CDC payload class fixes beyond its merge mode: its full class name, the column
+    it orders by (None: the table's own) and the delete column and marker it reads.
+    ``binlog_seq``: the ordering column is MySQL's ``file.pos`` text, compared as the two
+    numbers (``MySqlDebeziumAvroPayload.isCurrentSeqLatest``)."""
+
+    class_name: str
+    ordering_field: str | None
+    delete_field: str
+    delete_marker: str
+    binlog_seq: bool = False
+
+
+#: The CDC payloads (simple class name -> rules), as their Java classes apply them:
+#: the Debezium ones order by the source's log position whatever the table's precombine
+#: field and delete on ``_change_operation_type = 'd'``; DMS deletes on ``Op = 'D'``.
+CDC_PAYLOADS: dict[str, CdcPayload] = {
+    "PostgresDebeziumAvroPayload": CdcPayload(
+        "org.apache.hudi.common.model.debezium.PostgresDebeziumAvroPayload",
+        DEBEZIUM_LSN_COL,
+        DEBEZIUM_OP_COL,
+        "d",
+    ),
+    "MySqlDebeziumAvroPayload": CdcPayload(
+        "org.apache.hudi.common.model.debezium.MySqlDebeziumAvroPayload",
+        DEBEZIUM_SEQ_COL,
+        DEBEZIUM_OP_COL,
+        "d",
+        binlog_seq=True,
+    ),
+    "AWSDmsAvroPayload": CdcPayload(
+        "org.apache.hudi.common.model.AWSDmsAvroPayload", None, "Op", "D"
+    ),
+}
+
+
+def cdc_payload(payload_class: str | None) -> CdcPayload | None:
+    """The CDC rules of ``payload_class`` (any package prefix), None for other payloads."""
+    if not payload_class:
+        return None
+    return CDC_PAYLOADS.get(str(payload_class).strip().rsplit(".", 1)[-1])
 
 
 def merge_mode_for_payload(payload_class: str) -> str:

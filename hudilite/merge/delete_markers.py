@@ -18,22 +18,32 @@ from hudilite.schema import DELETE_COL, IS_DELETED_COL
 
 
 def apply_delete_markers(
-    table: pa.Table, delete_field: str = IS_DELETED_COL, marker_value: Any = True
+    table: pa.Table,
+    delete_field: str = IS_DELETED_COL,
+    marker_value: Any = True,
+    cdc: bool = False,
 ) -> pa.Table:
     """``table`` with ``_hl_delete`` set where ``delete_field`` equals ``marker_value``.
 
     An existing ``_hl_delete`` is kept (OR-ed), so a DELETE operation's flags
     survive. A missing ``delete_field`` marks nothing. A string marker is
     compared with the value's text, as Hudi's ``hoodie.payload.delete.marker``.
-    :meth:`MergeSpec.mark_deletes` applies a spec's field and marker.
+    :meth:`MergeSpec.mark_deletes` applies a spec's field and marker. ``cdc``: the CDC
+    payloads' rule (Debezium's ``isDebeziumDeleteRecord``, DMS' ``isDMSDeleteRecord``): the
+    marker is compared ignoring case, and a true ``_hoodie_is_deleted`` deletes too.
     """
     flags = delete_flags(table)
     if delete_field in table.column_names:
         column = table[delete_field]
         if isinstance(marker_value, str) and not pa.types.is_string(column.type):
             column = column.cast(pa.string())
+        if cdc and isinstance(marker_value, str):
+            column, marker_value = pc.utf8_lower(column), marker_value.lower()
         marked = pc.fill_null(pc.equal(column, pa.scalar(marker_value, column.type)), False)
         flags = pc.or_(flags, marked)
+    if cdc and delete_field != IS_DELETED_COL and IS_DELETED_COL in table.column_names:
+        is_deleted = table[IS_DELETED_COL].cast(pa.bool_())
+        flags = pc.or_(flags, pc.fill_null(is_deleted, False))
     return set_column(table, DELETE_COL, as_array(flags))
 
 

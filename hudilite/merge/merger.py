@@ -164,6 +164,7 @@ def precombine(spec: MergeSpec, incoming: pa.Table) -> pa.Table:
     n = incoming.num_rows
     if n == 0:
         return incoming
+    spec.check_records(incoming)
     if not spec.simple:
         return _precombine_fold(spec, incoming)
     keys = _keys(incoming, spec)
@@ -171,7 +172,7 @@ def precombine(spec: MergeSpec, incoming: pa.Table) -> pa.Table:
     columns: dict[str, Any] = {"k": keys, "s": seq, "i": _arange(n)}
     sort_keys = [("k", "ascending"), ("s", "ascending"), ("i", "ascending")]
     if spec.event_time:
-        order = _ordering(incoming, spec.ordering_field, required=True)
+        order = _ordering(incoming, spec.ordering_field, required=True, binlog=spec.binlog_seq)
         # "has a value" before the value: nulls sort lowest without relying on
         # null_placement (whose API moved between pyarrow versions).
         columns["v"] = pc.is_valid(order)
@@ -209,6 +210,7 @@ def merge_file_group(spec: MergeSpec, base: pa.Table | None, incoming: pa.Table)
     Columns are unified by name (Arrow's permissive promotion, e.g. int32+int64);
     a column in only one side is null in the other's rows.
     """
+    spec.check_records(incoming)
     if incoming.num_rows and pc.count_distinct(_keys(incoming, spec)).as_py() != incoming.num_rows:
         if not spec.simple and base is not None and base.num_rows:
             # Several records of a key (a merge-on-read slice's log records, one combined
@@ -343,7 +345,7 @@ def _record_at_a_time(
     duplicated key is a state of its own (every one of the key's records applies to it).
     """
     if spec.event_time and incoming.num_rows:
-        _ordering(incoming, spec.ordering_field, required=True)
+        _ordering(incoming, spec.ordering_field, required=True, binlog=spec.binlog_seq)
     has_base = base is not None and base.num_rows > 0
     parts = [base, incoming] if has_base else [incoming]
     combined = _combine([p for p in parts if p is not None])
@@ -476,7 +478,7 @@ def _fold(
     pos = _arange(n)
     deletes = _deletes(table)
     if spec.event_time:
-        order = _ordering(table, spec.ordering_field, required=True)
+        order = _ordering(table, spec.ordering_field, required=True, binlog=spec.binlog_seq)
         rank = _rank(order, spec.ordering_field)
         reset = pc.or_(first, pc.and_(deletes, pc.is_null(order)))
     else:
@@ -597,8 +599,8 @@ def _incoming_wins(
     matched = pc.is_valid(match)
     incoming_wins = matched
     if spec.event_time:
-        inc_order = _ordering(incoming, spec.ordering_field, required=True)
-        base_order = _ordering(base, spec.ordering_field, required=False)
+        inc_order = _ordering(incoming, spec.ordering_field, required=True, binlog=spec.binlog_seq)
+        base_order = _ordering(base, spec.ordering_field, required=False, binlog=spec.binlog_seq)
         winner_order = inc_order.take(match)
         natural = pc.and_(inc_delete, pc.is_null(inc_order)).take(match)
         base_greater = _greater_nulls_lowest(base_order, winner_order)
@@ -731,13 +733,48 @@ def _seq(table: pa.Table) -> pa.Array:
     return _as_array(pc.fill_null(_as_array(table[SEQ_COL]).cast(pa.int64()), -1))
 
 
-def _ordering(table: pa.Table, field: str | None, required: bool) -> pa.Array:
+def _ordering(table: pa.Table, field: str | None, required: bool, binlog: bool = False) -> pa.Array:
     if field is not None and field in table.column_names:
-        return _as_array(table[field])
+        values = _as_array(table[field])
+        return _binlog_order(values, field) if binlog else values
     if required:
         raise SchemaError(f"ordering field {field!r} is not in the records")
     # A base file written before the ordering field existed: every stored value is null.
     return pa.nulls(table.num_rows)
+
+
+def _binlog_order(values: pa.Array, name: str) -> pa.Array:
+    """MySQL ``"<file>.<pos>"`` positions as texts that sort like the pair of numbers.
+
+    ``MySqlDebeziumAvroPayload.isCurrentSeqLatest`` compares the file numbers, then the
+    positions, as longs ("001.000010" < "2.5"); both become 20-digit zero-padded numbers
+    here, so the text order is that order. A null stays null (lowest); text that is not
+    two non-negative numbers is refused, naming the value.
+    """
+    text = values.cast(pa.string())
+    parts = pc.split_pattern(text, ".", max_splits=1)
+    ok = pc.fill_null(pc.equal(pc.list_value_length(parts), 2), True)
+    try:
+        if not pc.all(ok).as_py():
+            raise ValueError
+        file_no = pc.list_element(parts, 0).cast(pa.uint64())
+        pos = pc.list_element(parts, 1).cast(pa.uint64())
+    except (ValueError, pa.ArrowInvalid):
+        bad = [v for v in text.to_pylist() if v is not None and not _is_binlog_seq(v)]
+        raise SchemaError(
+            f"ordering field {name!r} holds {bad[0]!r}, not a MySQL binlog position "
+            "'<file number>.<position>'"
+        ) from None
+
+    def padded(arr: pa.Array) -> pa.Array:
+        return pc.utf8_lpad(arr.cast(pa.string()), 20, "0")
+
+    return _as_array(pc.binary_join_element_wise(padded(file_no), padded(pos), "."))
+
+
+def _is_binlog_seq(text: str) -> bool:
+    head, dot, tail = text.partition(".")
+    return bool(dot) and head.isdigit() and tail.isdigit()
 
 
 def _rank(values: pa.Array, name: str | None) -> pa.Array:

@@ -37,7 +37,20 @@ Configuration (:meth:`MergeSpec.from_config`; write options win over the table's
   ``EventTimeAvroPayload``                    EVENT_TIME_ORDERING     no
   ``PartialUpdateAvroPayload``                EVENT_TIME_ORDERING     yes
   ``OverwriteNonDefaultsWithLatestAvroPayload`` COMMIT_TIME_ORDERING  yes
+  ``PostgresDebeziumAvroPayload``             EVENT_TIME_ORDERING     no
+  ``MySqlDebeziumAvroPayload``                EVENT_TIME_ORDERING     no
+  ``AWSDmsAvroPayload``                       COMMIT_TIME_ORDERING    no
   ==========================================  ======================  ==============
+
+  The CDC payloads (:data:`~hudilite.config.vocab.CDC_PAYLOADS`) also fix their ordering
+  column and delete marker, as their Java classes hard-code them: Postgres orders by
+  ``_event_lsn``, MySQL by ``_event_seq`` (``"<binlog file>.<position>"``, compared as two
+  numbers: :attr:`MergeSpec.binlog_seq`), and both delete on ``_change_operation_type =
+  'd'``; DMS deletes on ``Op = 'D'`` and, as Hudi 1.1 maps it, orders by commit time. A
+  table ordering field other than the payload's is refused (Hudi would pre-combine by one
+  and merge by the other). Postgres' TOAST placeholder ``__debezium_unavailable_value``
+  (which Hudi replaces by the stored value) is not merged: a record holding it is refused
+  (:meth:`MergeSpec.check_records`);
 
   (the same mapping as Hudi 1.1's payload deprecation, RFC-97); other payloads are
   refused rather than approximated, except ``EmptyHoodieRecordPayload`` as a write
@@ -64,10 +77,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+import pyarrow as pa
+import pyarrow.compute as pc
+
 from hudilite import config as _cfg
 from hudilite.config import (
     CHANGELOG_ENABLED,
     COMMIT_TIME_ORDERING,
+    CUSTOM_MERGE,
     DELETE_FIELD,
     DELETE_MARKER,
     EVENT_TIME_ORDERING,
@@ -80,6 +97,7 @@ from hudilite.config import (
 from hudilite.config.sequence_groups import SequenceGroup as SequenceGroup  # re-exported
 from hudilite.config.sequence_groups import format_sequence_groups as format_sequence_groups
 from hudilite.config.sequence_groups import parse_sequence_groups as parse_sequence_groups
+from hudilite.config.vocab import CdcPayload, cdc_payload
 from hudilite.errors import ConfigError
 from hudilite.keygen import KeyGenSpec
 from hudilite.merge.delete_markers import apply_delete_markers
@@ -87,8 +105,6 @@ from hudilite.schema import IS_DELETED_COL
 from hudilite.virtual_keys import virtual_key_spec
 
 if TYPE_CHECKING:
-    import pyarrow as pa
-
     from hudilite.config import Options, TableConfig
 
 MODES = (COMMIT_TIME_ORDERING, EVENT_TIME_ORDERING)
@@ -153,6 +169,10 @@ class MergeSpec:
     ordering field is configured. ``sequence_groups``: see
     :func:`parse_sequence_groups` for the option text. ``delete_marker`` None
     means "the delete field is true"; a string is compared with the field's text.
+    ``binlog_seq``: the ordering values are MySQL ``"file.pos"`` texts, compared as the
+    pair of numbers. ``toast_check``: records holding Debezium's TOAST placeholder are
+    refused (:meth:`check_records`). ``cdc_deletes``: the delete marker is compared
+    ignoring case and ``_hoodie_is_deleted`` deletes too (the CDC payloads' rule).
     """
 
     mode: str = COMMIT_TIME_ORDERING
@@ -163,6 +183,9 @@ class MergeSpec:
     delete_marker: str | None = None
     changelog: bool = False
     virtual_keys: KeyGenSpec | None = None
+    binlog_seq: bool = False
+    toast_check: bool = False
+    cdc_deletes: bool = False
 
     def __post_init__(self) -> None:
         mode = str(self.mode).strip().upper()
@@ -215,6 +238,26 @@ class MergeSpec:
         """Every column that belongs to a sequence group (ordering fields included)."""
         return frozenset(c for g in self.sequence_groups for c in g.all_columns)
 
+    def check_records(self, table: pa.Table) -> None:
+        """Refuse incoming records this spec cannot merge as Hudi would.
+
+        With ``toast_check`` (``PostgresDebeziumAvroPayload``): a text column holding
+        Debezium's unchanged-TOAST placeholder, which Hudi replaces by the stored value
+        (``mergeToastedValuesIfPresent``); hudilite does not, so it writes nothing.
+        """
+        if not self.toast_check:
+            return
+        for name in table.column_names:
+            column = table[name]
+            if not (pa.types.is_string(column.type) or pa.types.is_large_string(column.type)):
+                continue
+            if pc.any(pc.match_substring(column, DEBEZIUM_UNAVAILABLE_VALUE)).as_py():
+                raise ConfigError(
+                    f"column {name!r} holds Debezium's TOAST placeholder "
+                    f"{DEBEZIUM_UNAVAILABLE_VALUE!r}: hudilite does not merge unchanged TOAST "
+                    "values (send the full row)"
+                )
+
     def mark_deletes(self, table: pa.Table) -> pa.Table:
         """``table`` with ``_hl_delete`` set where the delete field holds the marker.
 
@@ -222,7 +265,7 @@ class MergeSpec:
         :func:`hudilite.merge.apply_delete_markers`.
         """
         marker: Any = True if self.delete_marker is None else self.delete_marker
-        return apply_delete_markers(table, self.delete_field, marker)
+        return apply_delete_markers(table, self.delete_field, marker, cdc=self.cdc_deletes)
 
     @classmethod
     def from_config(cls, config: TableConfig, options: Options | None = None) -> MergeSpec:
@@ -263,6 +306,8 @@ class MergeSpec:
             mode = config.merge_mode or (
                 EVENT_TIME_ORDERING if ordering_field else COMMIT_TIME_ORDERING
             )
+        if mode == CUSTOM_MERGE and payload is not None:
+            mode = payload[0]  # CUSTOM through a payload hudilite merges like (Hudi 1.0)
         if mode not in MODES:
             raise ConfigError(
                 f"merge mode {mode!r} (payload {config.payload_class!r}) is not supported"
@@ -281,16 +326,47 @@ class MergeSpec:
         groups = parse_sequence_groups(groups_text) if groups_text else ()
 
         changelog_text = _lookup(CHANGELOG_ENABLED, options, config)
+        cdc = cdc_payload(option_payload or config.payload_class)
+        cdc_deletes = False
+        delete_field = _lookup(DELETE_FIELD, options, config)
+        delete_marker = _lookup(DELETE_MARKER, options, config)
+        if cdc is not None:
+            ordering_field = _cdc_ordering(cdc, ordering_field, mode)
+            if delete_field is None:
+                delete_field, delete_marker = cdc.delete_field, cdc.delete_marker
+                cdc_deletes = True
         return cls(
             mode,
             ordering_field,
             partial_update=partial,
             sequence_groups=groups,
-            delete_field=_lookup(DELETE_FIELD, options, config) or IS_DELETED_COL,
-            delete_marker=_lookup(DELETE_MARKER, options, config),
+            delete_field=delete_field or IS_DELETED_COL,
+            delete_marker=delete_marker,
             changelog=_parse(CHANGELOG_ENABLED, changelog_text) if changelog_text else False,
             virtual_keys=virtual_key_spec(config, options),
+            binlog_seq=cdc is not None and cdc.binlog_seq and mode == EVENT_TIME_ORDERING,
+            toast_check=cdc is not None and cdc.class_name.endswith("PostgresDebeziumAvroPayload"),
+            cdc_deletes=cdc_deletes,
         )
+
+
+#: Debezium's placeholder for an unchanged TOAST column (``DebeziumConstants``).
+DEBEZIUM_UNAVAILABLE_VALUE = "__debezium_unavailable_value"
+
+
+def _cdc_ordering(cdc: CdcPayload, table_field: str | None, mode: str) -> str | None:
+    """The ordering field of a CDC payload's merge: the payload's own column. A different
+    table ordering field is refused: Hudi would pre-combine a batch by it and merge with the
+    stored row by the payload's column."""
+    if cdc.ordering_field is None or mode != EVENT_TIME_ORDERING:
+        return table_field
+    if table_field is not None and table_field != cdc.ordering_field:
+        name = cdc.class_name.rsplit(".", 1)[-1]
+        raise ConfigError(
+            f"payload {name} orders by {cdc.ordering_field!r}, but the ordering "
+            f"(precombine) field is {table_field!r}"
+        )
+    return cdc.ordering_field
 
 
 def _known(payload_class: str) -> bool:

@@ -48,7 +48,13 @@ from hudilite.partition_segments import (
     slash_message,
     splits_ambiguously,
 )
-from hudilite.schema import DELETE_COL, PARTITION_PATH_COL, RECORD_KEY_COL, SEQ_COL
+from hudilite.schema import (
+    DELETE_COL,
+    IS_DELETED_COL,
+    PARTITION_PATH_COL,
+    RECORD_KEY_COL,
+    SEQ_COL,
+)
 from hudilite.spark.convert import arrow_schema, spark_schema
 from hudilite.write.keying import SEQ_PARTITION_SHIFT, KeyingSpec, key_batch, keyed_schema
 
@@ -180,13 +186,24 @@ def keyed_frame(df: DataFrame, spec: KeyingSpec, *, native: bool = True) -> Data
             deleted = F.lit(True)
         elif spec.delete_field in df.columns:
             marker = F.col(f"`{spec.delete_field}`")
-            deleted = (
-                F.coalesce(marker.cast("boolean"), F.lit(False))
-                if spec.delete_marker is None
-                else F.coalesce(marker.cast("string") == F.lit(spec.delete_marker), F.lit(False))
-            )
+            if spec.delete_marker is None:
+                deleted = F.coalesce(marker.cast("boolean"), F.lit(False))
+            elif spec.cdc_deletes:  # Debezium/DMS: the marker ignores case
+                text = F.lower(marker.cast("string"))
+                deleted = F.coalesce(text == F.lit(spec.delete_marker.lower()), F.lit(False))
+            else:
+                deleted = F.coalesce(
+                    marker.cast("string") == F.lit(spec.delete_marker), F.lit(False)
+                )
         else:
             deleted = F.lit(False)
+        if (
+            spec.cdc_deletes
+            and spec.delete_field != IS_DELETED_COL
+            and IS_DELETED_COL in df.columns
+        ):
+            is_deleted = F.coalesce(F.col(f"`{IS_DELETED_COL}`").cast("boolean"), F.lit(False))
+            deleted = deleted | is_deleted
         return df.select(
             *[F.col(f"`{c}`") for c in df.columns],
             key.alias(RECORD_KEY_COL),

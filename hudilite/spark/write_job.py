@@ -18,7 +18,7 @@ from typing import Any
 
 import pyarrow as pa
 from pyspark import TaskContext
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
 from hudilite import config as cfg
@@ -212,11 +212,13 @@ def run_write(
         deletes = True
         opts = opts.with_overrides({cfg.PAYLOAD_CLASS.name: None})
     df = _input_frame(state, data, "delete" if deletes else operation, opts)
+    delete_field, delete_marker, cdc_deletes = _delete_marker(state, opts)
     keyspec = KeyingSpec(
         keygen=state.keygen(opts),
         delete_all=deletes,
-        delete_field=opts.get(cfg.DELETE_FIELD) or IS_DELETED_COL,
-        delete_marker=opts.get(cfg.DELETE_MARKER),
+        delete_field=delete_field,
+        delete_marker=delete_marker,
+        cdc_deletes=cdc_deletes,
     )
     local_rows = _local_max_rows(operation, opts)
     cached: list[DataFrame] = []
@@ -277,6 +279,29 @@ def run_write(
     finally:
         for frame in cached:
             frame.unpersist()
+
+
+def _drop_unknown_deletes(tagged: DataFrame) -> DataFrame:
+    """``tagged`` without the deletes of keys the table does not hold, except those of a
+    key another record of the batch inserts: the file group's merge then decides between
+    them (a newer delete leaves nothing), as the driver-side write does."""
+    live = F.max(F.when(~F.col(DELETE_COL), F.lit(1))).over(Window.partitionBy(RECORD_KEY_COL))
+    flagged = tagged.withColumn("_hl_live_key", live.isNotNull())
+    keep = F.col(FILE_ID_COL).isNotNull() | ~F.col(DELETE_COL) | F.col("_hl_live_key")
+    return flagged.filter(keep).drop("_hl_live_key")
+
+
+def _delete_marker(state: TableState, opts: Any) -> tuple[str, str | None, bool]:
+    """The delete field and marker of a write: the options', else the merge spec's (a CDC
+    payload's ``_change_operation_type``/``d`` or ``Op``/``D``)."""
+    if opts.get(cfg.DELETE_FIELD):
+        return opts.get(cfg.DELETE_FIELD), opts.get(cfg.DELETE_MARKER), False
+    try:
+        spec = state.merge_spec(opts)
+    except ConfigError:
+        # A payload the merge refuses fails where the merge runs; inserts never merge.
+        return IS_DELETED_COL, opts.get(cfg.DELETE_MARKER), False
+    return spec.delete_field, spec.delete_marker, spec.cdc_deletes
 
 
 def _local_max_rows(operation: str, opts: cfg.Options) -> int:
@@ -604,9 +629,10 @@ def _index_and_write(
         else:
             tagged = keyed.withColumn(FILE_ID_COL, F.lit(None).cast("string"))
         # Deletes of keys the table does not hold have nothing to do.
-        tagged = tagged.filter(F.col(FILE_ID_COL).isNotNull() | ~F.col(DELETE_COL))
         if operation == "delete":
             tagged = tagged.filter(F.col(FILE_ID_COL).isNotNull())
+        else:
+            tagged = _drop_unknown_deletes(tagged)
         timer.mark("index")
         overwrite = operation.startswith("insert_overwrite")
         settings = PackingSettings(

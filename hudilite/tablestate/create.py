@@ -117,7 +117,6 @@ def new_table_config(
     data_schema = to_storage_schema(schema)
     _check_fields(data_schema, keys, partition_by, ordering_field)
     avro = arrow_to_avro_schema(data_schema, f"{name}_record", f"hoodie.{name}")
-    v9 = int(table_version) >= 9
     return cfg.TableConfig.new(
         name=name,
         table_type=kind,
@@ -132,11 +131,11 @@ def new_table_config(
         url_encode=bool(opts.get(cfg.URL_ENCODE)),
         create_schema=json.dumps(avro, separators=(",", ":")),
         database=database,
-        # Version 9 records the merge the options ask for (a payload class becomes a
-        # merge mode, partial update mode and legacy payload class, as in Hudi 1.1);
-        # older versions take a payload option as a write default.
-        merge_mode=opts.get(cfg.MERGE_MODE) if v9 else None,
-        payload_class=opts.get(cfg.PAYLOAD_CLASS) if v9 else None,
+        # The merge the options ask for, recorded as each version's Hudi records it
+        # (version 9: a payload class becomes a merge mode, partial update mode and
+        # legacy payload class; 6 and 8 keep the payload class).
+        merge_mode=opts.get(cfg.MERGE_MODE),
+        payload_class=opts.get(cfg.PAYLOAD_CLASS),
         extra=raw_opts,
     )
 

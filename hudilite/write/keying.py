@@ -14,6 +14,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from hudilite.keygen import KeyGenSpec, partition_paths, record_keys
+from hudilite.merge.delete_markers import apply_delete_markers, as_array
 from hudilite.schema import (
     DELETE_COL,
     IS_DELETED_COL,
@@ -37,6 +38,8 @@ class KeyingSpec:
     delete_marker: str | None = (
         None  # value of ``delete_field`` meaning deleted (None: boolean true)
     )
+    # A CDC payload's rule: the marker ignores case and ``_hoodie_is_deleted`` deletes too.
+    cdc_deletes: bool = False
 
 
 def keyed_schema(schema: pa.Schema) -> pa.Schema:
@@ -54,6 +57,10 @@ def delete_flags(spec: KeyingSpec, batch: pa.RecordBatch | pa.Table) -> pa.Array
     n = batch.num_rows
     if spec.delete_all:
         return pa.array([True] * n, pa.bool_())
+    if spec.cdc_deletes:
+        table = pa.Table.from_batches([batch]) if isinstance(batch, pa.RecordBatch) else batch
+        marked = apply_delete_markers(table, spec.delete_field, spec.delete_marker, cdc=True)
+        return as_array(marked[DELETE_COL])
     if spec.delete_field not in batch.schema.names:
         return pa.array([False] * n, pa.bool_())
     column = batch.column(batch.schema.get_field_index(spec.delete_field))

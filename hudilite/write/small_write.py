@@ -358,8 +358,12 @@ def index_and_write(
         tagged = keyed.append_column(FILE_ID_COL, pa.nulls(keyed.num_rows, pa.string()))
     # Deletes of keys the table does not hold have nothing to do (Kleene logic: a null
     # delete flag is not kept, as in the Spark filter).
+    # A delete that follows an insert of the same new key in this batch is kept: the
+    # batch's merge decides which of them wins (a newer delete leaves nothing).
     located = pc.is_valid(tagged[FILE_ID_COL])
-    tagged = tagged.filter(pc.or_kleene(located, pc.invert(tagged[DELETE_COL])))
+    live = pc.invert(tagged[DELETE_COL])
+    shadows = pc.is_in(tagged[RECORD_KEY_COL], value_set=tagged.filter(live)[RECORD_KEY_COL])
+    tagged = tagged.filter(pc.or_kleene(pc.or_kleene(located, live), shadows))
     if operation == "delete":
         tagged = tagged.filter(pc.is_valid(tagged[FILE_ID_COL]))
     else:

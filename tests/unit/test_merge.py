@@ -119,18 +119,18 @@ def test_spec_from_options_overrides_and_refusals() -> None:
     assert MergeSpec.from_config(v8, payload).mode == COMMIT_TIME_ORDERING
     assert MergeSpec.from_config(v8, Options({"preCombineField": "ts2"})).ordering_field == "ts2"
     # Payloads without a hudilite equivalent are refused rather than approximated.
-    with pytest.raises(ConfigError, match="AWSDmsAvroPayload"):
+    with pytest.raises(ConfigError, match="FirstValueAvroPayload"):
         MergeSpec.from_config(
-            v8, Options({"payloadClass": "org.apache.hudi.common.model.AWSDmsAvroPayload"})
+            v8, Options({"payloadClass": "org.apache.hudi.common.model.FirstValueAvroPayload"})
         )
-    dms = TableConfig.new(
+    first_value = TableConfig.new(
         "t",
         record_key_fields=("id",),
         ordering_fields=("ts",),
-        payload_class="org.apache.hudi.common.model.AWSDmsAvroPayload",
+        payload_class="org.apache.hudi.common.model.FirstValueAvroPayload",
     )
     with pytest.raises(ConfigError, match="not supported"):
-        MergeSpec.from_config(dms)
+        MergeSpec.from_config(first_value)
     with pytest.raises(ConfigError, match="several ordering fields"):
         MergeSpec.from_config(v8, Options({"preCombineField": "a,b"}))
     custom = TableConfig.new(
