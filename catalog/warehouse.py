@@ -60,7 +60,7 @@ from datetime import UTC, datetime
 from hudilite.config import TableConfig
 from hudilite.errors import HudiliteError, TableExistsError, TableNotFoundError
 from hudilite.storage.fs import FileSystemGateway, join
-from hudilite.table.state import PROPERTIES_FILE, load_config
+from hudilite.tablestate.state import PROPERTIES_FILE, load_config
 
 from .entries import DatabaseEntry, TableEntry, ViewEntry
 from .purge import purge_table_files

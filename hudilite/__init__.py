@@ -15,6 +15,7 @@ Quick start::
 
 from __future__ import annotations
 
+import os as _os
 from typing import TYPE_CHECKING, Any
 
 from hudilite.errors import (
@@ -65,6 +66,19 @@ if TYPE_CHECKING:
     )
 
 __version__ = "0.1.0"
+
+# The SQL layers live in their own folders beside this one (sqlext/, catalog/, procedures/),
+# mapped into the package by pyproject's package-dir; the strict editable install
+# (``make install``) lays them out in a link tree that type checkers follow. A source
+# checkout run from its root (``python -m pytest``, ``python -m hudilite.config.reference``)
+# imports this folder ahead of that tree, so the mapped folders are looked up beside it,
+# and new modules load without a reinstall. A wheel or the link tree (no pyproject.toml in
+# the folder above) is left as it is.
+_checkout = _os.path.dirname(_os.path.dirname(_os.path.abspath(__file__)))
+if _os.path.isfile(_os.path.join(_checkout, "pyproject.toml")) and _os.path.isfile(
+    _os.path.join(_checkout, "sqlext", "__init__.py")
+):
+    __path__.append(_checkout)
 
 __all__ = [
     "ArchiveResult",

@@ -11,8 +11,9 @@ does the same wherever it takes keys from stored records:
   stores its keys (then a stored row without a key stays an error: the file is damaged);
 * :func:`stored_record_keys` is ``_hoodie_record_key`` where a row has one and the key of its
   fields where not, so rows Hudi wrote and rows hudilite keyed mix in one file;
-* :func:`read_stored_keys` reads a base file's keys for an index lookup. A stored row's
-  partition path is its file's partition, whatever its meta column says.
+* :func:`hudilite.storage.parquet_io.read_stored_keys` reads a base file's keys for an index
+  lookup (the file reading sits in storage, above this module). A stored row's partition
+  path is its file's partition, whatever its meta column says.
 
 hudilite's own writes still fill the meta columns of the records they write (the merge
 keeps the stored rows as they are). A file whose rows do not all carry a key gets neither a
@@ -30,11 +31,9 @@ import pyarrow.compute as pc
 from hudilite import config as cfg
 from hudilite.keygen import COMPLEX, NON_PARTITION, KeyGenSpec, record_keys
 from hudilite.schema import PARTITION_PATH_COL, RECORD_KEY_COL
-from hudilite.storage.parquet_io import read_base_file, read_schema
 
 if TYPE_CHECKING:
     from hudilite.config import Options, TableConfig
-    from hudilite.storage.fs import FileSystemGateway
 
 Batch: TypeAlias = pa.RecordBatch | pa.Table
 
@@ -123,15 +122,6 @@ def key_columns(virtual: KeyGenSpec | None) -> list[str]:
     return names
 
 
-def read_stored_keys(gw: FileSystemGateway, rel_path: str, virtual: KeyGenSpec | None) -> pa.Array:
-    """The record keys of a base file's rows (:func:`stored_record_keys` of the file)."""
-    columns = key_columns(virtual)
-    if virtual is not None:
-        present = set(read_schema(gw, rel_path).names)
-        columns = [c for c in columns if c in present]
-    return stored_record_keys(read_base_file(gw, rel_path, columns=columns), virtual)
-
-
 def file_partition(rel_path: str) -> str:
     """The partition path of a table-relative data file (``""`` at the table's root)."""
     return rel_path.rsplit("/", 1)[0] if "/" in rel_path else ""
@@ -141,7 +131,6 @@ __all__ = [
     "file_partition",
     "key_columns",
     "missing_keys",
-    "read_stored_keys",
     "record_key_spec",
     "stored_record_keys",
     "virtual_key_spec",

@@ -45,7 +45,7 @@ from hudilite.services.clean import (
     pending_cleans,
     schedule_clean,
 )
-from hudilite.table.state import TableState
+from hudilite.tablestate.state import TableState
 from hudilite.timeline.instant import CLEAN, Instant, State
 from hudilite.timeline.metadata import read_avro_record
 

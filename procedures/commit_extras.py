@@ -18,7 +18,7 @@ from typing import Any
 
 from hudilite.errors import HudiliteError
 from hudilite.table.api import Table
-from hudilite.table.state import TableState
+from hudilite.tablestate.state import TableState
 
 from .commits import _completed_commit
 from .registry import Output, Param, ProcedureContext, ProcedureError, procedure

@@ -26,7 +26,7 @@ from pyspark.errors import AnalysisException
 from hudilite.errors import HudiliteError
 from hudilite.services.archive import archived_commits, archived_timeline
 from hudilite.services.archive_formats import ArchivedInstant, comparable_action
-from hudilite.table.state import TableState
+from hudilite.tablestate.state import TableState
 from hudilite.timeline.instant import (
     COMMIT,
     DELTA_COMMIT,

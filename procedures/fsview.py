@@ -31,7 +31,7 @@ from typing import Any
 from hudilite.filegroup.slices import FileSlice, LogFile
 from hudilite.filegroup.view import FileSystemView
 from hudilite.storage.fs import FileSystemGateway
-from hudilite.table.state import TableState
+from hudilite.tablestate.state import TableState
 from hudilite.timeline.instant import COMPACTION, LOG_COMPACTION, Instant, State
 from hudilite.timeline.metadata import CommitMetadata
 from hudilite.timeline.timeline import Timeline

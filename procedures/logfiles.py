@@ -30,7 +30,7 @@ from hudilite.schema import RECORD_KEY_COL
 from hudilite.storage.fs import FileSystemGateway
 from hudilite.storage.layout import LogFileName
 from hudilite.storage.log_format import BlockType, HeaderKey, LogBlock, block_records, read_log_file
-from hudilite.table.state import TableState
+from hudilite.tablestate.state import TableState
 
 from .fsview import glob_regex
 from .registry import Output, Param, ProcedureArgumentError, ProcedureContext, procedure

@@ -33,9 +33,9 @@ from hudilite.errors import (
     TableExistsError,
     TableNotFoundError,
 )
+from hudilite.services.schema_evolution import SAFE_PROMOTIONS, change_column_type
 from hudilite.spark.convert import spark_schema
 from hudilite.table.api import Table
-from hudilite.table.schema_evolution import SAFE_PROMOTIONS, change_column_type
 
 from . import ddl_show
 from .context import Handler, Outcome, SqlContext, write_outcome

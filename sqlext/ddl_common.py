@@ -48,7 +48,7 @@ from .spark_types import column_sql, parse_type, quote_identifier, sql_string, t
 from .statements import Column, SqlError
 
 if TYPE_CHECKING:
-    from hudilite.table.state import TableState
+    from hudilite.tablestate.state import TableState
 
 __all__ = [
     "COLUMNS_KEY",

@@ -47,7 +47,7 @@ from hudilite.schema import to_storage_schema
 from hudilite.spark.convert import spark_schema
 from hudilite.storage.fs import FileSystemGateway
 from hudilite.table.api import Table
-from hudilite.table.state import PROPERTIES_FILE, TableState
+from hudilite.tablestate.state import PROPERTIES_FILE, TableState
 
 from .context import Outcome, SqlContext, write_outcome
 from .ddl_common import (

@@ -42,7 +42,7 @@ from hudilite.errors import HudiliteError
 from hudilite.procedures.commits import transition_time
 from hudilite.spark.convert import spark_schema
 from hudilite.storage.fs import FileSystemGateway
-from hudilite.table.state import TableState
+from hudilite.tablestate.state import TableState
 
 from .context import Handler, Outcome, SqlContext
 from .ddl_common import (

@@ -83,7 +83,7 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
     from hudilite.table.api import Operation
-    from hudilite.table.state import TableState
+    from hudilite.tablestate.state import TableState
 
 
 __all__ = ["HANDLERS", "INSERT_OPERATION_KEY"]

@@ -23,9 +23,9 @@ import weakref
 from typing import TYPE_CHECKING
 
 from hudilite.errors import HudiliteError, TableNotFoundError
-from hudilite.table import properties_file
 from hudilite.table.api import Table
-from hudilite.table.state import load_config
+from hudilite.tablestate import properties_file
+from hudilite.tablestate.state import load_config
 
 from . import spark_errors
 from .context import Handler, Outcome, SqlContext

@@ -15,7 +15,7 @@ from hudilite.read.planner import plan_snapshot
 from hudilite.schema import arrow_to_avro_schema, to_storage_schema
 from hudilite.storage.fs import FileSystemGateway
 from hudilite.storage.layout import write_partition_metadata
-from hudilite.table.state import PROPERTIES_FILE, TableState
+from hudilite.tablestate.state import PROPERTIES_FILE, TableState
 from hudilite.timeline.instant import COMMIT
 from hudilite.timeline.metadata import CommitMetadata, WriteStat
 from hudilite.write.file_group_writer import (

@@ -38,7 +38,7 @@ from hudilite.procedures import procedure_names
 from hudilite.sqlext.dialect import sql_keywords
 from hudilite.sqlext.statements import split_script_positions
 from hudilite.storage.fs import FileSystemGateway
-from hudilite.table.state import TableState
+from hudilite.tablestate.state import TableState
 
 if TYPE_CHECKING:
     from hudilite.sqlext.session import Session

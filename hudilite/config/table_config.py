@@ -78,7 +78,7 @@ _MANAGED_KEYS = (
 )
 #: Never written with a value: listing metadata partitions without maintaining the metadata
 #: table makes Java and hudi-rs readers trust a stale file index and miss our files (a config
-#: drops them; hoodie.properties rewrites blank them, see hudilite.table.properties_file).
+#: drops them; hoodie.properties rewrites blank them, see hudilite.tablestate.properties_file).
 METADATA_PARTITION_KEYS = (
     "hoodie.table.metadata.partitions",
     "hoodie.table.metadata.partitions.inflight",

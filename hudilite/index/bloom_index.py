@@ -28,11 +28,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from hudilite import config as cfg
-from hudilite.index.bloom_filter import BloomConfig
 from hudilite.keygen import KeyGenSpec
+from hudilite.storage.bloom_filter import BloomConfig
 from hudilite.storage.fs import FileSystemGateway
-from hudilite.storage.parquet_io import read_bloom_filter
-from hudilite.virtual_keys import read_stored_keys
+from hudilite.storage.parquet_io import read_bloom_filter, read_stored_keys
 
 
 def bloom_config(opts: cfg.Options) -> BloomConfig:

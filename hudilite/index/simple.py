@@ -26,7 +26,7 @@ from hudilite.merge import MergeSpec
 from hudilite.read.file_group_reader import read_file_slice
 from hudilite.schema import FILE_ID_COL, PARTITION_PATH_COL, RECORD_KEY_COL
 from hudilite.storage.fs import FileSystemGateway
-from hudilite.table.state import TableState
+from hudilite.tablestate.state import TableState
 from hudilite.virtual_keys import stored_record_keys
 
 #: Where a record key lives: what an index reads from base files (and log-only groups).

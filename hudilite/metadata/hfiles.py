@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from hudilite.index.bloom_filter import BloomConfig
 from hudilite.metadata import records as rec
+from hudilite.storage.bloom_filter import BloomConfig
 from hudilite.storage.hfile import (
     BLOOM_FILTER_META_BLOCK,
     BLOOM_FILTER_TYPE_CODE,

@@ -40,7 +40,7 @@ from hudilite.metadata import records as rec
 from hudilite.metadata import table as mt
 from hudilite.storage.fs import FileSystemGateway, join
 from hudilite.storage.layout import LogFileName, parse_data_file_name
-from hudilite.table import properties_file
+from hudilite.tablestate import properties_file
 from hudilite.timeline import timeline as tl
 from hudilite.timeline.instant import (
     CLEAN,

@@ -50,7 +50,7 @@ from hudilite.storage.log_format import (
     read_log_file,
     write_log_file,
 )
-from hudilite.table import properties_file
+from hudilite.tablestate import properties_file
 from hudilite.timeline.instant import DELTA_COMMIT, Instant, State
 from hudilite.timeline.instant_time import now_instant
 from hudilite.timeline.metadata import CommitMetadata, WriteStat

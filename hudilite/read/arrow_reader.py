@@ -22,7 +22,7 @@ from hudilite.read.file_group_reader import read_file_slice
 from hudilite.read.planner import ScanPlan
 from hudilite.schema import COMMIT_TIME_COL
 from hudilite.storage.fs import FileSystemGateway
-from hudilite.table.state import TableState
+from hudilite.tablestate.state import TableState
 
 
 def read_plan_arrow(

@@ -1,6 +1,8 @@
-"""Table services: compaction, cleaning, savepoints, restore and rollback of completed instants.
+"""Table services: compaction, cleaning, savepoints, restore and rollback of completed instants,
+and the ALTER-style changes (``properties``: SET/UNSET TBLPROPERTIES and RENAME under the
+table lock; ``schema_evolution``: ADD COLUMNS and type widening, as a commit).
 
-Every entry point takes a :class:`hudilite.table.state.TableState` (reloaded inside where a
+Every entry point takes a :class:`hudilite.tablestate.state.TableState` (reloaded inside where a
 fresh timeline matters) plus options (a mapping of Hudi option keys, or ``Options``;
 table properties and write defaults apply underneath) and returns a result dataclass with
 metrics. No pyspark here: ``hudilite.spark.services_job`` runs compaction operations as

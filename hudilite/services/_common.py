@@ -34,14 +34,14 @@ from hudilite.errors import (
 )
 from hudilite.failpoints import FAIL_POINT_KEY as FAIL_POINT_KEY  # re-export
 from hudilite.filegroup.slices import BaseFile, CommittedRange, FileSlice, LogFile, join_path
-from hudilite.index.bloom_filter import BloomConfig
 from hudilite.index.bloom_index import bloom_config
 from hudilite.merge import MergeSpec
 from hudilite.read.file_group_reader import read_file_slice
 from hudilite.schema import arrow_to_avro_schema
+from hudilite.storage.bloom_filter import BloomConfig
 from hudilite.storage.fs import FileSystemGateway
 from hudilite.storage.layout import BaseFileName, LogFileName
-from hudilite.table.state import TableState
+from hudilite.tablestate.state import TableState
 from hudilite.timeline.heartbeat import Heartbeat, is_expired
 from hudilite.timeline.instant import Instant
 from hudilite.timeline.metadata import WriteStat

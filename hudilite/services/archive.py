@@ -47,7 +47,7 @@ from hudilite.services.compaction import COMPACT_DELTA_COMMITS, COMPACT_TRIGGER_
 from hudilite.services.savepoint import savepoint_times
 from hudilite.storage.fs import FileSystemGateway, join
 from hudilite.storage.log_format import write_log_file
-from hudilite.table.state import TableState
+from hudilite.tablestate.state import TableState
 from hudilite.timeline.instant import (
     CLEAN,
     CLUSTERING,

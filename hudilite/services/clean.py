@@ -45,7 +45,7 @@ from hudilite.filegroup.slices import FileGroup, FileSlice, join_path
 from hudilite.services._common import OptionsLike, pending_plan_groups, resolve_options
 from hudilite.services.savepoint import list_savepoints
 from hudilite.storage.fs import FileSystemGateway
-from hudilite.table.state import TableState
+from hudilite.tablestate.state import TableState
 from hudilite.timeline.instant import (
     CLEAN,
     CLUSTERING,

@@ -79,7 +79,7 @@ from hudilite.services.rollback_completed import RollbackInstantResult, perform_
 from hudilite.services.table_service import TableService, execute_plan
 from hudilite.storage.layout import BaseFileName, new_file_id
 from hudilite.storage.parquet_io import write_base_file
-from hudilite.table.state import TableState
+from hudilite.tablestate.state import TableState
 from hudilite.timeline.instant import Instant, State
 from hudilite.timeline.metadata import CommitMetadata, WriteStat
 from hudilite.timeline.timeline import TimelineWriter

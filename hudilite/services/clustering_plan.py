@@ -38,7 +38,7 @@ from hudilite.errors import ConfigError, CorruptFileError, HudiliteError, Instan
 from hudilite.filegroup.slices import FileSlice
 from hudilite.services._common import OptionsLike, pending_plan_groups, resolve_options
 from hudilite.services.table_service import io_metrics
-from hudilite.table.state import TableState
+from hudilite.tablestate.state import TableState
 from hudilite.timeline.instant import CLUSTERING, REPLACE_COMMIT, Instant, State
 from hudilite.timeline.metadata import read_avro_record, write_avro_record
 from hudilite.timeline.timeline import Timeline

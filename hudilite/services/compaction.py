@@ -82,7 +82,7 @@ from hudilite.services.table_service import (
 )
 from hudilite.storage.layout import BaseFileName
 from hudilite.storage.parquet_io import read_base_file_and_filter, read_schema, write_base_file
-from hudilite.table.state import TableState
+from hudilite.tablestate.state import TableState
 from hudilite.timeline.instant import (
     COMMIT,
     COMPACTION,

@@ -50,7 +50,7 @@ from hudilite.services._common import (
     table_schema_json,
 )
 from hudilite.storage.parquet_io import read_num_rows
-from hudilite.table.state import TableState
+from hudilite.tablestate.state import TableState
 from hudilite.timeline.instant import REPLACE_COMMIT
 from hudilite.timeline.metadata import write_avro_record
 from hudilite.write.result import WriteResult

@@ -36,7 +36,7 @@ from hudilite.services.rollback_completed import (
     perform_rollback,
 )
 from hudilite.services.savepoint import delete_savepoint, get_savepoint, savepoint_times
-from hudilite.table.state import TableState
+from hudilite.tablestate.state import TableState
 from hudilite.timeline.heartbeat import is_expired
 from hudilite.timeline.instant import (
     COMMIT,

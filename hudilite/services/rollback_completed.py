@@ -18,7 +18,7 @@ from hudilite.errors import ConflictError, HudiliteError, InstantNotFoundError
 from hudilite.services._common import OptionsLike, resolve_options
 from hudilite.services.savepoint import savepoint_times
 from hudilite.storage.fs import FileSystemGateway
-from hudilite.table.state import TableState
+from hudilite.tablestate.state import TableState
 from hudilite.timeline.heartbeat import is_expired
 from hudilite.timeline.instant import (
     CLUSTERING,

@@ -21,7 +21,7 @@ from hudilite.config import TableConfig
 from hudilite.errors import HudiliteError, InstantNotFoundError, TimelineError
 from hudilite.filegroup.slices import join_path
 from hudilite.storage.fs import FileSystemGateway, join
-from hudilite.table.state import TableState
+from hudilite.tablestate.state import TableState
 from hudilite.timeline.instant import SAVEPOINT, Instant, State
 from hudilite.timeline.metadata import read_avro_record, write_avro_record
 from hudilite.timeline.plans import clean_bound

@@ -22,7 +22,7 @@ from typing import Generic, Protocol, TypeVar
 
 from hudilite.config import Options
 from hudilite.services._common import decode_unit, encode_unit, run_attempt
-from hudilite.table.state import TableState
+from hudilite.tablestate.state import TableState
 from hudilite.timeline.instant import Instant
 from hudilite.timeline.metadata import WriteStat
 

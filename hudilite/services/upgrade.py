@@ -30,7 +30,7 @@ Then, under the table lock:
   ``hoodie.timeline.layout.version``, ``hoodie.timeline.path``/``history.path``,
   ``hoodie.table.initial.version=6``, ``hoodie.record.merge.mode`` (and strategy id) and
   ``hoodie.table.keygenerator.type`` on 8; the payload class and key generator class on 6;
-  with the right checksum, rewritten by :func:`hudilite.table.properties_file.store` (backup,
+  with the right checksum, rewritten by :func:`hudilite.tablestate.properties_file.store` (backup,
   write, read-back) like Hudi's ``HoodieTableConfig.update``;
 * only then are the old-layout timeline files deleted, so a reader sees a complete
   timeline at every moment.
@@ -62,8 +62,8 @@ from hudilite.services.archive import (
 from hudilite.services.compaction import COMPACTION_TARGET_IO_MB, Runner, compact
 from hudilite.storage.fs import FileSystemGateway, join
 from hudilite.storage.log_format import write_log_file
-from hudilite.table import properties_file
-from hudilite.table.state import TableState
+from hudilite.tablestate import properties_file
+from hudilite.tablestate.state import TableState
 from hudilite.timeline.instant import (
     CLEAN,
     CLUSTERING,

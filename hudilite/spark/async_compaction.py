@@ -47,7 +47,7 @@ from hudilite.services.compaction import (
 )
 from hudilite.spark.services_job import execute_compaction_spark
 from hudilite.storage.fs import FileSystemGateway
-from hudilite.table.state import TableState
+from hudilite.tablestate.state import TableState
 
 log = logging.getLogger(__name__)
 

@@ -43,7 +43,7 @@ from hudilite.schema import cast_to_schema
 from hudilite.storage.fs import FileSystemGateway
 from hudilite.storage.layout import parse_data_file_name, split_data_file_path
 from hudilite.storage.parquet_io import read_base_file
-from hudilite.table.state import TableState
+from hudilite.tablestate.state import TableState
 from hudilite.timeline.instant import Instant
 from hudilite.timeline.instant_time import plus_millis
 

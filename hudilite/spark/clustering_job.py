@@ -25,7 +25,7 @@ from hudilite.services.clustering import (
     execute_clustering,
 )
 from hudilite.spark.services_job import task_runner
-from hudilite.table.state import TableState
+from hudilite.tablestate.state import TableState
 
 
 def spark_runner(spark: SparkSession) -> Runner:

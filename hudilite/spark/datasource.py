@@ -101,7 +101,7 @@ from hudilite.spark.read_options import EARLIEST as EARLIEST_BEGIN
 from hudilite.spark.read_options import resolve_read_options
 from hudilite.storage.fs import FileSystemGateway, storage_options_of
 from hudilite.storage.parquet_io import read_base_file
-from hudilite.table.state import TableState
+from hudilite.tablestate.state import TableState
 from hudilite.timeline.instant import WRITE_ACTIONS, Instant
 from hudilite.timeline.plans import clean_bound
 

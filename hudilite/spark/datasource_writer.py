@@ -66,7 +66,7 @@ from hudilite.spark.save import (
 )
 from hudilite.storage.fs import FileSystemGateway
 from hudilite.storage.layout import new_file_id, write_partition_metadata
-from hudilite.table.state import PROPERTIES_FILE, TableState
+from hudilite.tablestate.state import PROPERTIES_FILE, TableState
 from hudilite.timeline.heartbeat import Heartbeat
 from hudilite.timeline.instant import COMMIT, DELTA_COMMIT, REPLACE_COMMIT
 from hudilite.timeline.timeline import Timeline, TimelineWriter

@@ -24,7 +24,7 @@ from hudilite.schema import FILE_ID_COL, PARTITION_PATH_COL, RECORD_KEY_COL
 from hudilite.services.compaction import log_base_instants
 from hudilite.spark.bucket_expr import with_bucket_file_ids
 from hudilite.storage.layout import new_file_id
-from hudilite.table.state import TableState
+from hudilite.tablestate.state import TableState
 from hudilite.write.assign import (
     InsertBucket,
     PackingSettings,

@@ -60,7 +60,7 @@ from hudilite.schema import (
 from hudilite.spark.convert import arrow_schema, spark_schema
 from hudilite.spark.read_job import base_file_keys
 from hudilite.storage.parquet_io import read_key_range
-from hudilite.table.state import TableState
+from hudilite.tablestate.state import TableState
 from hudilite.virtual_keys import virtual_key_spec, with_stored_keys
 from hudilite.write.write_context import ExistingFile
 

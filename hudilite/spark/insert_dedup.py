@@ -38,7 +38,7 @@ from hudilite.read.planner import plan_snapshot
 from hudilite.schema import PARTITION_PATH_COL, RECORD_KEY_COL
 from hudilite.spark.convert import arrow_schema, spark_schema
 from hudilite.spark.read_job import read_plan
-from hudilite.table.state import TableState
+from hudilite.tablestate.state import TableState
 from hudilite.virtual_keys import missing_keys, stored_record_keys, virtual_key_spec
 
 __all__ = ["DUP_POLICIES", "dup_policy", "prepare_inserts"]

@@ -39,9 +39,9 @@ from hudilite.read.planner import ScanPlan
 from hudilite.schema import COMMIT_TIME_COL, PARTITION_PATH_COL, RECORD_KEY_COL, cast_to_schema
 from hudilite.spark.convert import arrow_schema, spark_schema
 from hudilite.storage.fs import FileSystemGateway
-from hudilite.storage.parquet_io import read_base_file
-from hudilite.table.state import TableState
-from hudilite.virtual_keys import file_partition, read_stored_keys
+from hudilite.storage.parquet_io import read_base_file, read_stored_keys
+from hudilite.tablestate.state import TableState
+from hudilite.virtual_keys import file_partition
 
 #: Schema of the base file descriptor DataFrame (Python reads).
 _PATHS_SCHEMA = StructType(

@@ -55,7 +55,7 @@ from hudilite.schema import META_COLUMNS, OPERATION_COL, PARTITION_PATH_COL
 from hudilite.spark.keying import keyed_frame
 from hudilite.storage.fs import FileSystemGateway, is_storage_option, storage_options_of
 from hudilite.table.api import Table
-from hudilite.table.state import PROPERTIES_FILE, TableState
+from hudilite.tablestate.state import PROPERTIES_FILE, TableState
 from hudilite.write.keying import KeyingSpec
 from hudilite.write.result import WriteResult
 

@@ -35,7 +35,7 @@ from hudilite.services.compaction import (
 )
 from hudilite.services.table_service import ServiceContextLike, TableService
 from hudilite.spark.task_errors import first_line, hudilite_error_from
-from hudilite.table.state import TableState
+from hudilite.tablestate.state import TableState
 from hudilite.timeline.metadata import WriteStat
 
 _UNITS_SCHEMA = StructType(

@@ -50,7 +50,7 @@ from hudilite.spark.async_compaction import (
     async_compaction_enabled,
     write_options,
 )
-from hudilite.table.state import TableState
+from hudilite.tablestate.state import TableState
 
 if TYPE_CHECKING:
     from pyspark.sql.streaming import StreamingQuery

@@ -37,6 +37,7 @@ from hudilite.schema import (
     RECORD_KEY_COL,
     arrow_to_avro_schema,
 )
+from hudilite.services.schema_evolution import required_columns
 from hudilite.spark.convert import arrow_schema, conform_columns, spark_schema
 from hudilite.spark.file_group_assignment import (
     assign_file_groups,
@@ -50,8 +51,7 @@ from hudilite.spark.keying import keyed_frame
 from hudilite.spark.plan_facts import held_in_memory, row_bound
 from hudilite.spark.task_errors import first_line, hudilite_error_from
 from hudilite.storage.layout import new_file_id
-from hudilite.table.schema_evolution import required_columns
-from hudilite.table.state import TableState
+from hudilite.tablestate.state import TableState
 from hudilite.timeline.instant import COMMIT, DELTA_COMMIT, REPLACE_COMMIT
 from hudilite.timeline.metadata import CommitMetadata
 from hudilite.write import null_ordering, small_write

@@ -22,7 +22,7 @@ Writer settings and why:
 * ``store_schema=False`` - no ``ARROW:schema`` and no pandas metadata: the footer carries only
   what Hudi writes itself, ``hoodie_min_record_key``/``hoodie_max_record_key`` and the
   bloom filter of the record keys (``org.apache.hudi.bloomfilter`` and, for dynamic
-  filters, ``hoodie_bloom_filter_type_code``; :mod:`hudilite.index.bloom_filter`), so
+  filters, ``hoodie_bloom_filter_type_code``; :mod:`hudilite.storage.bloom_filter`), so
   Hudi's BLOOM index (its default) and hudilite's can prune files.
 
 The min/max record key footers let the simple index skip files; they are computed from the
@@ -44,8 +44,10 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from hudilite.errors import CorruptFileError
-from hudilite.index.bloom_filter import BloomConfig, BloomFilter, from_footer
+from hudilite.keygen import KeyGenSpec
+from hudilite.storage.bloom_filter import BloomConfig, BloomFilter, from_footer
 from hudilite.storage.fs import FileSystemGateway
+from hudilite.virtual_keys import key_columns, stored_record_keys
 
 RECORD_KEY_COLUMN = "_hoodie_record_key"
 MIN_RECORD_KEY_FOOTER = "hoodie_min_record_key"
@@ -357,6 +359,17 @@ def read_key_range(gw: FileSystemGateway, rel_path: str) -> tuple[str, str] | No
     if lo is None or hi is None:
         return None
     return lo.decode("utf-8", "replace"), hi.decode("utf-8", "replace")
+
+
+def read_stored_keys(gw: FileSystemGateway, rel_path: str, virtual: KeyGenSpec | None) -> pa.Array:
+    """The record keys of a base file's rows, for an index lookup: ``_hoodie_record_key``,
+    or for a table without meta fields the keys of the record key fields
+    (:func:`hudilite.virtual_keys.stored_record_keys` of the file's key columns)."""
+    columns = key_columns(virtual)
+    if virtual is not None:
+        present = set(read_schema(gw, rel_path).names)
+        columns = [c for c in columns if c in present]
+    return stored_record_keys(read_base_file(gw, rel_path, columns=columns), virtual)
 
 
 def read_schema(gw: FileSystemGateway, rel_path: str) -> pa.Schema:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import json
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any, Literal
@@ -22,13 +21,11 @@ from hudilite.errors import (
     CorruptFileError,
     MissingFileError,
     SchemaError,
-    TableExistsError,
 )
 from hudilite.keygen import partition_values
 from hudilite.read.arrow_reader import read_plan_arrow
 from hudilite.read.planner import ScanPlan, plan_incremental, plan_snapshot
 from hudilite.read.where import Predicate
-from hudilite.schema import arrow_to_avro_schema, to_storage_schema
 from hudilite.services.archive import ArchiveResult, archive, archived_timeline, may_archive
 from hudilite.services.archive_formats import ArchivedInstant
 from hudilite.services.clean import CleanResult, clean, may_clean
@@ -36,6 +33,7 @@ from hudilite.services.clustering import ClusteringResult, schedule_clustering
 from hudilite.services.clustering_plan import ClusteringPlan
 from hudilite.services.compaction import CompactionPlanResult, CompactionResult, schedule_compaction
 from hudilite.services.partitions import delete_partitions, truncate_table
+from hudilite.services.properties import rename_table, set_properties, unset_properties
 from hudilite.services.restore import RestoreResult, restore
 from hudilite.services.rollback_completed import RollbackInstantResult, rollback_instant
 from hudilite.services.savepoint import (
@@ -44,6 +42,7 @@ from hudilite.services.savepoint import (
     delete_savepoint,
     list_savepoints,
 )
+from hudilite.services.schema_evolution import add_columns
 from hudilite.services.upgrade import VersionChangeResult, downgrade_table, upgrade_table
 from hudilite.spark import streaming
 from hudilite.spark.clustering_job import run_clustering
@@ -53,11 +52,9 @@ from hudilite.spark.services_job import run_compaction, spark_runner
 from hudilite.spark.task_errors import read_error_from
 from hudilite.spark.write_job import run_write
 from hudilite.storage.fs import FileSystemGateway, is_storage_option, storage_options_of
-from hudilite.table import properties_file
-from hudilite.table.properties import rename_table, set_properties, unset_properties
-from hudilite.table.schema_evolution import add_columns
 from hudilite.table.snapshot import TableSnapshot
-from hudilite.table.state import PROPERTIES_FILE, WRITE_DEFAULTS_FILE, TableState
+from hudilite.tablestate.create import create_table
+from hudilite.tablestate.state import TableState
 from hudilite.timeline.instant import Instant
 from hudilite.write.conflict import ReadSnapshot
 from hudilite.write.result import WriteResult
@@ -76,23 +73,6 @@ def _to_arrow_schema(schema: pa.Schema | StructType) -> pa.Schema:
     raise SchemaError(
         f"schema must be a pyarrow.Schema or a Spark StructType, got {type(schema).__name__}"
     )
-
-
-def _keygen_type(opts: cfg.Options) -> str | None:
-    """The key generator a new table asks for: its type, else its Java class (how Hudi's SQL
-    users name it: ``hoodie.datasource.write.keygenerator.class``); None to infer it."""
-    if opts.get(cfg.KEYGEN_TYPE):
-        return str(opts.get(cfg.KEYGEN_TYPE))
-    class_name = opts.get(cfg.KEYGEN_CLASS)
-    if not class_name:
-        return None
-    kind = cfg.keygen_type_from_class(str(class_name))
-    if kind is None:
-        raise ConfigError(
-            f"key generator class {class_name!r} is not one of Hudi's built-in generators "
-            f"({', '.join(sorted(cfg.KEYGEN_CLASSES.values()))})"
-        )
-    return kind
 
 
 def _opts(options: Mapping[str, Any] | None) -> dict[str, str]:
@@ -138,78 +118,18 @@ class Table:
         storage = {**storage_options_of(options), **storage_options_of(storage_options)}
         options = {k: v for k, v in (options or {}).items() if not is_storage_option(k)}
         gw = FileSystemGateway(path, storage_options=storage)
-        if gw.exists(PROPERTIES_FILE):
-            raise TableExistsError(f"a Hudi table already exists at {gw.abs_path('')}")
-        if table_version not in cfg.SUPPORTED_TABLE_VERSIONS:
-            raise ConfigError(f"table_version must be 6, 8 or 9, got {table_version!r}")
-        kind = {"cow": "COPY_ON_WRITE", "mor": "MERGE_ON_READ"}.get(
-            str(table_type).lower(), str(table_type).upper()
-        )
-        if kind not in ("COPY_ON_WRITE", "MERGE_ON_READ"):
-            raise ConfigError(f"table_type must be 'cow' or 'mor', got {table_type!r}")
-        cfg.check_options(options)
-        raw_opts = {k: str(v) for k, v in (options or {}).items()}
-        opts = cfg.Options(raw_opts)
-        if ordering_field is None and opts.is_set(cfg.ORDERING_FIELDS):
-            # An ordering field given as an option (preCombineField, Flink's
-            # write.precombine.field, ...) is the table's, as in Hudi: event-time merging.
-            ordering = tuple(opts.get(cfg.ORDERING_FIELDS) or ())
-            if len(ordering) > 1:
-                raise ConfigError(f"one ordering field is supported, got {','.join(ordering)}")
-            ordering_field = ordering[0] if ordering else None
-        keys = [record_key] if isinstance(record_key, str) else list(record_key)
-        keys = [k.strip() for part in keys for k in part.split(",") if k.strip()]
-        data_schema = to_storage_schema(_to_arrow_schema(schema))
-        names = {f.name for f in data_schema}
-        if not keys:
-            raise SchemaError("record_key must name at least one column")
-        for role, fields in (
-            ("record key", keys),
-            ("partition", list(partition_by)),
-            ("ordering", [ordering_field] if ordering_field else []),
-        ):
-            for f in fields:
-                if f not in names:
-                    raise SchemaError(
-                        f"{role} field {f!r} is not a column of the schema "
-                        f"({', '.join(sorted(names))})"
-                    )
-        table_name = name or gw.abs_path("").rstrip("/").rsplit("/", 1)[-1]
-        avro = arrow_to_avro_schema(data_schema, f"{table_name}_record", f"hoodie.{table_name}")
-        config = cfg.TableConfig.new(
-            name=table_name,
-            table_type=kind,
+        create_table(
+            gw,
+            _to_arrow_schema(schema),
+            record_key=record_key,
+            ordering_field=ordering_field,
+            partition_by=partition_by,
+            table_type=table_type,
             table_version=table_version,
-            record_key_fields=tuple(keys),
-            partition_fields=tuple(partition_by),
-            ordering_fields=(ordering_field,) if ordering_field else (),
-            # Unset: TableConfig.new infers it (cfg.infer_keygen_type, Hudi's rule).
-            keygen_type=_keygen_type(opts),
-            # Hudi's SQL tables use field=value folders; so do ours unless told otherwise.
-            hive_style=bool(opts.get(cfg.HIVE_STYLE)) if opts.is_set(cfg.HIVE_STYLE) else True,
-            url_encode=bool(opts.get(cfg.URL_ENCODE)),
-            create_schema=json.dumps(avro, separators=(",", ":")),
+            name=name,
             database=database,
-            # The merge the options ask for, recorded as each version's Hudi records it
-            # (version 9: a payload class becomes a merge mode, partial update mode and
-            # legacy payload class; 6 and 8 keep the payload class).
-            merge_mode=opts.get(cfg.MERGE_MODE),
-            payload_class=opts.get(cfg.PAYLOAD_CLASS),
-            extra=raw_opts,
+            options=options,
         )
-        for d in (
-            ".hoodie",
-            config.timeline_dir,
-            ".hoodie/.aux",
-            ".hoodie/.temp",
-            ".hoodie/.schema",
-        ):
-            gw.mkdirs(d)
-        gw.mkdirs(config.archive_dir)  # Hudi creates the layout's archive folder
-        write_defaults = {k: v for k, v in raw_opts.items() if not cfg.is_table_property(k)}
-        if write_defaults:
-            gw.write_bytes(WRITE_DEFAULTS_FILE, properties_file.encode(write_defaults))
-        properties_file.create(gw, config.to_properties())
         return cls(spark, gw)
 
     @classmethod

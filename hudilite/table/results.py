@@ -29,7 +29,7 @@ from hudilite.services.rollback_completed import RollbackInstantResult
 from hudilite.services.savepoint import SavepointInfo
 from hudilite.services.upgrade import VersionChangeResult
 from hudilite.table.snapshot import TableSnapshot
-from hudilite.table.state import TableState
+from hudilite.tablestate.state import TableState
 from hudilite.timeline.instant import Instant
 from hudilite.write.conflict import ReadSnapshot
 from hudilite.write.result import WriteResult

@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 
     from pyspark.sql import DataFrame
 
-    from hudilite.table.state import TableState
+    from hudilite.tablestate.state import TableState
 
 SnapshotQuery = Literal["snapshot", "read_optimized"]
 

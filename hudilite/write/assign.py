@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from hudilite import config as cfg
 from hudilite.storage.layout import BaseFileName, parse_data_file_name
-from hudilite.table.state import TableState
+from hudilite.tablestate.state import TableState
 from hudilite.timeline.instant import COMMIT, DELTA_COMMIT
 from hudilite.write.write_context import ExistingFile, LogTarget
 

@@ -12,7 +12,6 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from hudilite.index.bloom_filter import BloomFilter
 from hudilite.merge import merge_file_group, precombine
 from hudilite.schema import (
     CHANGED_COL,
@@ -27,6 +26,7 @@ from hudilite.schema import (
     RECORD_KEY_COL,
     SEQ_COL,
 )
+from hudilite.storage.bloom_filter import BloomFilter
 from hudilite.storage.layout import BaseFileName
 from hudilite.storage.parquet_io import (
     BaseFileWriter,

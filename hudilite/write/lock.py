@@ -40,7 +40,7 @@ from typing import Any
 from hudilite import config as cfg
 from hudilite.errors import ConfigError, LockError
 from hudilite.storage.fs import FileSystemGateway
-from hudilite.table.properties_file import read_write_defaults
+from hudilite.tablestate.properties_file import read_write_defaults
 from hudilite.write.metadata_guard import apply_guard
 
 log = logging.getLogger(__name__)

@@ -45,7 +45,7 @@ from hudilite.errors import CorruptFileError, HudiliteWarning, TableNotFoundErro
 from hudilite.metadata import sync
 from hudilite.metadata import table as mt
 from hudilite.storage.fs import FileSystemGateway
-from hudilite.table import properties_file
+from hudilite.tablestate import properties_file
 from hudilite.timeline.timeline import Timeline
 
 log = logging.getLogger(__name__)

@@ -41,9 +41,9 @@ from hudilite.index.simple import (
 )
 from hudilite.schema import DELETE_COL, FILE_ID_COL, PARTITION_PATH_COL, RECORD_KEY_COL
 from hudilite.storage.layout import new_file_id
-from hudilite.storage.parquet_io import read_base_file, read_key_range
-from hudilite.table.state import TableState
-from hudilite.virtual_keys import file_partition, read_stored_keys, virtual_key_spec
+from hudilite.storage.parquet_io import read_base_file, read_key_range, read_stored_keys
+from hudilite.tablestate.state import TableState
+from hudilite.virtual_keys import file_partition, virtual_key_spec
 from hudilite.write.assign import (
     InsertBucket,
     PackingSettings,

@@ -16,8 +16,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from hudilite import failpoints
-from hudilite.index.bloom_filter import BloomConfig
 from hudilite.merge import MergeSpec
+from hudilite.storage.bloom_filter import BloomConfig
 from hudilite.storage.fs import FileSystemGateway
 from hudilite.timeline.metadata import WriteStat
 

@@ -27,7 +27,7 @@ import pyarrow as pa
 
 from hudilite import failpoints
 from hudilite.storage.fs import FileSystemGateway
-from hudilite.table.state import TableState
+from hudilite.tablestate.state import TableState
 from tests.helpers import DictOracle, hudi_rs_read, rows, spark_rows
 
 REPO_ROOT = Path(__file__).resolve().parents[2]

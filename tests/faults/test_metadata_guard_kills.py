@@ -17,7 +17,7 @@ import pytest
 
 import hudilite
 from hudilite.storage.fs import FileSystemGateway
-from hudilite.table import properties_file as pf
+from hudilite.tablestate import properties_file as pf
 from hudilite.write import metadata_guard as mg
 from tests.conftest import FIXTURES, unzip_table
 from tests.faults.harness import run_writer

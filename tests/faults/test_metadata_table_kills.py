@@ -17,8 +17,8 @@ from hudilite.metadata import sync
 from hudilite.metadata import table as mt
 from hudilite.services.clustering import cluster
 from hudilite.storage.fs import FileSystemGateway
-from hudilite.table import properties_file
-from hudilite.table.state import TableState
+from hudilite.tablestate import properties_file
+from hudilite.tablestate.state import TableState
 from hudilite.timeline.timeline import Timeline
 from hudilite.write.lock import table_lock
 from tests.conftest import FIXTURES, unzip_table

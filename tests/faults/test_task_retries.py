@@ -21,7 +21,7 @@ import pytest
 import hudilite
 from hudilite.storage.fs import FileSystemGateway
 from hudilite.storage.layout import BaseFileName, LogFileName
-from hudilite.table.state import TableState
+from hudilite.tablestate.state import TableState
 from hudilite.write.finalize import committed_paths
 from tests.faults.conftest import SEED_BATCHES
 from tests.faults.harness import (

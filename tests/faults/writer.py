@@ -32,7 +32,7 @@ import pyarrow as pa
 
 from hudilite import failpoints
 from hudilite.storage.fs import FileSystemGateway
-from hudilite.table.state import TableState
+from hudilite.tablestate.state import TableState
 from tests.helpers import FAST_JVM_OPTIONS
 
 SPARK_OPS = ("upsert", "insert", "bulk_insert", "delete")

@@ -19,7 +19,7 @@ import pyarrow as pa
 import pytest
 
 import hudilite
-from hudilite.table import properties_file
+from hudilite.tablestate import properties_file
 from tests.helpers import hudi_rs_read, rows, spark_rows
 
 Row = dict[str, Any]

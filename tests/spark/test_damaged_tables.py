@@ -13,7 +13,7 @@ import pytest
 
 import hudilite
 from hudilite.errors import CorruptFileError, MissingFileError
-from hudilite.table import properties_file as pf
+from hudilite.tablestate import properties_file as pf
 from tests.helpers import rows, spark_rows
 
 pytestmark = pytest.mark.spark

@@ -9,7 +9,7 @@ import hudilite
 from hudilite.errors import ConflictError, WriteError
 from hudilite.spark import write_job
 from hudilite.storage.layout import BaseFileName, new_file_id
-from hudilite.table.state import TableState
+from hudilite.tablestate.state import TableState
 from hudilite.write.transaction import WriteTransaction
 from tests.helpers import hudi_rs_read, rows, spark_rows
 

@@ -20,7 +20,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import hudilite
-from hudilite.index.bloom_filter import from_footer
+from hudilite.storage.bloom_filter import from_footer
 from tests.helpers import hudi_rs_read, rows, spark_rows
 
 SCHEMA = pa.schema(

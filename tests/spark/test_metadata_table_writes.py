@@ -26,7 +26,7 @@ from hudilite import failpoints
 from hudilite.metadata import sync
 from hudilite.metadata import table as mt
 from hudilite.storage.fs import FileSystemGateway
-from hudilite.table import properties_file
+from hudilite.tablestate import properties_file
 from hudilite.timeline.instant import CLEAN, COMMIT, DELTA_COMMIT, REPLACE_COMMIT
 from hudilite.timeline.timeline import Timeline
 from tests.helpers import DictOracle, hudi_rs_read, rows, spark_rows

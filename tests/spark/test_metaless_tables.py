@@ -24,7 +24,7 @@ from hudilite.storage.fs import FileSystemGateway
 from hudilite.storage.log_blocks import encode_avro_records
 from hudilite.storage.log_format import BlockType, LogBlock, block_records, read_log_file
 from hudilite.storage.parquet_io import read_key_range
-from hudilite.table import properties_file
+from hudilite.tablestate import properties_file
 from hudilite.timeline.metadata import CommitMetadata
 from tests.helpers import META, hudi_rs_read, rows, spark_rows
 

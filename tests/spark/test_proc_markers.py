@@ -15,7 +15,7 @@ import hudilite
 from hudilite.procedures import ProcedureArgumentError, ProcedureError
 from hudilite.sqlext.statements import TableName
 from hudilite.storage.fs import FileSystemGateway
-from hudilite.table.state import TableState
+from hudilite.tablestate.state import TableState
 from hudilite.write.transaction import WriteTransaction
 
 DONE_RE = re.compile(r"^(?P<t>\d+)(?:_\d+)?\.commit$")

@@ -24,7 +24,7 @@ from hudilite.errors import (
 )
 from hudilite.sqlext.statements import SqlError, TableName, UnsupportedStatementError
 from hudilite.storage.fs import FileSystemGateway
-from hudilite.table.state import WRITE_DEFAULTS_FILE, load_config
+from hudilite.tablestate.state import WRITE_DEFAULTS_FILE, load_config
 from tests.conftest import FIXTURES
 from tests.helpers import META, hudi_rs_read, rows
 

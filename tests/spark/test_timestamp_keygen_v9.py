@@ -23,7 +23,7 @@ import pytest
 import hudilite
 from hudilite.errors import ConfigError
 from hudilite.storage.fs import FileSystemGateway
-from hudilite.table import properties_file
+from hudilite.tablestate import properties_file
 from tests.helpers import hudi_rs_read, rows, spark_rows
 
 SCHEMA = pa.schema(

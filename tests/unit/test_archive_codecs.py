@@ -20,7 +20,7 @@ from hudilite.services.upgrade import legacy_group_to_lsm, lsm_to_legacy
 from hudilite.storage.fs import FileSystemGateway
 from hudilite.storage.log_format import BlockType, HeaderKey, LogBlock, read_log_file
 from hudilite.storage.log_format import write_log_file as write_log
-from hudilite.table.state import TableState
+from hudilite.tablestate.state import TableState
 from hudilite.timeline.instant import (
     CLEAN,
     COMMIT,

@@ -15,7 +15,7 @@ from hudilite.services.archive import archive, archived_commits, archived_timeli
 from hudilite.services.clean import CleanPlan
 from hudilite.services.savepoint import create_savepoint
 from hudilite.storage.fs import FileSystemGateway
-from hudilite.table.state import PROPERTIES_FILE, TableState
+from hudilite.tablestate.state import PROPERTIES_FILE, TableState
 from hudilite.timeline.instant import (
     CLEAN,
     COMMIT,

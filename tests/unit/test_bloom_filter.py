@@ -16,8 +16,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from hudilite import config as cfg
-from hudilite.index import bloom_filter as bf
 from hudilite.index.bloom_index import bloom_config, lookup_keys
+from hudilite.storage import bloom_filter as bf
 from hudilite.storage.fs import FileSystemGateway
 from hudilite.storage.parquet_io import read_bloom_filter, read_footer, write_base_file
 from tests.conftest import fixture_id, fixture_zips

@@ -23,7 +23,7 @@ from hudilite.catalog import (
 )
 from hudilite.errors import HudiliteError, TableExistsError, TableNotFoundError
 from hudilite.storage.fs import FileSystemGateway
-from hudilite.table.state import PROPERTIES_FILE
+from hudilite.tablestate.state import PROPERTIES_FILE
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 

@@ -34,7 +34,7 @@ from hudilite.services.compaction import schedule_compaction
 from hudilite.storage.fs import FileSystemGateway
 from hudilite.storage.layout import BaseFileName, LogFileName
 from hudilite.storage.parquet_io import read_base_file
-from hudilite.table.state import TableState
+from hudilite.tablestate.state import TableState
 from hudilite.timeline.heartbeat import Heartbeat
 from hudilite.timeline.instant import CLUSTERING, REPLACE_COMMIT, ROLLBACK, Instant, State
 from hudilite.timeline.metadata import CommitMetadata, WriteStat

@@ -36,7 +36,7 @@ from hudilite.services.compaction import (
 from hudilite.storage.fs import FileSystemGateway
 from hudilite.storage.layout import BaseFileName, LogFileName, write_partition_metadata
 from hudilite.storage.parquet_io import read_base_file
-from hudilite.table.state import PROPERTIES_FILE, TableState
+from hudilite.tablestate.state import PROPERTIES_FILE, TableState
 from hudilite.timeline.heartbeat import Heartbeat
 from hudilite.timeline.instant import (
     COMMIT,

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from hudilite.storage.fs import FileSystemGateway
-from hudilite.table.state import load_config
+from hudilite.tablestate.state import load_config
 from hudilite.write.config_drift import TableConfigDriftError, check_table_config
 from tests.staged_write import create_table, upsert
 

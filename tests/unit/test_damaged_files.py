@@ -19,7 +19,7 @@ from hudilite.read.file_group_reader import read_file_slice
 from hudilite.read.planner import plan_incremental, plan_snapshot
 from hudilite.spark.task_errors import read_error_from
 from hudilite.storage.fs import FileSystemGateway
-from hudilite.table.state import TableState
+from hudilite.tablestate.state import TableState
 from hudilite.timeline.instant import COMMIT
 from hudilite.timeline.metadata import WriteStat
 from hudilite.timeline.timeline import Timeline

@@ -25,7 +25,7 @@ from hudilite.services.compaction import (
 )
 from hudilite.storage.fs import FileSystemGateway
 from hudilite.storage.layout import write_partition_metadata
-from hudilite.table.state import PROPERTIES_FILE, TableState
+from hudilite.tablestate.state import PROPERTIES_FILE, TableState
 from hudilite.timeline.instant import COMMIT, DELTA_COMMIT
 from hudilite.timeline.metadata import CommitMetadata, WriteStat
 from hudilite.write.file_group_writer import (

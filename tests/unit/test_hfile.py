@@ -22,7 +22,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from hudilite.errors import CorruptFileError
-from hudilite.index.bloom_filter import deserialize
+from hudilite.storage.bloom_filter import deserialize
 from hudilite.storage.fs import FileSystemGateway
 from hudilite.storage.hfile import (
     BLOOM_FILTER_META_BLOCK,

@@ -8,13 +8,17 @@ import pytest
 
 from hudilite.config import TableConfig
 from hudilite.errors import KeyGenerationError
-from hudilite.index.bloom_filter import BloomConfig
 from hudilite.merge import MergeSpec, merge_file_group
 from hudilite.schema import DELETE_COL, RECORD_KEY_COL, SEQ_COL
+from hudilite.storage.bloom_filter import BloomConfig
 from hudilite.storage.fs import FileSystemGateway
-from hudilite.storage.parquet_io import BaseFileWriter, read_bloom_filter, read_key_range
-from hudilite.virtual_keys import (
+from hudilite.storage.parquet_io import (
+    BaseFileWriter,
+    read_bloom_filter,
+    read_key_range,
     read_stored_keys,
+)
+from hudilite.virtual_keys import (
     record_key_spec,
     stored_record_keys,
     virtual_key_spec,

@@ -20,7 +20,7 @@ import pytest
 from hudilite.config import TableConfig, render_properties
 from hudilite.errors import ConfigError, ConflictError, LockError
 from hudilite.storage.fs import FileSystemGateway
-from hudilite.table.state import PROPERTIES_FILE
+from hudilite.tablestate.state import PROPERTIES_FILE
 from hudilite.timeline.instant import COMMIT
 from hudilite.timeline.timeline import Timeline
 from hudilite.write import lock as lk
@@ -467,7 +467,7 @@ def test_a_lease_that_ran_out_unrenewed_is_reported(gw, monkeypatch):
 
 def test_table_services_honour_the_lock_options_they_are_called_with(tmp_path):
     from hudilite.services.archive import archive
-    from hudilite.table.state import TableState
+    from hudilite.tablestate.state import TableState
 
     g = FileSystemGateway(str(tmp_path / "t"))
     create_table(g)

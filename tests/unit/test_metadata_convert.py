@@ -14,7 +14,7 @@ from hudilite.metadata import records as rec
 from hudilite.storage.fs import FileSystemGateway
 from hudilite.storage.hfile import HFileReader
 from hudilite.storage.log_format import BlockType, read_log_file
-from hudilite.table import properties_file
+from hudilite.tablestate import properties_file
 from hudilite.timeline.metadata import CommitMetadata, WriteStat
 from hudilite.timeline.timeline import Timeline
 from tests.conftest import fixture_id, fixture_zips, unzip_table

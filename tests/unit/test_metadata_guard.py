@@ -18,7 +18,7 @@ from hudilite import config as cfg
 from hudilite import failpoints
 from hudilite.errors import WriteError
 from hudilite.storage.fs import FileSystemGateway
-from hudilite.table import properties_file as pf
+from hudilite.tablestate import properties_file as pf
 from hudilite.write import metadata_guard as mg
 from hudilite.write.lock import table_lock
 from tests.conftest import FIXTURES, unzip_table
@@ -144,7 +144,7 @@ def test_a_refused_write_leaves_the_metadata_table_in_place(tmp_path):
     before the guard touches anything."""
     from hudilite.errors import ConfigError
     from hudilite.services.clustering import schedule_clustering
-    from hudilite.table.state import TableState
+    from hudilite.tablestate.state import TableState
     from hudilite.write.transaction import WriteTransaction
 
     gw = FileSystemGateway(str(tmp_path / "t"))

@@ -28,8 +28,8 @@ from hudilite.services.rollback_completed import rollback_instant
 from hudilite.services.savepoint import create_savepoint
 from hudilite.storage.fs import FileSystemGateway
 from hudilite.storage.layout import BaseFileName, parse_data_file_name
-from hudilite.table import properties_file
-from hudilite.table.state import TableState
+from hudilite.tablestate import properties_file
+from hudilite.tablestate.state import TableState
 from hudilite.timeline.instant import COMMIT, Instant
 from hudilite.timeline.metadata import CommitMetadata, WriteStat
 from hudilite.timeline.timeline import Timeline, TimelineWriter

@@ -16,7 +16,7 @@ from hudilite.metadata import records as rec
 from hudilite.metadata import table as mt
 from hudilite.storage.fs import FileSystemGateway
 from hudilite.storage.log_format import BlockType, block_deletes, read_log_file
-from hudilite.table import properties_file
+from hudilite.tablestate import properties_file
 from hudilite.timeline.timeline import Timeline
 from tests.conftest import FIXTURES, fixture_id, fixture_zips, unzip_table
 from tests.helpers import hudi_rs_read

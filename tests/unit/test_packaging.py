@@ -30,7 +30,7 @@ def test_every_engine_package_is_in_the_wheel() -> None:
 def test_make_install_shows_progress() -> None:
     recipe = (ROOT / "Makefile").read_text().split("$(BIN)/hudilite: pyproject.toml", 1)[1]
     recipe = recipe.split("\n\n", 1)[0]
-    steps = re.findall(r'@echo "\[(\d)/3\] ', recipe)
+    steps = re.findall(r'echo "\[(\d)/3\] ', recipe)
     assert steps == ["1", "2", "3"]
     install = next(line for line in recipe.splitlines() if "-e '.[dev]'" in line)
     assert "--quiet" not in install  # pip's progress shows during the long download

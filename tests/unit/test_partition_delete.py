@@ -17,7 +17,7 @@ from hudilite.services.partitions import (
     truncate_table,
 )
 from hudilite.storage.fs import FileSystemGateway
-from hudilite.table.state import TableState
+from hudilite.tablestate.state import TableState
 from hudilite.timeline.metadata import read_avro_record
 from tests.helpers import hudi_rs_read, rows
 

@@ -12,10 +12,10 @@ import pytest
 
 from hudilite import config as cfg
 from hudilite.errors import CorruptFileError, TableExistsError, TableNotFoundError
+from hudilite.services.properties import set_properties
 from hudilite.storage.fs import FileSystemGateway
-from hudilite.table import properties_file as pf
-from hudilite.table.properties import set_properties
-from hudilite.table.state import TableState, load_config
+from hudilite.tablestate import properties_file as pf
+from hudilite.tablestate.state import TableState, load_config
 
 PAYLOAD = "org.apache.hudi.common.model.DefaultHoodieRecordPayload"
 

@@ -20,7 +20,7 @@ from hudilite.services.compaction import execute_compaction, schedule_compaction
 from hudilite.services.rollback_completed import rollback_instant
 from hudilite.storage.fs import FileSystemGateway
 from hudilite.storage.layout import BaseFileName
-from hudilite.table.state import TableState
+from hudilite.tablestate.state import TableState
 from hudilite.timeline.heartbeat import Heartbeat, heartbeat_path
 from hudilite.timeline.instant import COMMIT, ROLLBACK, SAVEPOINT, Instant, State
 from hudilite.timeline.metadata import CommitMetadata, WriteStat, read_avro_record

@@ -14,15 +14,15 @@ from hudilite.errors import ConflictError, SchemaError
 from hudilite.read.arrow_reader import read_plan_arrow
 from hudilite.read.planner import plan_snapshot
 from hudilite.services._common import table_schema_json
-from hudilite.storage.fs import FileSystemGateway
-from hudilite.table.schema_evolution import (
+from hudilite.services.schema_evolution import (
     add_columns,
     check_new_columns,
     evolve_avro_schema,
     required_columns,
     retype_avro_schema,
 )
-from hudilite.table.state import TableState
+from hudilite.storage.fs import FileSystemGateway
+from hudilite.tablestate.state import TableState
 from hudilite.timeline.instant import COMMIT
 from hudilite.timeline.metadata import CommitMetadata
 from hudilite.write.transaction import WriteTransaction

@@ -155,7 +155,7 @@ def test_latest_schema_is_the_newest_requested_write_in_state_planner_and_hudi_r
     from hudilite.read.planner import plan_snapshot
     from hudilite.schema import arrow_to_avro_schema
     from hudilite.storage.fs import FileSystemGateway
-    from hudilite.table.state import PROPERTIES_FILE, TableState
+    from hudilite.tablestate.state import PROPERTIES_FILE, TableState
     from hudilite.timeline.instant import COMMIT, REPLACE_COMMIT
     from hudilite.timeline.metadata import CommitMetadata
     from hudilite.timeline.timeline import TimelineWriter
@@ -204,11 +204,11 @@ def test_latest_schema_is_the_newest_requested_write_in_state_planner_and_hudi_r
 
 def test_write_defaults_file_has_one_reader(tmp_path: __import__("pathlib").Path) -> None:
     from hudilite.storage.fs import FileSystemGateway
-    from hudilite.table.properties_file import WRITE_DEFAULTS_FILE, read_write_defaults
+    from hudilite.tablestate.properties_file import WRITE_DEFAULTS_FILE, read_write_defaults
     from hudilite.write.lock import LockConfig
 
     assert _files_matching(r"[\"']\.hoodie/hudilite\.properties[\"']") == {
-        "hudilite/table/properties_file.py"
+        "hudilite/tablestate/properties_file.py"
     }
     gw = FileSystemGateway(str(tmp_path))
     assert read_write_defaults(gw) == {}
@@ -228,7 +228,7 @@ def test_clean_bound_is_the_last_clean_of_any_state_for_savepoints_and_reads(
     from hudilite.services.clean import CLEAN_METADATA_VERSION, CleanPlan
     from hudilite.services.savepoint import create_savepoint
     from hudilite.storage.fs import FileSystemGateway
-    from hudilite.table.state import PROPERTIES_FILE, TableState
+    from hudilite.tablestate.state import PROPERTIES_FILE, TableState
     from hudilite.timeline.instant import CLEAN, COMMIT, Instant, State
     from hudilite.timeline.metadata import CommitMetadata, write_avro_record
     from hudilite.timeline.plans import clean_bound

@@ -9,8 +9,7 @@ import pytest
 
 from hudilite import config as cfg
 from hudilite.errors import ConfigError, CorruptFileError
-from hudilite.storage.fs import FileSystemGateway
-from hudilite.table.properties import (
+from hudilite.services.properties import (
     BACKUP_FILE,
     read_table_properties,
     read_write_defaults,
@@ -19,7 +18,8 @@ from hudilite.table.properties import (
     store_table_properties,
     unset_properties,
 )
-from hudilite.table.state import PROPERTIES_FILE, TableState, load_config
+from hudilite.storage.fs import FileSystemGateway
+from hudilite.tablestate.state import PROPERTIES_FILE, TableState, load_config
 
 COW_V6 = "sample_table/cow/v6_simplekeygen_nonhivestyle.zip"
 COW_V8 = "sample_table/cow/v8_simplekeygen_nonhivestyle.zip"

@@ -22,7 +22,7 @@ from hudilite.services.upgrade_nine import (
     upgrade_properties,
 )
 from hudilite.storage.fs import FileSystemGateway
-from hudilite.table.state import TableState
+from hudilite.tablestate.state import TableState
 from hudilite.timeline.instant import CLEAN, COMMIT, COMPACTION, DELTA_COMMIT
 from hudilite.timeline.timeline import TimelineWriter
 from tests.conftest import FIXTURES, fixture_id, unzip_table

@@ -347,7 +347,7 @@ def test_writers_in_different_processes_get_unique_increasing_times(tmp_path: Pa
     script = (
         "import sys\n"
         "from hudilite.storage.fs import FileSystemGateway\n"
-        "from hudilite.table.state import load_config\n"
+        "from hudilite.tablestate.state import load_config\n"
         "from hudilite.timeline.timeline import TimelineWriter\n"
         "gw = FileSystemGateway(sys.argv[1])\n"
         "w = TimelineWriter(gw, load_config(gw))\n"

@@ -23,7 +23,7 @@ from hudilite.services.upgrade import (
     upgrade_table,
 )
 from hudilite.storage.fs import FileSystemGateway
-from hudilite.table.state import TableState
+from hudilite.tablestate.state import TableState
 from hudilite.timeline.heartbeat import Heartbeat
 from hudilite.timeline.instant import CLUSTERING, COMMIT, REPLACE_COMMIT, Instant, State
 from hudilite.timeline.instant_time import instant_to_epoch_ms

@@ -8,7 +8,6 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from hudilite.index import bloom_filter as bf
 from hudilite.index.bucket import (
     bucket_id,
     bucket_of_file_id,
@@ -21,6 +20,7 @@ from hudilite.index.simple import candidate_files, overlaps
 from hudilite.keygen import KeyGenSpec
 from hudilite.merge import MergeSpec
 from hudilite.schema import with_meta_columns
+from hudilite.storage import bloom_filter as bf
 from hudilite.storage.fs import FileSystemGateway
 from hudilite.storage.layout import BaseFileName
 from hudilite.storage.parquet_io import (

@@ -19,7 +19,7 @@ stored records): changing one raises :class:`ConfigError` naming the key and its
 value. Setting one to its current value is allowed (nothing to change). The index type and
 bucket settings are fixed once the table holds data (records were placed by them).
 
-``hoodie.properties`` is rewritten by :mod:`hudilite.table.properties_file` the way Hudi's
+``hoodie.properties`` is rewritten by :mod:`hudilite.tablestate.properties_file` the way Hudi's
 ``HoodieTableConfig.modify`` does it (backup, new file, read-back, backup removed; the
 checksum recomputed). Keys hudilite does not know are kept verbatim. Every change runs
 under the table's commit lock, so two concurrent changes do not lose each other's keys.
@@ -39,11 +39,11 @@ from hudilite.config.table_config import (
 )
 from hudilite.errors import ConfigError
 from hudilite.storage.fs import FileSystemGateway
-from hudilite.table import properties_file
-from hudilite.table.properties_file import BACKUP_FILE as BACKUP_FILE  # re-exported
-from hudilite.table.properties_file import CHECKSUM_KEY
-from hudilite.table.properties_file import read_write_defaults as read_write_defaults
-from hudilite.table.state import WRITE_DEFAULTS_FILE, TableState
+from hudilite.tablestate import properties_file
+from hudilite.tablestate.properties_file import BACKUP_FILE as BACKUP_FILE  # re-exported
+from hudilite.tablestate.properties_file import CHECKSUM_KEY
+from hudilite.tablestate.properties_file import read_write_defaults as read_write_defaults
+from hudilite.tablestate.state import WRITE_DEFAULTS_FILE, TableState
 from hudilite.write.lock import table_lock
 
 # Fixed at creation: they say how records are keyed, partitioned, merged and laid out.

@@ -53,8 +53,8 @@ from hudilite.schema import (
     to_storage_schema,
 )
 from hudilite.services._common import OptionsLike, resolve_options, table_schema_json
-from hudilite.table.properties import update_table_properties
-from hudilite.table.state import TableState
+from hudilite.services.properties import update_table_properties
+from hudilite.tablestate.state import TableState
 from hudilite.timeline.instant import COMMIT, DELTA_COMMIT
 from hudilite.write.result import WriteResult
 from hudilite.write.transaction import (

@@ -23,9 +23,9 @@ from hudilite.schema import (
     with_meta_columns,
 )
 from hudilite.storage.fs import FileSystemGateway
-from hudilite.table import properties_file
-from hudilite.table.properties_file import PROPERTIES_FILE as PROPERTIES_FILE  # re-exported
-from hudilite.table.properties_file import WRITE_DEFAULTS_FILE as WRITE_DEFAULTS_FILE
+from hudilite.tablestate import properties_file
+from hudilite.tablestate.properties_file import PROPERTIES_FILE as PROPERTIES_FILE  # re-exported
+from hudilite.tablestate.properties_file import WRITE_DEFAULTS_FILE as WRITE_DEFAULTS_FILE
 from hudilite.timeline.timeline import Timeline
 
 
@@ -33,7 +33,7 @@ def load_config(gw: FileSystemGateway) -> TableConfig:
     """Read ``.hoodie/hoodie.properties`` (or a valid backup) into a :class:`TableConfig`.
 
     Raises :class:`TableNotFoundError` without either file and :class:`CorruptFileError`
-    when neither holds a valid checksum (see :mod:`hudilite.table.properties_file`).
+    when neither holds a valid checksum (see :mod:`hudilite.tablestate.properties_file`).
     """
     return TableConfig.from_properties(properties_file.load(gw))
 
