@@ -144,6 +144,16 @@ METADATA_ENABLED = _key(
     aliases=("metadata.enabled",),
     parse=parse_bool,
 )
+METADATA_COMPACT_MAX_DELTA_COMMITS = _key(
+    "hoodie.metadata.compact.max.delta.commits",
+    10,
+    "Compact the metadata table's files partition once this many metadata deltacommits "
+    "completed since its latest base file (Hudi's NUM_COMMITS trigger): a compaction instant "
+    "on the metadata timeline writes a new HFile base file merging the base file and the "
+    "logs, so readers merge at most this many log files. Used when hoodie.metadata.enable is "
+    "true; at least 1.",
+    parse=parse_int,
+)
 FLINK_METADATA_COMPACTION_DELTA_COMMITS = _unsupported(
     "metadata.compaction.delta_commits", 10, "Metadata table compaction trigger.", _METADATA
 )

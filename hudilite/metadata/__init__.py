@@ -12,6 +12,9 @@ through when ``hoodie.table.metadata.partitions`` names it:
   a storage listing, and the merged read of the files partition;
 - :mod:`~hudilite.metadata.convert`: a data instant's records from its own metadata (commit,
   deltacommit, replacecommit, clean), as Hudi derives them;
+- :mod:`~hudilite.metadata.compact`: the files partition's compaction after
+  ``hoodie.metadata.compact.max.delta.commits`` deltacommits (Hudi's compaction instants on
+  the metadata timeline, a new HFile base file);
 - :mod:`~hudilite.metadata.sync`: the hook the timeline runs before a data instant's
   completed file is written (the instant's metadata deltacommit; rollback and restore), and
   the removal of metadata deltacommits whose data instant never completed.

@@ -8,13 +8,16 @@ written, and only when the table's ``hoodie.table.metadata.partitions`` names ``
 
 * commit, deltacommit, replacecommit, compaction, clustering and clean: the instant's records
   (:mod:`~hudilite.metadata.convert`) go into a metadata deltacommit with the same instant
-  time (:func:`~hudilite.metadata.table.write_deltacommit`);
+  time (:func:`~hudilite.metadata.table.write_deltacommit`), after the files partition is
+  compacted when ``hoodie.metadata.compact.max.delta.commits`` deltacommits completed since
+  its base file (:func:`~hudilite.metadata.compact.compact_if_due`, as Hudi does first);
 * rollback: as ``HoodieBackedTableMetadataWriter.update(HoodieRollbackMetadata)``, the
   metadata deltacommit of the rolled-back instant is rolled back (its completed file, its log
-  file, its inflight and requested files, in that order). A rolled-back instant the metadata
-  table has no deltacommit of, but whose files it lists (a completed instant written before
-  the metadata table was built), gets a deltacommit at the rollback's time deleting them
-  (Hudi refuses that rollback instead);
+  file, its inflight and requested files, in that order); when a compaction already folded it
+  into a base file, a deltacommit at the rollback's time also deletes the files it listed.
+  A rolled-back instant the metadata table has no deltacommit of, but whose files it lists
+  (a completed instant written before the metadata table was built), gets a deltacommit at
+  the rollback's time deleting them (Hudi refuses that rollback instead);
 * restore: the files partition is rebuilt from a storage listing
   (:func:`~hudilite.metadata.table.initialize`): the restore's rollbacks deleted their files
   and completed files already, and a listing is what Hudi falls back to when the metadata
@@ -35,7 +38,7 @@ from typing import Any
 
 from hudilite import config as cfg
 from hudilite import failpoints
-from hudilite.metadata import convert
+from hudilite.metadata import compact, convert
 from hudilite.metadata import records as rec
 from hudilite.metadata import table as mt
 from hudilite.storage.fs import FileSystemGateway, join
@@ -104,6 +107,12 @@ def before_complete(gw: FileSystemGateway, instant: Instant, content: bytes) -> 
     else:
         records = convert.commit_records(CommitMetadata.from_bytes(content))
     remove_deltacommit(gw, time)  # a leftover of an earlier attempt at this instant
+    # Hudi compacts the metadata table before it writes the instant's deltacommit.
+    props = properties_file.load(gw)
+    options = {**props, **properties_file.read_write_defaults(gw)}
+    compact.compact_if_due(
+        gw, cfg.TableConfig.from_properties(props), compact.max_delta_commits(options)
+    )
     mt.write_deltacommit(gw, time, records)
     failpoints.check(None, AFTER_DELTACOMMIT)
 
@@ -113,12 +122,19 @@ def _on_rollback(gw: FileSystemGateway, rb_time: str, meta: Mapping[str, Any]) -
     remove_deltacommit(gw, rb_time)
     mine = set(deltacommit_times(gw))
     built = _initialized_at(gw)
+    timeline = mt.load_timeline(gw)
+    compacted_at = timeline.last_compaction
     unlisted: dict[str, list[str]] = {}
     for target in targets:
         if target in mine:
+            done = timeline.deltacommits.get(target)
             remove_deltacommit(gw, target)
-            continue
-        if built is not None and target > built:
+            if compacted_at is None or done is None or done > compacted_at:
+                continue
+            # Its log was compacted into the base file, which still lists its files: delete
+            # them with a deltacommit (Hudi refuses this rollback; its compactions wait for
+            # every data instant, hudilite's compact only completed ones).
+        elif built is not None and target > built:
             continue  # requested after the listing: only its own deltacommit could list it
         for partition, pmeta in (meta.get("partitionMetadata") or {}).items():
             names = [str(p).rsplit("/", 1)[-1] for p in pmeta.get("successDeleteFiles") or []]
@@ -198,12 +214,14 @@ def roll_back_strays(gw: FileSystemGateway, data_timeline: tl.Timeline) -> list[
 
 
 def foreign_actions(gw: FileSystemGateway) -> list[str]:
-    """Timeline file names of the metadata table that hudilite does not write (Hudi's own
-    compaction, clean, rollback or log compaction of it): hudilite rebuilds such a table."""
+    """Timeline file names of the metadata table that hudilite does not read (Hudi's own
+    clean, rollback or log compaction of it): hudilite rebuilds such a table. Compactions,
+    Hudi's or hudilite's, are read (:mod:`~hudilite.metadata.compact`): a completed one's base
+    file starts the current slice, a pending one is ignored and rolled back."""
     out = []
     for entry in gw.list_dir(mt.TIMELINE_DIR):
         inst = Instant.parse(entry.name, mt.LAYOUT)
-        if inst is not None and inst.action != DELTA_COMMIT:
+        if inst is not None and inst.action not in (DELTA_COMMIT, COMMIT, COMPACTION):
             out.append(entry.name)
     return out
 

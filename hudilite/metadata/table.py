@@ -20,9 +20,11 @@ files of completed instants), and only then ``hoodie.table.metadata.partitions=f
 the data table, so readers trust the metadata table only once it is complete. A crash before
 that leaves a folder no reader consults (and the metadata-table guard removes it).
 
-:func:`read_files_partition` merges the base file and the log blocks of completed
-deltacommits whose data instant completed too (Hudi's readers filter the metadata timeline by
-the data timeline), giving each data partition's listing.
+:func:`read_files_partition` merges the latest base file (the initialization's, or that of a
+completed compaction: :mod:`~hudilite.metadata.compact`, or Hudi's own) and the log blocks of
+completed deltacommits that completed after it and whose data instant completed too (Hudi's
+readers filter the metadata timeline by the data timeline), giving each data partition's
+listing.
 """
 
 from __future__ import annotations
@@ -51,7 +53,7 @@ from hudilite.storage.log_format import (
     write_log_file,
 )
 from hudilite.tablestate import properties_file
-from hudilite.timeline.instant import DELTA_COMMIT, Instant, State
+from hudilite.timeline.instant import COMMIT, COMPACTION, DELTA_COMMIT, Instant, State
 from hudilite.timeline.instant_time import now_instant
 from hudilite.timeline.metadata import CommitMetadata, WriteStat
 from hudilite.timeline.timeline import Timeline
@@ -247,24 +249,70 @@ def write_deltacommit(
     return path
 
 
-def completed_deltacommits(gw: FileSystemGateway) -> set[str]:
-    """Requested times of the metadata table's completed deltacommits."""
-    out = set()
+@dataclass(frozen=True)
+class MetadataTimeline:
+    """The metadata table's timeline as the files partition's reader needs it."""
+
+    #: requested -> completion time of every completed deltacommit
+    deltacommits: dict[str, str]
+    #: requested -> completion time of every completed compaction (a ``commit``)
+    compactions: dict[str, str]
+    #: requested times of compactions requested or inflight
+    pending_compactions: frozenset[str]
+
+    @property
+    def last_compaction(self) -> str | None:
+        """The requested time of the latest completed compaction (None before the first)."""
+        return max(self.compactions, default=None)
+
+
+def load_timeline(gw: FileSystemGateway) -> MetadataTimeline:
+    """The metadata table's deltacommits and compactions (one listing of its timeline)."""
+    deltas: dict[str, str] = {}
+    compactions: dict[str, str] = {}
+    pending: set[str] = set()
     for entry in gw.list_dir(TIMELINE_DIR):
         inst = Instant.parse(entry.name, LAYOUT)
-        if inst is not None and inst.action == DELTA_COMMIT and inst.is_completed:
-            out.add(inst.requested_time)
-    return out
+        if inst is None:
+            continue
+        if inst.is_completed and inst.action == DELTA_COMMIT:
+            deltas[inst.requested_time] = inst.completion_time or inst.requested_time
+        elif inst.is_completed and inst.action == COMMIT:
+            compactions[inst.requested_time] = inst.completion_time or inst.requested_time
+        elif inst.action == COMPACTION and not inst.is_completed:
+            pending.add(inst.requested_time)
+    return MetadataTimeline(deltas, compactions, frozenset(pending - set(compactions)))
 
 
-def read_files_partition(
-    gw: FileSystemGateway, data_timeline: Timeline | None = None
-) -> dict[str, rec.FilesRecord]:
-    """The files partition's merged records by key: the latest base file, then the HFILE
-    blocks of log files written by completed metadata deltacommits (and, given
-    ``data_timeline``, whose data instant completed too, or the initialization instants)."""
+def completed_deltacommits(gw: FileSystemGateway) -> set[str]:
+    """Requested times of the metadata table's completed deltacommits."""
+    return set(load_timeline(gw).deltacommits)
+
+
+@dataclass(frozen=True)
+class FilesSlice:
+    """The latest file slice of ``files-0000-0`` a reader merges: the latest base file (of
+    the initialization or a completed compaction) and the log files of completed
+    deltacommits that completed after that base file's instant (Hudi 1.x slices log files by
+    completion time: a deltacommit requested before a compaction but completed after it
+    belongs to the compaction's slice), in log order."""
+
+    base_instant: str | None
+    base_path: str | None
+    #: (deltacommit instant, table-relative path) of each log file
+    logs: tuple[tuple[str, str], ...]
+
+
+def current_slice(
+    gw: FileSystemGateway,
+    data_timeline: Timeline | None = None,
+    timeline: MetadataTimeline | None = None,
+) -> FilesSlice:
+    """The file slice :func:`read_files_partition` merges (see :class:`FilesSlice`); given
+    ``data_timeline``, deltacommits whose data instant did not complete are left out (the
+    initialization instants excepted)."""
+    mdt = timeline if timeline is not None else load_timeline(gw)
     part_dir = join(METADATA_DIR, FILES_PARTITION)
-    done = completed_deltacommits(gw)
     bases: list[tuple[str, str]] = []
     logs: list[tuple[str, int, str]] = []
     for entry in gw.list_dir(part_dir):
@@ -275,7 +323,7 @@ def read_files_partition(
             logs.append((parsed.base_instant, parsed.version, entry.path))
 
     def valid(instant: str) -> bool:
-        if instant not in done:
+        if instant not in mdt.deltacommits:
             return False
         return (
             data_timeline is None
@@ -283,17 +331,42 @@ def read_files_partition(
             or data_timeline.is_completed_or_archived(instant)
         )
 
-    base = max((b for b in bases if valid(b[0])), default=None)
+    def valid_base(instant: str) -> bool:
+        # A compaction's base file counts once its commit completed; an initialization's
+        # once its deltacommit did.
+        return instant in mdt.compactions or (
+            instant.startswith(INIT_INSTANT[:14]) and valid(instant)
+        )
+
+    base = max((b for b in bases if valid_base(b[0])), default=None)
+    kept = tuple(
+        (instant, path)
+        for instant, _, path in sorted(logs)
+        if valid(instant) and (base is None or mdt.deltacommits[instant] > base[0])
+    )
+    return FilesSlice(base[0] if base else None, base[1] if base else None, kept)
+
+
+def read_slice(gw: FileSystemGateway, file_slice: FilesSlice) -> dict[str, rec.FilesRecord]:
+    """The merged records of ``file_slice``: its base file, then its logs' HFILE blocks."""
     batches: list[list[rec.FilesRecord]] = []
-    if base is not None:
-        batches.append(hfiles.decode(gw.read_bytes(base[1])))
-    for instant, _, path in sorted(logs):
-        if (base is not None and instant < base[0]) or not valid(instant):
-            continue
+    if file_slice.base_path is not None:
+        batches.append(hfiles.decode(gw.read_bytes(file_slice.base_path)))
+    for _, path in file_slice.logs:
         for block in read_log_file(gw, path):
             if block.block_type == BlockType.HFILE:
                 batches.append(hfiles.decode(block.content))
     return rec.merge_all(batches)
+
+
+def read_files_partition(
+    gw: FileSystemGateway, data_timeline: Timeline | None = None
+) -> dict[str, rec.FilesRecord]:
+    """The files partition's merged records by key: the latest base file, then the HFILE
+    blocks of log files written by completed metadata deltacommits after it (and, given
+    ``data_timeline``, whose data instant completed too, or the initialization instants);
+    see :func:`current_slice`."""
+    return read_slice(gw, current_slice(gw, data_timeline))
 
 
 def listing_of(records: Mapping[str, rec.FilesRecord]) -> dict[str, dict[str, int]]:

@@ -42,7 +42,7 @@ import warnings
 from hudilite import config as cfg
 from hudilite import failpoints
 from hudilite.errors import CorruptFileError, HudiliteWarning, TableNotFoundError
-from hudilite.metadata import sync
+from hudilite.metadata import compact, sync
 from hudilite.metadata import table as mt
 from hudilite.storage.fs import FileSystemGateway
 from hudilite.tablestate import properties_file
@@ -155,9 +155,12 @@ def keeps_metadata_table(gw: FileSystemGateway, props: dict[str, str]) -> bool:
 def _keep(gw: FileSystemGateway, props: dict[str, str]) -> bool:
     """Keep the metadata table hudilite maintains (the caller holds the table lock): drop the
     partitions it cannot keep, properties first; rebuild the files partition from a listing
-    when it is not listed (or Hudi compacted, cleaned or rolled back the metadata table
-    itself, which hudilite does not read); else roll back metadata deltacommits whose data
-    instant never completed. Returns True when anything changed."""
+    when it is not listed (or Hudi cleaned, rolled back or log-compacted the metadata table
+    itself, which hudilite does not read; its compactions are read); else roll back metadata
+    deltacommits whose data instant never completed and compactions that never completed.
+    Returns True when anything changed."""
+    # A bad compaction trigger is refused before the metadata table is touched.
+    compact.max_delta_commits({**props, **properties_file.read_write_defaults(gw)})
     listed = sync.listed_partitions(props)
     pending = (props.get(PARTITION_KEYS[1]) or "").strip()
     keep_files = mt.FILES_PARTITION in listed
@@ -182,6 +185,8 @@ def _keep(gw: FileSystemGateway, props: dict[str, str]) -> bool:
         return True
     config = cfg.TableConfig.from_properties(props)
     if sync.roll_back_strays(gw, Timeline.load(gw, config)):
+        changed = True
+    if compact.roll_back_pending(gw):
         changed = True
     return changed
 

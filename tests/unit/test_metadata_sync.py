@@ -170,7 +170,8 @@ def test_partitions_hudilite_cannot_keep_are_dropped_and_files_rebuilt(tmp_path:
     folders = sorted(e.name for e in gw.list_dir(mt.METADATA_DIR) if e.is_dir)
     assert folders == [".hoodie", "files"]
     assert not gw.exists(mg.DEFAULT_INDEX_DEFS)
-    # Hudi's own metadata compactions are not read by hudilite: rebuilt from a listing.
+    # Hudi's own metadata compaction is read (tests/unit/test_metadata_compact.py), its other
+    # table services would be rebuilt from a listing: none is left.
     assert sync.foreign_actions(gw) == []
     assert listed(gw) == live(gw)
     assert rows(gw) == before
