@@ -122,9 +122,10 @@ class KeyGenSpec:
         set_(self, "record_key_fields", tuple(self.record_key_fields))
         set_(self, "partition_fields", tuple(self.partition_fields))
         _require(kind in KINDS, f"unknown key generator type {self.kind!r} ({'|'.join(KINDS)})")
-        _require(bool(self.record_key_fields), "a record key field is required")
+        # No record key field: a keyless table, whose keys the write generates
+        # (hudilite.auto_keys); the generator still makes its partition paths.
         keys, parts = self.record_key_fields, self.partition_fields
-        _require(kind != SIMPLE or len(keys) == 1, f"SIMPLE takes one record key field: {keys}")
+        _require(kind != SIMPLE or len(keys) <= 1, f"SIMPLE takes one record key field: {keys}")
         set_(self, "partition_parts", self._parse_parts())
         n = len(self.partition_parts)
         _require(kind != SIMPLE or n <= 1, f"SIMPLE takes at most one partition field: {parts}")
@@ -261,6 +262,7 @@ def record_keys(spec: KeyGenSpec, batch: Batch) -> pa.StringArray:
     composite key is null or empty.
     """
     fields = spec.record_key_fields
+    _require(bool(fields), "the table has no record key field (its keys are generated)")
     simple = len(fields) == 1 and (spec.kind != COMPLEX or spec.complex_value_only)
     if simple:
         text = to_key_text(_column(batch, fields[0]), fields[0])

@@ -202,16 +202,13 @@ def table_spec(
     ``hoodie.write.table.version`` (default 6). Partition columns are ``PARTITIONED BY``
     (or ``hoodie.datasource.write.partitionpath.field`` without it). Field names resolve
     case-insensitively against ``columns``; one that is not a column raises
-    :class:`SchemaError`, a missing primary key :class:`SqlError`. Every other option
-    is returned in ``options`` unchanged.
+    :class:`SchemaError`; without a primary key the table is keyless (an empty
+    ``record_key``). Every other option is returned in ``options`` unchanged.
     """
     opts = cfg.Options(options)
+    # No primary key: a keyless, append-only table whose record keys each insert
+    # generates, as Hudi 0.14+ makes it (hudilite.auto_keys).
     keys = opts.get(cfg.RECORDKEY_FIELDS) or ()
-    if not keys:
-        raise SqlError(
-            f"table {display} needs a primary key: add TBLPROPERTIES (primaryKey = "
-            "'<column>[,<column>...]') (or hoodie.datasource.write.recordkey.field)"
-        )
     ordering = opts.get(cfg.ORDERING_FIELDS) or ()
     if len(ordering) > 1:
         raise SqlError(

@@ -159,10 +159,9 @@ def create_table_properties(config: cfg.TableConfig, recorded: Mapping[str, str]
     SQL CREATE TABLE picks by default); then the options recorded at create time (and
     ``SET TBLPROPERTIES``) as given, except other spellings of the keys above.
     """
-    out: dict[str, str] = {
-        "type": "mor" if config.is_mor else "cow",
-        "primaryKey": ",".join(config.record_key_fields),
-    }
+    out: dict[str, str] = {"type": "mor" if config.is_mor else "cow"}
+    if config.record_key_fields:  # none: a keyless table (generated keys) has no primaryKey
+        out["primaryKey"] = ",".join(config.record_key_fields)
     if config.ordering_fields:
         out["preCombineField"] = ",".join(config.ordering_fields)
     if config.table_version != 6:

@@ -30,6 +30,7 @@ from pyspark.sql.types import (
     StringType,
 )
 
+from hudilite.auto_keys import PENDING_MARK, ROW_BITS
 from hudilite.config.vocab import KEYGEN_COMPLEX, KEYGEN_NON_PARTITION, KEYGEN_SIMPLE
 from hudilite.keygen import (
     DEFAULT_PARTITION_PATH,
@@ -108,7 +109,11 @@ def native_key_columns(spec: KeyGenSpec, df: DataFrame) -> tuple[Column, Column]
     if any(kind != KEYGEN_SIMPLE for _, kind in spec.partition_parts):
         return None
     fields = spec.record_key_fields
-    if len(fields) == 1 and (spec.kind != KEYGEN_COMPLEX or spec.complex_value_only):
+    key: Column
+    if not fields:
+        # A keyless table: keyed_frame derives the pending key from the write order.
+        key = F.lit(None).cast("string")
+    elif len(fields) == 1 and (spec.kind != KEYGEN_COMPLEX or spec.complex_value_only):
         name = fields[0]
         value = _text(df, name)
         key = (
@@ -173,6 +178,17 @@ def native_key_columns(spec: KeyGenSpec, df: DataFrame) -> tuple[Column, Column]
     return key, path
 
 
+def pending_key_column(seq: Column) -> Column:
+    """A keyless table's pending record key from the write order, as
+    :func:`hudilite.auto_keys.pending_keys` renders it."""
+    return F.concat(
+        F.lit(PENDING_MARK),
+        F.shiftright(seq, ROW_BITS).cast("string"),
+        F.lit("_"),
+        seq.bitwiseAND(F.lit((1 << ROW_BITS) - 1)).cast("string"),
+    )
+
+
 def keyed_frame(df: DataFrame, spec: KeyingSpec, *, native: bool = True) -> DataFrame:
     """Add record key, partition path, write order and delete flag.
 
@@ -204,7 +220,7 @@ def keyed_frame(df: DataFrame, spec: KeyingSpec, *, native: bool = True) -> Data
         ):
             is_deleted = F.coalesce(F.col(f"`{IS_DELETED_COL}`").cast("boolean"), F.lit(False))
             deleted = deleted | is_deleted
-        return df.select(
+        keyed = df.select(
             *[F.col(f"`{c}`") for c in df.columns],
             key.alias(RECORD_KEY_COL),
             path.alias(PARTITION_PATH_COL),
@@ -212,6 +228,9 @@ def keyed_frame(df: DataFrame, spec: KeyingSpec, *, native: bool = True) -> Data
             F.monotonically_increasing_id().alias(SEQ_COL),
             deleted.alias(DELETE_COL),
         )
+        if not spec.keygen.record_key_fields:
+            keyed = keyed.withColumn(RECORD_KEY_COL, pending_key_column(F.col(SEQ_COL)))
+        return keyed
     out = spark_schema(keyed_schema(arrow_schema(df.schema)))
 
     def keyfn(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:

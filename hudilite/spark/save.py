@@ -8,7 +8,8 @@ A pipeline written for Hudi keeps its option dictionaries; only the write call c
 What it does, as Hudi's ``HoodieSparkSqlWriter`` does:
 
 * **The first write creates the table** from ``hoodie.table.name`` (required),
-  ``hoodie.datasource.write.recordkey.field``, ``.partitionpath.field``,
+  ``hoodie.datasource.write.recordkey.field`` (none: a keyless table, Hudi 0.14+'s
+  auto-generated keys), ``.partitionpath.field``,
   ``.precombine.field`` (or Hudi 1.x's ``hoodie.table.ordering.fields``), ``.table.type``,
   ``.keygenerator.class`` / ``.type`` with the ``hoodie.keygen.timebased.*`` options,
   ``.hive_style_partitioning`` (Hudi's DataFrame default: off, ``<value>`` folders) and
@@ -16,7 +17,9 @@ What it does, as Hudi's ``HoodieSparkSqlWriter`` does:
   Only those (and other table properties) are kept in ``hoodie.properties``: the rest of
   the options apply to this write alone, as in Hudi.
 * **``hoodie.datasource.write.operation``**: ``upsert`` (the default; ``insert`` when
-  ``hoodie.datasource.write.insert.drop.duplicates`` is on, as Hudi corrects it),
+  ``hoodie.datasource.write.insert.drop.duplicates`` is on, as Hudi corrects it;
+  ``bulk_insert`` on a table without a record key, whose keys are generated, when the rows
+  hold no ``_hoodie_record_key``, as Hudi's ``deduceOperation`` picks it),
   ``insert``, ``bulk_insert``, ``delete`` (the rows' keys), ``delete_partition``
   (``hoodie.datasource.write.partitions.to.delete``, else the rows' partitions),
   ``insert_overwrite``, ``insert_overwrite_table``.
@@ -50,8 +53,9 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from hudilite import config as cfg
+from hudilite.auto_keys import is_keyless
 from hudilite.errors import ConfigError, SchemaError, TableExistsError, TableNotFoundError
-from hudilite.schema import META_COLUMNS, OPERATION_COL, PARTITION_PATH_COL
+from hudilite.schema import META_COLUMNS, OPERATION_COL, PARTITION_PATH_COL, RECORD_KEY_COL
 from hudilite.spark.keying import keyed_frame
 from hudilite.storage.fs import FileSystemGateway, is_storage_option, storage_options_of
 from hudilite.table.api import Table
@@ -282,7 +286,7 @@ def create_table(
         spark,
         req.path,
         schema,
-        record_key=list(keys),
+        record_key=list(keys) or None,
         partition_by=list(_fields(opts.get(cfg.PARTITION_FIELDS))),
         table_type=opts.get(cfg.TABLE_TYPE),
         table_version=int(opts.get(cfg.TABLE_VERSION)),  # type: ignore[arg-type]
@@ -295,13 +299,9 @@ def create_table(
 
 def check_new_table(req: SaveRequest, columns: list[str]) -> None:
     """Before an ``overwrite`` deletes a table or a first write creates one: the record key
-    is given and every key, partition and ordering field is a column of the data."""
+    and every key, partition and ordering field is a column of the data (no record key field
+    makes a keyless table, as Hudi 0.14+ does)."""
     opts = req.opts
-    if not _fields(opts.get(cfg.RECORDKEY_FIELDS)):
-        raise ConfigError(
-            f"'{cfg.RECORDKEY_FIELDS.name}' must be set: hudilite does not make tables "
-            "without a record key yet"
-        )
     names = set(columns)
     for key in (cfg.RECORDKEY_FIELDS, cfg.PARTITION_FIELDS, cfg.ORDERING_FIELDS):
         for field in _fields(opts.get(key)):
@@ -393,4 +393,14 @@ def save(
     if req.operation == "delete_partition":
         parts = partitions_to_delete(table, req, data)
         return table.delete_partitions(parts, options=write_options(req, config))
-    return table.write(data, req.operation, options=write_options(req, config))  # type: ignore[arg-type]
+    operation = req.operation
+    if (
+        is_keyless(config)
+        and operation == "upsert"
+        and not req.opts.is_set(cfg.OPERATION)
+        and RECORD_KEY_COL not in df.columns
+    ):
+        # Hudi's deduceOperation: with no record key, no operation given and no stored keys
+        # in the rows, the write is an append (bulk insert with generated keys).
+        operation = "bulk_insert"
+    return table.write(data, operation, options=write_options(req, config))  # type: ignore[arg-type]

@@ -15,6 +15,7 @@ from pyspark.sql.streaming import StreamingQuery
 from pyspark.sql.types import StructType
 
 from hudilite import config as cfg
+from hudilite.auto_keys import check_operation
 from hudilite.errors import (
     ConfigError,
     ConflictError,
@@ -97,7 +98,7 @@ class Table:
         path: str,
         schema: pa.Schema | StructType,
         *,
-        record_key: str | Sequence[str],
+        record_key: str | Sequence[str] | None,
         ordering_field: str | None = None,
         partition_by: Sequence[str] = (),
         table_type: Literal["cow", "mor", "COPY_ON_WRITE", "MERGE_ON_READ"] = "cow",
@@ -109,7 +110,9 @@ class Table:
     ) -> Table:
         """Create an empty table at ``path`` (a local path or a URI) and return its handle.
 
-        ``options`` are Hudi option keys (or their SQL/Flink aliases); they are kept
+        ``record_key=None`` makes a keyless, append-only table: each insert generates its
+        records' keys as Hudi 0.14+ does (``<instant>_<partition id>_<row id>``); an upsert
+        is refused. ``options`` are Hudi option keys (or their SQL/Flink aliases); they are kept
         in ``hoodie.properties`` and apply to every later write unless overridden.
         ``storage_options`` are filesystem connection settings (``fs.s3a.endpoint``, ...,
         see :mod:`hudilite.storage.fs`); they are never stored with the table, nor are
@@ -190,8 +193,10 @@ class Table:
         it writes, instead of overwriting it with values computed before it (snapshot
         isolation; see docs/reliability.md). Without it the write is blind: it conflicts
         only with commits that completed after it began. An instant that is not a completed
-        one of the table raises :class:`ConfigError` and writes nothing."""
+        one of the table raises :class:`ConfigError` and writes nothing. A table without a
+        record key (keys generated on insert) refuses an upsert by name."""
         state = self.state()
+        check_operation(state.config, operation)
         if isinstance(read_snapshot, TableSnapshot):
             read_snapshot = read_snapshot.isolation
         snap = (

@@ -23,6 +23,7 @@ from typing import Any
 import pyarrow as pa
 
 from hudilite import config as cfg
+from hudilite.auto_keys import check_new_keyless
 from hudilite.errors import ConfigError, SchemaError, TableExistsError
 from hudilite.schema import arrow_to_avro_schema, to_storage_schema
 from hudilite.storage.fs import FileSystemGateway
@@ -72,8 +73,6 @@ def _check_fields(
     schema: pa.Schema, keys: Sequence[str], partition_by: Sequence[str], ordering: str | None
 ) -> None:
     names = {f.name for f in schema}
-    if not keys:
-        raise SchemaError("record_key must name at least one column")
     for role, fields in (
         ("record key", list(keys)),
         ("partition", list(partition_by)),
@@ -90,7 +89,7 @@ def new_table_config(
     schema: pa.Schema,
     *,
     name: str,
-    record_key: str | Sequence[str],
+    record_key: str | Sequence[str] | None,
     ordering_field: str | None = None,
     partition_by: Sequence[str] = (),
     table_type: str = "cow",
@@ -100,10 +99,12 @@ def new_table_config(
 ) -> cfg.TableConfig:
     """The :class:`~hudilite.config.TableConfig` of a new table (nothing is written).
 
-    ``record_key`` is one field, a comma-separated list or a sequence of fields;
-    ``options`` are Hudi option keys or their aliases, kept as the config's extra
-    properties. Raises :class:`ConfigError` for a bad type, version or key generator and
-    :class:`SchemaError` for a field that is not a column.
+    ``record_key`` is one field, a comma-separated list or a sequence of fields; None (or
+    an empty sequence) makes a keyless table, whose record keys each insert generates as
+    Hudi 0.14+ does (:mod:`hudilite.auto_keys`); ``options`` are Hudi option keys or
+    their aliases, kept as the config's extra properties. Raises :class:`ConfigError`
+    for a bad type, version or key generator and :class:`SchemaError` for a field that is
+    not a column.
     """
     if table_version not in cfg.SUPPORTED_TABLE_VERSIONS:
         raise ConfigError(f"table_version must be 6, 8 or 9, got {table_version!r}")
@@ -112,8 +113,14 @@ def new_table_config(
     raw_opts = {k: str(v) for k, v in (options or {}).items()}
     opts = cfg.Options(raw_opts)
     ordering_field = _ordering_field(ordering_field, opts)
-    keys = [record_key] if isinstance(record_key, str) else list(record_key)
-    keys = [k.strip() for part in keys for k in part.split(",") if k.strip()]
+    given = [record_key] if isinstance(record_key, str) else list(record_key or ())
+    keys = [k.strip() for part in given for k in part.split(",") if k.strip()]
+    if given and not keys:
+        raise SchemaError(
+            f"record_key {record_key!r} names no column (None makes a table without a record key)"
+        )
+    if not keys:
+        check_new_keyless(name, opts)
     data_schema = to_storage_schema(schema)
     _check_fields(data_schema, keys, partition_by, ordering_field)
     avro = arrow_to_avro_schema(data_schema, f"{name}_record", f"hoodie.{name}")
@@ -144,7 +151,7 @@ def create_table(
     gw: FileSystemGateway,
     schema: pa.Schema,
     *,
-    record_key: str | Sequence[str],
+    record_key: str | Sequence[str] | None,
     ordering_field: str | None = None,
     partition_by: Sequence[str] = (),
     table_type: str = "cow",

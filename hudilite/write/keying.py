@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from hudilite.auto_keys import ROW_BITS, pending_keys
 from hudilite.keygen import KeyGenSpec, partition_paths, record_keys
 from hudilite.merge.delete_markers import apply_delete_markers, as_array
 from hudilite.schema import (
@@ -25,7 +26,7 @@ from hudilite.schema import (
 
 # Bits reserved for the row number inside one input partition; the Spark
 # partition id goes above them so write order is total across partitions.
-SEQ_PARTITION_SHIFT = 33  # as Spark's monotonically_increasing_id
+SEQ_PARTITION_SHIFT = ROW_BITS  # 33, as Spark's monotonically_increasing_id
 
 
 @dataclass(frozen=True)
@@ -74,9 +75,10 @@ def delete_flags(spec: KeyingSpec, batch: pa.RecordBatch | pa.Table) -> pa.Array
 def key_batch(spec: KeyingSpec, batch: pa.RecordBatch, seq_start: int) -> pa.RecordBatch:
     """Return ``batch`` plus record key, partition path, ``_hl_seq`` and ``_hl_delete``."""
     n = batch.num_rows
-    keys = record_keys(spec.keygen, batch)
-    parts = partition_paths(spec.keygen, batch)
     seq = pa.array(range(seq_start, seq_start + n), pa.int64())
+    # A keyless table's records get pending keys, completed with the instant when written.
+    keys = record_keys(spec.keygen, batch) if spec.keygen.record_key_fields else pending_keys(seq)
+    parts = partition_paths(spec.keygen, batch)
     flags = delete_flags(spec, batch)
     arrays = [*batch.columns, keys, parts, seq, flags]
     return pa.RecordBatch.from_arrays(arrays, schema=keyed_schema(batch.schema))

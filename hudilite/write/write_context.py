@@ -16,6 +16,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from hudilite import failpoints
+from hudilite.auto_keys import stamp_keys
 from hudilite.merge import MergeSpec
 from hudilite.storage.bloom_filter import BloomConfig
 from hudilite.storage.fs import FileSystemGateway
@@ -128,8 +129,11 @@ def stats_row(**values: Any) -> pa.Table:
 def conform(ctx: WriteContext, table: pa.Table) -> pa.Table:
     """Order and type the columns exactly as the table's storage schema says.
 
-    A column the rows lack (the changelog operation before it is stamped) is null.
+    A column the rows lack (the changelog operation before it is stamped) is null. A keyless
+    table's pending record keys are completed with the write's instant here, the one step
+    every base and log file write goes through (:mod:`hudilite.auto_keys`).
     """
+    table = stamp_keys(ctx.instant_time, table)
     names = set(table.column_names)
     cols = [
         table[f.name].cast(f.type) if f.name in names else pa.nulls(table.num_rows, f.type)

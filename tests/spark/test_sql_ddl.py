@@ -225,9 +225,6 @@ def test_create_table_errors_leave_nothing_behind(session: Any, tmp_path: Path) 
         assert not managed.exists()
         assert collect(session, "SHOW TABLES") == []
 
-    with pytest.raises(SqlError, match=r"table default.t needs a primary key: .*primaryKey"):
-        session.sql("CREATE TABLE t (id INT, v STRING) USING hudi")
-    nothing()
     with pytest.raises(SchemaError, match=r"primary key field 'uid' is not a column of default.t"):
         session.sql("CREATE TABLE t (id INT, v STRING) USING hudi TBLPROPERTIES (primaryKey='uid')")
     with pytest.raises(SchemaError, match=r"ordering \(preCombine\) field 'tsx' is not a column"):

@@ -347,7 +347,6 @@ TS_MS = {**TS, "timestamp_type": "EPOCHMILLISECONDS"}
     ("kwargs", "message"),
     [
         ({"kind": "NOPE", "record_key_fields": ("id",)}, "unknown key generator"),
-        ({"kind": "SIMPLE", "record_key_fields": ()}, "record key field is required"),
         ({"kind": "SIMPLE", "record_key_fields": ("a", "b")}, "one record key field"),
         (
             {"kind": "SIMPLE", "record_key_fields": ("a",), "partition_fields": ("x", "y")},

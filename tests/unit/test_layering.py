@@ -45,6 +45,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "hudilite.keygen_dates",
         "hudilite.partition_segments",
         "hudilite.virtual_keys",
+        "hudilite.auto_keys",
     ),
     ("hudilite.storage",),
     ("hudilite.timeline",),

@@ -310,9 +310,13 @@ def test_table_spec_partition_option_without_partitioned_by() -> None:
 
 
 def test_table_spec_errors() -> None:
-    with pytest.raises(SqlError, match=r"table db.t needs a primary key: .*primaryKey") as info:
-        table_spec({"preCombineField": "ts"}, [], COLS, "db.t")
-    assert not isinstance(info.value, SchemaError)
+    # No primary key: a keyless table (generated record keys), not an error.
+    keyless = table_spec({"preCombineField": "ts"}, ["city"], COLS, "db.t")
+    assert (keyless.record_key, keyless.ordering_field, keyless.partition_by) == (
+        (),
+        "ts",
+        ("city",),
+    )
     with pytest.raises(SchemaError, match=r"primary key field 'uid' is not a column of db.t"):
         table_spec({"primaryKey": "uid"}, [], COLS, "db.t")
     with pytest.raises(SchemaError, match=r"ordering \(preCombine\) field 'tss' is not a column"):

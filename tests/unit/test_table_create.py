@@ -87,7 +87,17 @@ COLUMNS = "(city, id, ts)"
             SchemaError,
             f"record key field 'nope' is not a column of the schema {COLUMNS}",
         ),
-        ({"record_key": " , "}, SchemaError, "record_key must name at least one column"),
+        (
+            {"record_key": " , "},
+            SchemaError,
+            "record_key ' , ' names no column (None makes a table without a record key)",
+        ),
+        (
+            {"record_key": None, "options": {"hoodie.populate.meta.fields": "false"}},
+            ConfigError,
+            "table 't' has no record key: hoodie.populate.meta.fields=false is not supported "
+            "with generated record keys",
+        ),
         (
             {"record_key": "id", "partition_by": ["x"]},
             SchemaError,
