@@ -124,12 +124,21 @@ class FileSystemView:
     """Partitions, file groups and live slices of one table for one loaded timeline.
 
     ``gw`` is the table's ``FileSystemGateway``, ``config`` its ``TableConfig`` and
-    ``timeline`` a loaded ``Timeline``. Listing happens on first use and is cached; a
+    ``timeline`` a loaded ``Timeline``; ``listing``, when given, is called instead of
+    walking storage and returns partition -> data file entries (the metadata table's
+    ``files`` partition: :func:`hudilite.metadata.listing.listing_view`). Listing happens
+    on first use and is cached; a
     view is a consistent picture of one moment, call ``refresh()`` (or build a new view
     with a reloaded timeline) after writes.
     """
 
-    def __init__(self, gw: FileSystemGateway, config: TableConfig, timeline: Timeline) -> None:
+    def __init__(
+        self,
+        gw: FileSystemGateway,
+        config: TableConfig,
+        timeline: Timeline,
+        listing: Callable[[], dict[str, list[FileEntry]]] | None = None,
+    ) -> None:
         self.gw = gw
         self.config = config
         self.timeline = timeline
@@ -143,6 +152,10 @@ class FileSystemView:
         self._metadata_cache: dict[str, CommitMetadata] = {}
         self._damage: list[Damage] | None = None
         self._log_ranges: dict[str, tuple[CommittedRange, ...]] | None = None
+        # A listing that replaces the storage walk: partition -> its data files, e.g. the
+        # metadata table's files partition (hudilite.metadata.listing), which lists only
+        # files of completed instants -- enough for reads, not for rollbacks of pending ones.
+        self._lister = listing
 
     # ------------------------------------------------------------------ listing
 
@@ -154,6 +167,8 @@ class FileSystemView:
 
     def _tree(self) -> dict[str, list[FileEntry]]:
         """Every non-hidden directory of the table (``""`` = base path) -> its file entries."""
+        if self._listing is None and self._lister is not None:
+            self._listing = self._lister()
         if self._listing is None:
             listing: dict[str, list[FileEntry]] = {}
             stack = [""]
@@ -173,7 +188,10 @@ class FileSystemView:
 
     def partitions(self) -> list[str]:
         """Partition paths: directories holding ``.hoodie_partition_metadata`` (or its
-        Parquet/ORC form), sorted (``""`` for a non-partitioned table)."""
+        Parquet/ORC form), sorted (``""`` for a non-partitioned table); with a ``listing``
+        given, the partitions it lists."""
+        if self._lister is not None:
+            return sorted(self._tree())
         return sorted(
             d
             for d, files in self._tree().items()

@@ -259,6 +259,9 @@ class MetadataTimeline:
     compactions: dict[str, str]
     #: requested times of compactions requested or inflight
     pending_compactions: frozenset[str]
+    #: timeline file names of other actions (Hudi's clean, rollback or log compaction of
+    #: the metadata table), which this reader does not follow
+    others: tuple[str, ...] = ()
 
     @property
     def last_compaction(self) -> str | None:
@@ -271,17 +274,22 @@ def load_timeline(gw: FileSystemGateway) -> MetadataTimeline:
     deltas: dict[str, str] = {}
     compactions: dict[str, str] = {}
     pending: set[str] = set()
+    others: list[str] = []
     for entry in gw.list_dir(TIMELINE_DIR):
         inst = Instant.parse(entry.name, LAYOUT)
         if inst is None:
             continue
+        if inst.action not in (DELTA_COMMIT, COMMIT, COMPACTION):
+            others.append(entry.name)
         if inst.is_completed and inst.action == DELTA_COMMIT:
             deltas[inst.requested_time] = inst.completion_time or inst.requested_time
         elif inst.is_completed and inst.action == COMMIT:
             compactions[inst.requested_time] = inst.completion_time or inst.requested_time
         elif inst.action == COMPACTION and not inst.is_completed:
             pending.add(inst.requested_time)
-    return MetadataTimeline(deltas, compactions, frozenset(pending - set(compactions)))
+    return MetadataTimeline(
+        deltas, compactions, frozenset(pending - set(compactions)), tuple(others)
+    )
 
 
 def completed_deltacommits(gw: FileSystemGateway) -> set[str]:
@@ -360,13 +368,15 @@ def read_slice(gw: FileSystemGateway, file_slice: FilesSlice) -> dict[str, rec.F
 
 
 def read_files_partition(
-    gw: FileSystemGateway, data_timeline: Timeline | None = None
+    gw: FileSystemGateway,
+    data_timeline: Timeline | None = None,
+    timeline: MetadataTimeline | None = None,
 ) -> dict[str, rec.FilesRecord]:
     """The files partition's merged records by key: the latest base file, then the HFILE
     blocks of log files written by completed metadata deltacommits after it (and, given
     ``data_timeline``, whose data instant completed too, or the initialization instants);
     see :func:`current_slice`."""
-    return read_slice(gw, current_slice(gw, data_timeline))
+    return read_slice(gw, current_slice(gw, data_timeline, timeline))
 
 
 def listing_of(records: Mapping[str, rec.FilesRecord]) -> dict[str, dict[str, int]]:

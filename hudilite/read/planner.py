@@ -36,6 +36,7 @@ from typing import Any
 from hudilite.errors import ConfigError, InstantNotFoundError
 from hudilite.filegroup.slices import FileSlice
 from hudilite.filegroup.view import FileSystemView, PartitionFilter, Visibility
+from hudilite.metadata.listing import listing_view
 from hudilite.read.file_checks import check_slices
 from hudilite.timeline.instant_time import format_instant, parse_instant
 from hudilite.timeline.metadata import CommitMetadata
@@ -243,7 +244,7 @@ def plan_snapshot(
     ``CorruptFileError`` when a committed file is gone or short, unless
     ``ignore_missing_files`` (see :mod:`hudilite.read.file_checks`).
     """
-    view = _view_of(view_or_state)
+    view = listing_view(_view_of(view_or_state))
     instant = None if as_of is None else validate_as_of(view, as_of)
     vis = view.visibility(as_of=instant)
     slices = view.latest_slices(as_of=instant, partitions=partitions, check=False)
@@ -284,6 +285,7 @@ def plan_incremental(
         start, end = view, start
     else:
         fs_view = _view_of(view)
+    fs_view = listing_view(fs_view)
     lo = None if start is None else normalize_instant(start)
     hi = None if end is None else normalize_instant(end)
     if fs_view.table_version >= 8:
