@@ -10,7 +10,7 @@ storage walk lists every partition folder -- on S3 one LIST request or more per 
 :class:`~hudilite.filegroup.view.FileSystemView` whose listing comes from the files partition
 (:func:`files_partition_tree`), or the storage view itself when the table has no usable files
 partition: not listed, a version hudilite does not read it on, or a metadata timeline holding
-actions hudilite's reader does not follow (Hudi's log compaction, clean or rollback of the
+actions hudilite's reader does not follow (Hudi's log compaction or rollback of the
 metadata table). Only reads use it (:func:`hudilite.read.planner.plan_snapshot` and
 ``plan_incremental``): a rollback or a retried table service needs the files of pending
 instants, which the files partition never lists. The plan-time damage checks

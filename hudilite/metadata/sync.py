@@ -10,7 +10,8 @@ written, and only when the table's ``hoodie.table.metadata.partitions`` names ``
   (:mod:`~hudilite.metadata.convert`) go into a metadata deltacommit with the same instant
   time (:func:`~hudilite.metadata.table.write_deltacommit`), after the files partition is
   compacted when ``hoodie.metadata.compact.max.delta.commits`` deltacommits completed since
-  its base file (:func:`~hudilite.metadata.compact.compact_if_due`, as Hudi does first);
+  its base file (:func:`~hudilite.metadata.compact.compact_if_due`, as Hudi does first) and
+  its old slices cleaned (:func:`~hudilite.metadata.clean.clean_if_due`);
 * rollback: as ``HoodieBackedTableMetadataWriter.update(HoodieRollbackMetadata)``, the
   metadata deltacommit of the rolled-back instant is rolled back (its completed file, its log
   file, its inflight and requested files, in that order); when a compaction already folded it
@@ -38,7 +39,7 @@ from typing import Any
 
 from hudilite import config as cfg
 from hudilite import failpoints
-from hudilite.metadata import compact, convert
+from hudilite.metadata import clean, compact, convert
 from hudilite.metadata import records as rec
 from hudilite.metadata import table as mt
 from hudilite.storage.fs import FileSystemGateway, join
@@ -113,6 +114,7 @@ def before_complete(gw: FileSystemGateway, instant: Instant, content: bytes) -> 
     compact.compact_if_due(
         gw, cfg.TableConfig.from_properties(props), compact.max_delta_commits(options)
     )
+    clean.clean_if_due(gw)
     mt.write_deltacommit(gw, time, records)
     failpoints.check(None, AFTER_DELTACOMMIT)
 
@@ -215,13 +217,14 @@ def roll_back_strays(gw: FileSystemGateway, data_timeline: tl.Timeline) -> list[
 
 def foreign_actions(gw: FileSystemGateway) -> list[str]:
     """Timeline file names of the metadata table that hudilite does not read (Hudi's own
-    clean, rollback or log compaction of it): hudilite rebuilds such a table. Compactions,
-    Hudi's or hudilite's, are read (:mod:`~hudilite.metadata.compact`): a completed one's base
-    file starts the current slice, a pending one is ignored and rolled back."""
+    rollback or log compaction of it): hudilite rebuilds such a table. Compactions, Hudi's or
+    hudilite's, are read (:mod:`~hudilite.metadata.compact`): a completed one's base file
+    starts the current slice, a pending one is ignored and rolled back; cleans
+    (:mod:`~hudilite.metadata.clean`) only delete older slices."""
     out = []
     for entry in gw.list_dir(mt.TIMELINE_DIR):
         inst = Instant.parse(entry.name, mt.LAYOUT)
-        if inst is not None and inst.action not in (DELTA_COMMIT, COMMIT, COMPACTION):
+        if inst is not None and inst.action not in (DELTA_COMMIT, COMMIT, COMPACTION, CLEAN):
             out.append(entry.name)
     return out
 

@@ -53,7 +53,7 @@ from hudilite.storage.log_format import (
     write_log_file,
 )
 from hudilite.tablestate import properties_file
-from hudilite.timeline.instant import COMMIT, COMPACTION, DELTA_COMMIT, Instant, State
+from hudilite.timeline.instant import CLEAN, COMMIT, COMPACTION, DELTA_COMMIT, Instant, State
 from hudilite.timeline.instant_time import now_instant
 from hudilite.timeline.metadata import CommitMetadata, WriteStat
 from hudilite.timeline.timeline import Timeline
@@ -259,8 +259,8 @@ class MetadataTimeline:
     compactions: dict[str, str]
     #: requested times of compactions requested or inflight
     pending_compactions: frozenset[str]
-    #: timeline file names of other actions (Hudi's clean, rollback or log compaction of
-    #: the metadata table), which this reader does not follow
+    #: timeline file names of other actions (Hudi's rollback or log compaction of the
+    #: metadata table), which this reader does not follow
     others: tuple[str, ...] = ()
 
     @property
@@ -279,8 +279,8 @@ def load_timeline(gw: FileSystemGateway) -> MetadataTimeline:
         inst = Instant.parse(entry.name, LAYOUT)
         if inst is None:
             continue
-        if inst.action not in (DELTA_COMMIT, COMMIT, COMPACTION):
-            others.append(entry.name)
+        if inst.action not in (DELTA_COMMIT, COMMIT, COMPACTION, CLEAN):
+            others.append(entry.name)  # cleans only delete slices older than the latest
         if inst.is_completed and inst.action == DELTA_COMMIT:
             deltas[inst.requested_time] = inst.completion_time or inst.requested_time
         elif inst.is_completed and inst.action == COMMIT:

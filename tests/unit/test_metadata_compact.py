@@ -20,6 +20,7 @@ import pytest
 from hudilite import config as cfg
 from hudilite import failpoints
 from hudilite.errors import ConfigError, WriteError
+from hudilite.metadata import clean as mclean
 from hudilite.metadata import compact, hfiles, sync
 from hudilite.metadata import table as mt
 from hudilite.services.rollback_completed import rollback_instant
@@ -277,3 +278,46 @@ def test_the_trigger_is_hudis_default_and_checked(tmp_path: Path) -> None:
         guard(gw)
     assert str(err.value) == "hoodie.metadata.compact.max.delta.commits must be at least 1, got 0"
     assert not gw.exists(mt.METADATA_DIR)  # refused before anything was written
+
+
+def test_old_slices_are_cleaned_three_instants_after_a_compaction(tmp_path: Path) -> None:
+    gw = _gw(V9_MOR, tmp_path, "4")
+    guard(gw)
+    times = [commit_copy(gw, n)[0] for n in range(1, 11)]
+    timeline = mt.load_timeline(gw)
+    first, second = sorted(timeline.compactions)  # at the 4th and the 8th commit
+    names = sorted(e.name for e in gw.list_dir(FILES))
+    stale = sorted(
+        n
+        for n in names
+        if n.endswith(f"_{mt.INIT_INSTANT}.hfile")
+        or any(f"_{t}.log." in n for t in (mt.INIT_INSTANT, *times[:3]))
+    )
+    assert len(stale) == 5  # the initial base file, its empty log and three commits' logs
+    assert mclean.stale_files(gw, timeline) == ([f"{FILES}/{n}" for n in stale], first)
+    # Not cleaned yet: two deltacommits completed after the second compaction, Hudi waits for 3.
+    assert not [e for e in gw.list_dir(mt.TIMELINE_DIR) if ".clean" in e.name]
+    times.append(commit_copy(gw, 11)[0])  # three deltacommits after the second compaction
+    timeline = mt.load_timeline(gw)
+    cleans = [e.name for e in gw.list_dir(mt.TIMELINE_DIR) if ".clean" in e.name]
+    assert len(cleans) == 3  # requested, inflight, completed
+    done = next(n for n in cleans if n.endswith(".clean"))
+    meta = read_avro_record(gw.read_bytes(f"{mt.TIMELINE_DIR}/{done}"))
+    files_meta = meta["partitionMetadata"]["files"]
+    assert sorted(files_meta["successDeleteFiles"]) == stale
+    assert meta["earliestCommitToRetain"] == first
+    assert sorted(e.name for e in gw.list_dir(FILES)) == sorted(
+        set(names) - set(stale) | {e.name for e in gw.list_dir(FILES) if times[10] in e.name}
+    )
+    assert sync.foreign_actions(gw) == []  # the guard keeps a cleaned metadata table
+    assert mt.current_slice(gw).base_instant == second
+    assert listed(gw) == live(gw)
+    # A clean that did not complete is finished by the next call, with the same instant.
+    clean_time = done.split("_")[0]
+    gw.delete_file(f"{mt.TIMELINE_DIR}/{done}")
+    with table_lock(gw):
+        assert mclean.clean_if_due(gw) == clean_time
+    assert any(
+        n.startswith(clean_time) and n.endswith(".clean") for n in timeline_names(gw, clean_time)
+    )
+    assert listed(gw) == live(gw)

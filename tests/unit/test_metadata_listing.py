@@ -215,7 +215,7 @@ def test_hudis_metadata_table_is_listed_through_when_usable(tmp_path: Path) -> N
     assert handler.lists and all(".hoodie/metadata" in d for d in handler.lists)
     assert_plans_the_walks_slices(gw, plan)
     # A metadata timeline with an action hudilite's reader does not follow: storage again.
-    gw.write_bytes(f"{mt.TIMELINE_DIR}/20990101000000000.clean.requested", b"")
+    gw.write_bytes(f"{mt.TIMELINE_DIR}/20990101000000000.rollback.requested", b"")
     assert listing.usable(gw, props) is None
     assert listing.listing_view(state.view) is state.view
     # Without the files partition listed in hoodie.properties: storage.
