@@ -22,6 +22,7 @@ table's back fails when the read opens it, not when it plans.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from weakref import WeakKeyDictionary
 
 from hudilite.filegroup.view import FileSystemView
 from hudilite.metadata import table as mt
@@ -61,13 +62,22 @@ def files_partition_tree(
     }
 
 
+#: The listing view of each storage view, so a read that prunes partitions and then plans
+#: reads the files partition once (a view is one moment of the table).
+_VIEWS: WeakKeyDictionary[FileSystemView, FileSystemView] = WeakKeyDictionary()
+
+
 def listing_view(view: FileSystemView) -> FileSystemView:
     """The view a read plans with: ``view``'s table listed through its files partition when
-    :func:`usable`, else ``view`` itself."""
+    :func:`usable`, else ``view`` itself (the same object for the same ``view``)."""
+    if view in _VIEWS:
+        return _VIEWS[view]
     metadata = usable(view.gw, view.config.props)
     if metadata is None:
-        return view
+        return view  # not cached: a value holding its own key would never be freed
     gw, timeline = view.gw, view.timeline
-    return FileSystemView(
+    out = FileSystemView(
         gw, view.config, timeline, lambda: files_partition_tree(gw, timeline, metadata)
     )
+    _VIEWS[view] = out
+    return out

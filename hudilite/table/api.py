@@ -24,6 +24,7 @@ from hudilite.errors import (
     SchemaError,
 )
 from hudilite.keygen import partition_values
+from hudilite.metadata.listing import listing_view
 from hudilite.read.arrow_reader import read_plan_arrow
 from hudilite.read.planner import ScanPlan, plan_incremental, plan_snapshot
 from hudilite.read.where import Predicate
@@ -544,7 +545,7 @@ class Table:
             return None
         spec = state.keygen(state.options())
         return pred.partitions(
-            state.view.partitions(),
+            listing_view(state.view).partitions(),  # the files partition when kept
             lambda p: partition_values(spec, p),
             state.config.partition_fields,
             state.data_schema,
@@ -587,7 +588,7 @@ class Table:
         if not fields or state.config.keygen_type not in (cfg.KEYGEN_SIMPLE, cfg.KEYGEN_COMPLEX):
             return None
         spec = state.keygen(state.options())
-        parts = state.view.partitions()
+        parts = listing_view(state.view).partitions()  # the files partition when kept
         types = {f.name: f.type for f in state.data_schema}
         rows = [(p, *[partition_values(spec, p).get(f) for f in fields]) for p in parts]
         frame = self.spark.createDataFrame(

@@ -24,6 +24,7 @@ from hudilite.read.arrow_reader import read_plan_arrow
 from hudilite.read.planner import plan_snapshot
 from hudilite.storage.fs import FileSystemGateway
 from hudilite.storage.layout import BaseFileName, write_partition_metadata
+from hudilite.table.api import Table
 from hudilite.tablestate import properties_file
 from hudilite.tablestate.state import TableState
 from hudilite.timeline.instant import COMMIT
@@ -217,6 +218,24 @@ def test_hudis_metadata_table_is_listed_through_when_usable(tmp_path: Path) -> N
     # A metadata timeline with an action hudilite's reader does not follow: storage again.
     gw.write_bytes(f"{mt.TIMELINE_DIR}/20990101000000000.rollback.requested", b"")
     assert listing.usable(gw, props) is None
-    assert listing.listing_view(state.view) is state.view
+    fresh = FileSystemView(gw, state.config, state.timeline)
+    assert listing.listing_view(fresh) is fresh
     # Without the files partition listed in hoodie.properties: storage.
     assert listing.usable(gw, {**props, properties_file.METADATA_PARTITION_KEYS[0]: ""}) is None
+
+
+def test_to_arrow_where_prunes_partitions_from_the_files_partition(tmp_path: Path) -> None:
+    base = _table(V8_COW, tmp_path)
+    gw, handler = counting(base)
+    table = Table(None, gw)  # type: ignore[arg-type]
+    handler.lists.clear()
+    got = table.to_arrow(where="byteField = 10")
+    data_dirs = [d for d in handler.lists if "/.hoodie" not in d]
+    assert data_dirs == []  # no partition folder listed: pruning and planning both
+    expected = hudi_rs_read(str(base))
+    keys = sorted(
+        r
+        for r, b in zip(expected["id"].to_pylist(), expected["byteField"].to_pylist(), strict=True)
+        if b == 10
+    )
+    assert keys and sorted(got["id"].to_pylist()) == keys
