@@ -221,12 +221,7 @@ def foreign_actions(gw: FileSystemGateway) -> list[str]:
     hudilite's, are read (:mod:`~hudilite.metadata.compact`): a completed one's base file
     starts the current slice, a pending one is ignored and rolled back; cleans
     (:mod:`~hudilite.metadata.clean`) only delete older slices."""
-    out = []
-    for entry in gw.list_dir(mt.TIMELINE_DIR):
-        inst = Instant.parse(entry.name, mt.LAYOUT)
-        if inst is not None and inst.action not in (DELTA_COMMIT, COMMIT, COMPACTION, CLEAN):
-            out.append(entry.name)
-    return out
+    return list(mt.load_timeline(gw).others)
 
 
 tl.before_complete(before_complete)
