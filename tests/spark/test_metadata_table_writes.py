@@ -1,7 +1,8 @@
 """The metadata table kept by the Spark write paths (issue 29): a v8 copy-on-write and a v9
 merge-on-read table created with ``hoodie.metadata.enable=true`` take inserts, upserts,
 deletes, an insert_overwrite, a compaction (MOR), a clustering, a clean, a failed write and a
-savepoint restore. After each action:
+savepoint restore, with the metadata table compacted every three deltacommits. After each
+action:
 
 * the files partition, read through hudilite's reader (base file merged with the log blocks
   of completed metadata deltacommits whose data instant completed), equals the live data
@@ -77,7 +78,12 @@ def test_every_action_keeps_the_files_partition(
         partition_by=["p"],
         table_type=table_type,  # type: ignore[arg-type]
         table_version=version,  # type: ignore[arg-type]
-        options={"hoodie.metadata.enable": "true"},
+        # Compacting the metadata table every 3 deltacommits: the reads below list the
+        # table through compacted slices.
+        options={
+            "hoodie.metadata.enable": "true",
+            "hoodie.metadata.compact.max.delta.commits": "3",
+        },
     )
     oracle = DictOracle(["id"], "ts")
 
@@ -106,6 +112,7 @@ def test_every_action_keeps_the_files_partition(
     check(t, oracle)
     assert t.clean(options={"hoodie.cleaner.commits.retained": "1"}) is not None
     check(t, oracle)
+    assert len(mt.load_timeline(FileSystemGateway(t.path)).compactions) >= 2
 
     # A write failing after its metadata deltacommit: its own rollback rolls that back too.
     monkeypatch.setenv(failpoints.ENV_VAR, sync.AFTER_DELTACOMMIT)
