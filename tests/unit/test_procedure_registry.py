@@ -56,6 +56,10 @@ HUDI_PROCEDURES = [
     "show_commit_extra_metadata",
     "commits_compare",
     "delete_marker",
+    "show_file_status",
+    "show_fs_path_detail",
+    "export_instants",
+    "show_file_group_history",
 ]
 
 
