@@ -6,7 +6,11 @@ recognises it by that absence). Hudi's ``AutoRecordGenWrapperKeyGenerator`` then
 inserted record the key ``<instant>_<spark partition id>_<row id>``
 (``HoodieRecord.generateSequenceId``): unique within the batch, and across writers since
 each write has its own instant. Such a table is append-only: insert and bulk insert; an
-upsert has no key to match records by and is refused (:func:`check_operation`).
+upsert or delete of new rows has no key to match records by and is refused
+(:func:`check_operation`). Rows read back from the table carry their stored
+``_hoodie_record_key``: SQL ``UPDATE`` and ``DELETE`` select it, the write job carries it
+as :data:`STORED_KEY_COL` (:func:`stored_key_carry`) and keying keeps it as the record key
+(:func:`stored_keys`), so those rows are found and keep their keys, as in Hudi.
 
 hudilite keys a batch before its write's instant exists (the key statistics plan the
 write before the transaction starts), so the keying step gives every record a *pending*
@@ -21,27 +25,35 @@ as they are.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from hudilite import config as cfg
-from hudilite.errors import ConfigError
+from hudilite.errors import ConfigError, KeyGenerationError
 from hudilite.schema import RECORD_KEY_COL
 
 __all__ = [
     "PENDING_MARK",
     "ROW_BITS",
+    "STORED_KEY_COL",
     "check_new_keyless",
     "check_operation",
     "is_keyless",
     "pending_keys",
     "stamp_keys",
+    "stored_key_carry",
+    "stored_keys",
 ]
 
 #: Starts a key whose instant is not known yet. It lives only between keying and the file
 #: write, and only in batches of keyless tables, whose stored keys all start with an
 #: instant (digits).
 PENDING_MARK = "\x00auto_"
+#: The column that carries a keyless table's stored keys (rows read back from the table
+#: by UPDATE and DELETE) from the input to the keying step.
+STORED_KEY_COL = "_hl_stored_key"
 #: Bits of the write order holding the row number inside one Spark partition.
 ROW_BITS = 33
 
@@ -90,13 +102,37 @@ def stamp_keys(instant_time: str, table: pa.Table) -> pa.Table:
     return table.set_column(index, field, pc.if_else(pending, stamped, keys))
 
 
-def check_operation(config: cfg.TableConfig, operation: str) -> None:
-    """Refuse an operation a keyless table cannot run (an upsert matches records by key)."""
-    if is_keyless(config) and operation not in KEYLESS_OPERATIONS:
-        raise ConfigError(
-            f"table {config.name!r} has no record key (its keys are generated): {operation} "
-            "is not supported; use insert or bulk_insert"
-        )
+def check_operation(config: cfg.TableConfig, operation: str, stored_keys: bool = False) -> None:
+    """Refuse an operation a keyless table cannot run: an upsert or a delete matches records
+    by key, so it needs the rows' stored keys (``stored_keys``: the data holds
+    ``_hoodie_record_key``, as SQL UPDATE and DELETE select it; Hudi's writer likewise
+    keeps the meta key of such rows)."""
+    if not is_keyless(config) or operation in KEYLESS_OPERATIONS:
+        return
+    if operation in ("upsert", "delete") and stored_keys:
+        return
+    raise ConfigError(
+        f"table {config.name!r} has no record key (its keys are generated): {operation} "
+        f"is not supported without the rows' {RECORD_KEY_COL}; use insert or bulk_insert"
+    )
+
+
+def stored_key_carry(config: cfg.TableConfig, columns: Sequence[str]) -> dict[str, str]:
+    """The column to carry into keying as :data:`STORED_KEY_COL` (a keyless table's rows
+    that hold their ``_hoodie_record_key``), as a ``{source: alias}`` mapping."""
+    if is_keyless(config) and RECORD_KEY_COL in columns:
+        return {RECORD_KEY_COL: STORED_KEY_COL}
+    return {}
+
+
+def stored_keys(batch: pa.RecordBatch) -> pa.Array:
+    """A keyless table's stored keys carried in ``batch``; a null or empty one is refused."""
+    keys = batch.column(batch.schema.get_field_index(STORED_KEY_COL)).cast(pa.string())
+    bad = pc.fill_null(pc.equal(keys, ""), True)
+    if pc.any(bad).as_py():
+        row = pc.index(bad, True).as_py()
+        raise KeyGenerationError(f"{RECORD_KEY_COL} is null or empty in row {row}")
+    return keys
 
 
 def check_new_keyless(name: str, options: cfg.Options) -> None:

@@ -55,8 +55,9 @@ from pyspark.sql.types import (
 )
 
 from hudilite import config as cfg
+from hudilite.auto_keys import is_keyless
 from hudilite.errors import ConflictError, LockError, SchemaError
-from hudilite.schema import IS_DELETED_COL, META_COLUMNS
+from hudilite.schema import IS_DELETED_COL, META_COLUMNS, RECORD_KEY_COL
 from hudilite.spark.convert import spark_schema
 from hudilite.spark.write_job import OVERWRITE_PARTITIONS_KEY
 from hudilite.table.api import Table
@@ -375,6 +376,12 @@ def _protected(config: cfg.TableConfig) -> set[str]:
     return {c.lower() for c in (*config.record_key_fields, *config.partition_fields)}
 
 
+def _stored_key(config: cfg.TableConfig) -> list[str]:
+    """A keyless table's rows are updated and deleted by their stored key, as Hudi does for
+    tables with generated keys (:mod:`hudilite.auto_keys`)."""
+    return [_q(RECORD_KEY_COL)] if is_keyless(config) else []
+
+
 def _update(session: SqlContext, stmt: Update, attempt: _Run) -> Outcome:
     if _foreign(session, stmt.table):
         return session.run_in_spark(session.display(stmt.table))
@@ -394,7 +401,7 @@ def _update(session: SqlContext, stmt: Update, attempt: _Run) -> Outcome:
         if f.name in assigned
         else _q(f.name)
         for f in schema.fields
-    ]
+    ] + _stored_key(state.config)
     snap = ReadSnapshot.of(state.timeline)
     return _write_selected(session, tbl, stmt.table, select, stmt.where, "upsert", snap)
 
@@ -404,7 +411,7 @@ def _delete(session: SqlContext, stmt: Delete, attempt: _Run) -> Outcome:
         return session.run_in_spark(session.display(stmt.table))
     tbl, state = _target(session, stmt.table)
     attempt.configure(session, state)
-    select = [_q(f.name) for f in _columns(state).fields]
+    select = [_q(f.name) for f in _columns(state).fields] + _stored_key(state.config)
     snap = ReadSnapshot.of(state.timeline)
     return _write_selected(session, tbl, stmt.table, select, stmt.where, "delete", snap)
 

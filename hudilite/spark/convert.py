@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Mapping
 from typing import Any
 
 import pyarrow as pa
@@ -82,13 +83,19 @@ def _strip_nullability(value: Any) -> Any:
 
 
 def conform_columns(
-    df: DataFrame, target: StructType, *, required: list[str] | None = None
+    df: DataFrame,
+    target: StructType,
+    *,
+    required: list[str] | None = None,
+    carry: Mapping[str, str] | None = None,
 ) -> DataFrame:
     """Select and cast ``df``'s columns to ``target`` (by name, case-insensitively).
 
     ``required`` lists the columns that must be present (default: all of
     ``target``); absent optional ones become typed nulls. Unknown columns and
-    incompatible types raise :class:`SchemaError` naming the column.
+    incompatible types raise :class:`SchemaError` naming the column. ``carry`` maps
+    columns of ``df`` kept after the target's, renamed (a keyless table's stored
+    ``_hoodie_record_key``, see :mod:`hudilite.auto_keys`).
     """
     by_lower = {f.name.lower(): f for f in df.schema.fields}
     target_names = {f.name.lower() for f in target.fields}
@@ -119,4 +126,5 @@ def conform_columns(
     if marker is not None and IS_DELETED_COL not in target_names:
         # The delete marker steers the write even when the table does not store it.
         cols.append(F.col(f"`{marker.name}`").cast("boolean").alias(IS_DELETED_COL))
+    cols += [F.col(f"`{name}`").alias(alias) for name, alias in (carry or {}).items()]
     return df.select(*cols)

@@ -30,7 +30,7 @@ from pyspark.sql.types import (
     StringType,
 )
 
-from hudilite.auto_keys import PENDING_MARK, ROW_BITS
+from hudilite.auto_keys import PENDING_MARK, ROW_BITS, STORED_KEY_COL
 from hudilite.config.vocab import KEYGEN_COMPLEX, KEYGEN_NON_PARTITION, KEYGEN_SIMPLE
 from hudilite.keygen import (
     DEFAULT_PARTITION_PATH,
@@ -110,7 +110,12 @@ def native_key_columns(spec: KeyGenSpec, df: DataFrame) -> tuple[Column, Column]
         return None
     fields = spec.record_key_fields
     key: Column
-    if not fields:
+    if not fields and STORED_KEY_COL in df.columns:
+        # A keyless table's rows read back (UPDATE, DELETE) keep their stored keys.
+        stored = F.col(STORED_KEY_COL).cast("string")
+        no_key = _fail(f"{RECORD_KEY_COL} is null or empty")
+        key = F.when(stored.isNull() | (stored == ""), no_key).otherwise(stored)
+    elif not fields:
         # A keyless table: keyed_frame derives the pending key from the write order.
         key = F.lit(None).cast("string")
     elif len(fields) == 1 and (spec.kind != KEYGEN_COMPLEX or spec.complex_value_only):
@@ -228,7 +233,7 @@ def keyed_frame(df: DataFrame, spec: KeyingSpec, *, native: bool = True) -> Data
             F.monotonically_increasing_id().alias(SEQ_COL),
             deleted.alias(DELETE_COL),
         )
-        if not spec.keygen.record_key_fields:
+        if not spec.keygen.record_key_fields and STORED_KEY_COL not in df.columns:
             keyed = keyed.withColumn(RECORD_KEY_COL, pending_key_column(F.col(SEQ_COL)))
         return keyed
     out = spark_schema(keyed_schema(arrow_schema(df.schema)))

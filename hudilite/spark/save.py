@@ -394,6 +394,10 @@ def save(
         parts = partitions_to_delete(table, req, data)
         return table.delete_partitions(parts, options=write_options(req, config))
     operation = req.operation
+    if is_keyless(config) and RECORD_KEY_COL in df.columns:
+        # Rows read back from a keyless table: written by their stored keys (Hudi's writer
+        # keeps the meta key of such rows), so an upsert or delete finds them.
+        data = df.drop(*[c for c in df.columns if c != RECORD_KEY_COL and c not in data.columns])
     if (
         is_keyless(config)
         and operation == "upsert"

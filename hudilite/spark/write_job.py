@@ -23,6 +23,7 @@ from pyspark.sql import functions as F
 
 from hudilite import config as cfg
 from hudilite import failpoints
+from hudilite.auto_keys import stored_key_carry
 from hudilite.errors import ConfigError, SchemaError, WriteError
 from hudilite.failpoints import FAIL_POINT_KEY as FAIL_POINT_KEY  # re-export
 from hudilite.index.bloom_index import bloom_config, index_settings
@@ -120,20 +121,22 @@ def _input_frame(state: TableState, df: DataFrame, operation: str, opts: cfg.Opt
     ``hoodie.write.set.null.for.missing.columns``) may be omitted: they are written null.
     """
     target = spark_schema(state.data_schema)
+    carry = stored_key_carry(state.config, df.columns)  # a keyless table's stored keys
     if operation == "delete":
         # Only the key and partition columns matter: the delete operation removes the key
         # whatever its ordering value (Hudi's natural-order delete).
         keep = set(state.config.record_key_fields) | set(state.config.partition_fields)
-        frame = conform_columns(df, target, required=sorted(keep))
+        frame = conform_columns(df, target, required=sorted(keep), carry=carry)
         return frame.select(
             *[
                 F.col(f"`{f.name}`")
                 if f.name in keep
                 else F.lit(None).cast(f.dataType).alias(f.name)
                 for f in target.fields
-            ]
+            ],
+            *[F.col(c) for c in carry.values()],
         )
-    return conform_columns(df, target, required=required_columns(state, opts))
+    return conform_columns(df, target, required=required_columns(state, opts), carry=carry)
 
 
 def _write_groups(

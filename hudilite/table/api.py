@@ -28,6 +28,7 @@ from hudilite.metadata.listing import listing_view
 from hudilite.read.arrow_reader import read_plan_arrow
 from hudilite.read.planner import ScanPlan, plan_incremental, plan_snapshot
 from hudilite.read.where import Predicate
+from hudilite.schema import RECORD_KEY_COL
 from hudilite.services.archive import ArchiveResult, archive, archived_timeline, may_archive
 from hudilite.services.archive_formats import ArchivedInstant
 from hudilite.services.clean import CleanResult, clean, may_clean
@@ -195,9 +196,9 @@ class Table:
         isolation; see docs/reliability.md). Without it the write is blind: it conflicts
         only with commits that completed after it began. An instant that is not a completed
         one of the table raises :class:`ConfigError` and writes nothing. A table without a
-        record key (keys generated on insert) refuses an upsert by name."""
+        record key (keys generated on insert) refuses an upsert or delete by name unless
+        the rows hold their ``_hoodie_record_key`` (rows read back from it)."""
         state = self.state()
-        check_operation(state.config, operation)
         if isinstance(read_snapshot, TableSnapshot):
             read_snapshot = read_snapshot.isolation
         snap = (
@@ -206,6 +207,7 @@ class Table:
             else read_snapshot
         )
         df = to_dataframe(self.spark, data)
+        check_operation(state.config, operation, stored_keys=RECORD_KEY_COL in df.columns)
         result = run_write(
             state, df, operation, _opts(options), extra_metadata=extra_metadata, read_snapshot=snap
         )

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from hudilite.auto_keys import ROW_BITS, pending_keys
+from hudilite.auto_keys import ROW_BITS, STORED_KEY_COL, pending_keys, stored_keys
 from hudilite.keygen import KeyGenSpec, partition_paths, record_keys
 from hudilite.merge.delete_markers import apply_delete_markers, as_array
 from hudilite.schema import (
@@ -76,8 +76,12 @@ def key_batch(spec: KeyingSpec, batch: pa.RecordBatch, seq_start: int) -> pa.Rec
     """Return ``batch`` plus record key, partition path, ``_hl_seq`` and ``_hl_delete``."""
     n = batch.num_rows
     seq = pa.array(range(seq_start, seq_start + n), pa.int64())
-    # A keyless table's records get pending keys, completed with the instant when written.
-    keys = record_keys(spec.keygen, batch) if spec.keygen.record_key_fields else pending_keys(seq)
+    if spec.keygen.record_key_fields:
+        keys = record_keys(spec.keygen, batch)
+    elif STORED_KEY_COL in batch.schema.names:  # a keyless table's rows read back (UPDATE)
+        keys = stored_keys(batch)
+    else:  # a keyless table's new records: completed with the instant when written
+        keys = pending_keys(seq)
     parts = partition_paths(spec.keygen, batch)
     flags = delete_flags(spec, batch)
     arrays = [*batch.columns, keys, parts, seq, flags]

@@ -10,8 +10,8 @@ import pyarrow as pa
 import pytest
 
 from hudilite import config as cfg
-from hudilite.auto_keys import check_operation, pending_keys, stamp_keys
-from hudilite.errors import ConfigError
+from hudilite.auto_keys import STORED_KEY_COL, check_operation, pending_keys, stamp_keys
+from hudilite.errors import ConfigError, KeyGenerationError
 from hudilite.keygen import KeyGenSpec, record_keys
 from hudilite.merge import MergeSpec
 from hudilite.schema import RECORD_KEY_COL, SEQ_COL, with_meta_columns
@@ -123,8 +123,33 @@ def test_an_upsert_into_a_keyless_table_is_refused_by_name(tmp_path: Path) -> No
     with pytest.raises(ConfigError) as info:
         check_operation(config, "upsert")
     assert str(info.value) == (
-        "table 'logs' has no record key (its keys are generated): upsert is not supported; "
-        "use insert or bulk_insert"
+        "table 'logs' has no record key (its keys are generated): upsert is not supported "
+        "without the rows' _hoodie_record_key; use insert or bulk_insert"
     )
+    # Rows read back with their stored keys (SQL UPDATE and DELETE) may upsert and delete.
+    check_operation(config, "upsert", stored_keys=True)
+    check_operation(config, "delete", stored_keys=True)
+    with pytest.raises(ConfigError, match="delete is not supported without the rows'"):
+        check_operation(config, "delete")
     keyed = create_table(FileSystemGateway(str(tmp_path / "t")), SCHEMA, record_key="msg")
     check_operation(keyed, "upsert")
+
+
+def test_stored_keys_are_kept_and_must_be_present() -> None:
+    spec = KeyingSpec(keygen=KeyGenSpec("NON_PARTITION", ()))
+    schema = SCHEMA.append(pa.field(STORED_KEY_COL, pa.string()))
+    batch = pa.RecordBatch.from_pylist(
+        [{"msg": "a", "day": "d", STORED_KEY_COL: "2024_0_3"}], schema=schema
+    )
+    keyed = key_batch(spec, batch, 0)
+    assert keyed.column(keyed.schema.get_field_index(RECORD_KEY_COL)).to_pylist() == ["2024_0_3"]
+    bad = pa.RecordBatch.from_pylist(
+        [
+            {"msg": "a", "day": "d", STORED_KEY_COL: "2024_0_3"},
+            {"msg": "b", "day": "d", STORED_KEY_COL: None},
+        ],
+        schema=schema,
+    )
+    with pytest.raises(KeyGenerationError) as info:
+        key_batch(spec, bad, 0)
+    assert str(info.value) == "_hoodie_record_key is null or empty in row 1"
