@@ -5,9 +5,9 @@ in the one form it recognises (Hive's ``SemanticException ... Table not found <n
 and ``pd.read_sql("SELECT ...", engine)`` first asks ``has_table`` of the whole query, so a
 ``DESCRIBE`` of a query must fail rather than describe it (pandas would then read a "table"
 named ``SELECT ...``). ``DataFrame.to_sql`` and ``MetaData.create_all(checkfirst=True)``
-send the dialect's ``CREATE TABLE`` (no ``USING``, no key): a Hudi table of the session's
-database, refused for its missing key by name; into a table made first, ``to_sql`` appends
-with ``INSERT INTO TABLE``.
+send the dialect's ``CREATE TABLE`` (no ``USING``, no key): a keyless Hudi table of the
+session's database (Hudi 0.14+'s generated record keys), into which ``to_sql`` appends with
+``INSERT INTO TABLE``.
 """
 
 from __future__ import annotations
@@ -90,36 +90,29 @@ def test_read_sql_and_has_table(server: Server, engine: sa.Engine) -> None:
 
 def test_to_sql_and_create_all(server: Server, engine: sa.Engine) -> None:
     frame = pd.DataFrame({"k": [1, 2], "name": ["a", "b"], "score": [1.5, 2.5]})
-    # The dialect's CREATE TABLE has no USING and no key: a Hudi table of the session's
-    # database (not Spark's parquet default), refused for its missing primary key.
-    needs_key = (
-        "table pd_db.{} needs a primary key: add TBLPROPERTIES (primaryKey = "
-        "'<column>[,<column>...]') (or hoodie.datasource.write.recordkey.field)"
-    )
-    with pytest.raises(sa.exc.OperationalError) as err:
-        frame.to_sql("scores", engine, index=False)
-    assert err.value.orig.args[0].status.errorMessage == needs_key.format("scores")
-    with connect(server) as conn:
-        conn.cursor().execute(
-            "CREATE TABLE pd_db.scores (k BIGINT, name STRING, score FLOAT) USING hudi "
-            "TBLPROPERTIES (primaryKey = 'k')"
-        )
-    frame.to_sql("scores", engine, index=False, if_exists="append")  # PyHive counts no rows
+    # The dialect's CREATE TABLE has no USING and no key: a keyless Hudi table of the
+    # session's database (not Spark's parquet default), whose inserts generate record keys.
+    frame.to_sql("scores", engine, index=False)  # PyHive counts no rows
     back = pd.read_sql_query("SELECT k, name, score FROM scores ORDER BY k", engine)
     assert back.to_dict("list") == frame.to_dict("list")
     with pytest.raises(ValueError, match="Table 'scores' already exists"):
         frame.to_sql("scores", engine, index=False)
+    frame.to_sql("scores", engine, index=False, if_exists="append")  # the same rows again
+    with engine.connect() as conn:
+        props = dict(conn.execute(sa.text("SHOW TBLPROPERTIES scores")).fetchall())
+        rows = conn.execute(
+            sa.text("SELECT _hoodie_commit_time, _hoodie_record_key, k FROM scores")
+        ).fetchall()
+    assert "primaryKey" not in props and props["type"] == "cow"
+    assert sorted(r[2] for r in rows) == [1, 1, 2, 2]
+    # Hudi's generated keys, <instant>_<partition id>_<row id>: PyHive sends one INSERT per
+    # row, so each is its write's first row, and the instants keep them unique.
+    assert sorted(r[1] for r in rows) == sorted(f"{r[0]}_0_0" for r in rows)
+    assert len({r[1] for r in rows}) == 4
 
     meta = sa.MetaData()
     sa.Table("events", meta, sa.Column("id", sa.Integer), sa.Column("what", sa.String(20)))
-    with pytest.raises(sa.exc.OperationalError) as err:
-        meta.create_all(engine, checkfirst=True)
-    assert err.value.orig.args[0].status.errorMessage == needs_key.format("events")
-    with connect(server) as conn:
-        conn.cursor().execute(
-            "CREATE TABLE pd_db.events (id INT, what STRING) USING hudi "
-            "TBLPROPERTIES (primaryKey = 'id')"
-        )
+    meta.create_all(engine, checkfirst=True)  # a model without a key: a keyless table
     meta.create_all(engine, checkfirst=True)  # it exists now: nothing to do
     with engine.connect() as conn:
         conn.execute(sa.text("INSERT INTO events VALUES (1, 'x')"))
