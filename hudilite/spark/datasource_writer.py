@@ -44,7 +44,6 @@ from pyspark.sql.types import StructType
 
 from hudilite import config as cfg
 from hudilite.errors import ConfigError, SchemaError
-from hudilite.index.bloom_index import bloom_config, index_settings
 from hudilite.schema import (
     META_COLUMNS,
     OPERATION_COL,
@@ -78,6 +77,7 @@ from hudilite.write.file_group_writer import (
 from hudilite.write.keying import KeyingSpec, key_batch
 from hudilite.write.result import WriteResult
 from hudilite.write.transaction import WriteTransaction, commit_metadata, inflight_content
+from hudilite.write.write_config import WriteConfig, resolve_write_config
 
 #: Operations a data source writer runs, with Hudi's operation type names.
 OPERATIONS = {
@@ -142,10 +142,11 @@ class _Files(WriterCommitMessage):
     stats: list[dict[str, Any]]
 
 
-def _refusals(req: SaveRequest, opts: cfg.Options) -> None:
+def _refusals(req: SaveRequest, wc: WriteConfig) -> None:
+    opts = wc.options
     if req.operation not in OPERATIONS:
         raise _use_save(f"the {req.operation} operation")
-    if index_settings(opts).kind == cfg.INDEX_BUCKET:
+    if wc.index.kind == cfg.INDEX_BUCKET:
         raise _use_save("a write to a bucket-index table")
     if req.operation in ("insert", "bulk_insert") and dup_policy(opts, req.operation) != "none":
         raise _use_save(f"{cfg.INSERT_DUP_POLICY.name}={dup_policy(opts, req.operation)}")
@@ -161,7 +162,7 @@ def make_writer(options: Mapping[str, str], schema: StructType, overwrite: bool)
     if not path:
         raise ConfigError("the hudilite data source needs a table path: .save(path)")
     req = resolve(path, given, "overwrite" if overwrite else "append")
-    _refusals(req, req.opts)
+    _refusals(req, resolve_write_config(None, req.opts))
     data_fields = [f for f in schema.fields if f.name not in (*META_COLUMNS, OPERATION_COL)]
     data = StructType(data_fields)
     gw = FileSystemGateway(req.path, storage_options=req.storage)
@@ -178,8 +179,10 @@ def make_writer(options: Mapping[str, str], schema: StructType, overwrite: bool)
     if not check_mode(req, gw):
         create_table(None, req, data)
     state = TableState.load(gw)
-    opts = state.options(write_options(req, state.config))
-    _refusals(req, opts)  # the table's own write defaults count too
+    # The write's options are parsed here, once (issue 28).
+    wc = resolve_write_config(state, write_options(req, state.config))
+    opts = wc.options
+    _refusals(req, wc)  # the table's own write defaults count too
     target = state.data_schema
     given_names = {f.name for f in data_fields}
     missing = [f.name for f in target if f.name not in given_names]
@@ -195,8 +198,8 @@ def make_writer(options: Mapping[str, str], schema: StructType, overwrite: bool)
         gw,
         state.config,
         action,
-        heartbeat_interval_ms=int(opts.get(cfg.HEARTBEAT_INTERVAL_MS)),
-        tolerable_misses=int(opts.get(cfg.HEARTBEAT_TOLERABLE_MISSES)),
+        heartbeat_interval_ms=wc.heartbeat_interval_ms,
+        tolerable_misses=wc.heartbeat_tolerable_misses,
         lock_options=opts,
     )
     txn.begin(OPERATIONS[req.operation])
@@ -207,10 +210,10 @@ def make_writer(options: Mapping[str, str], schema: StructType, overwrite: bool)
         storage_schema=storage,
         merge_spec=state.merge_spec(opts),
         operation="bulk_insert",
-        max_file_size=int(opts.get(cfg.MAX_FILE_SIZE)),
+        max_file_size=wc.max_file_size,
         table_version=state.config.table_version,
         log_schema_json="",
-        bloom=bloom_config(opts),
+        bloom=wc.bloom,
     )
     return HudiliteWriter(
         txn=txn,

@@ -31,7 +31,6 @@ from pyspark.sql import functions as F
 
 from hudilite import config as cfg
 from hudilite.errors import ConfigError, DuplicateKeyError
-from hudilite.index.bloom_index import index_settings
 from hudilite.keygen import partition_paths
 from hudilite.merge import MergeSpec, precombine
 from hudilite.read.planner import plan_snapshot
@@ -40,6 +39,7 @@ from hudilite.spark.convert import arrow_schema, spark_schema
 from hudilite.spark.read_job import read_plan
 from hudilite.tablestate.state import TableState
 from hudilite.virtual_keys import missing_keys, stored_record_keys, virtual_key_spec
+from hudilite.write.write_config import WriteConfig
 
 __all__ = ["DUP_POLICIES", "dup_policy", "prepare_inserts"]
 
@@ -60,19 +60,21 @@ def dup_policy(opts: cfg.Options, operation: str) -> str:
 
 
 def prepare_inserts(
-    state: TableState, keyed: DataFrame, operation: str, opts: cfg.Options
+    state: TableState, keyed: DataFrame, operation: str, wc: WriteConfig
 ) -> DataFrame:
-    """``keyed`` (the keyed incoming records) combined and de-duplicated as ``opts`` say.
+    """``keyed`` (the keyed incoming records) combined and de-duplicated as the write's
+    settings ``wc`` say.
 
     Returns ``keyed`` itself when neither option applies; raises ``DuplicateKeyError``
     under the ``fail`` policy.
     """
     if operation not in ("insert", "bulk_insert"):
         return keyed
+    opts = wc.options
     policy = dup_policy(opts, operation)
-    global_index = index_settings(opts).is_global
+    global_index = wc.index.is_global
     if bool(opts.get(cfg.COMBINE_BEFORE_INSERT)):
-        keyed = combine_batch(keyed, state.merge_spec(opts), global_index=global_index)
+        keyed = combine_batch(keyed, wc.merge_spec, global_index=global_index)
     if policy != "none":
         keyed = _resolve_duplicates(state, keyed, policy, global_index, opts)
     return keyed

@@ -26,7 +26,6 @@ from hudilite import failpoints
 from hudilite.auto_keys import stored_key_carry
 from hudilite.errors import ConfigError, SchemaError, WriteError
 from hudilite.failpoints import FAIL_POINT_KEY as FAIL_POINT_KEY  # re-export
-from hudilite.index.bloom_index import bloom_config, index_settings
 from hudilite.index.bucket import hash_fields
 from hudilite.merge import is_empty_payload
 from hudilite.read.file_group_reader import encode_slice
@@ -61,7 +60,6 @@ from hudilite.write.assign import (
     PackingSettings,
     SmallFile,
     WritePlan,
-    avg_record_size,
     take_small_files,
     write_tasks,
 )
@@ -76,6 +74,7 @@ from hudilite.write.file_group_writer import (
 from hudilite.write.keying import KeyingSpec
 from hudilite.write.result import WriteResult
 from hudilite.write.transaction import WriteTransaction, commit_metadata, inflight_content
+from hudilite.write.write_config import WriteConfig
 
 # The operations a write job runs (a partition delete is services.partitions').
 OPERATIONS = tuple(op for op in cfg.WRITE_OPERATIONS if op != cfg.OP_DELETE_PARTITION)
@@ -188,12 +187,15 @@ def run_write(
     state: TableState,
     data: DataFrame,
     operation: str,
-    options: dict[str, str],
+    wc: WriteConfig,
     *,
     extra_metadata: Mapping[str, str] | None = None,
     read_snapshot: ReadSnapshot | None = None,
 ) -> WriteResult:
     """Write ``data`` into the table with ``operation`` and commit it; returns the metrics.
+
+    ``wc``: the write's settings, resolved once by the caller
+    (:func:`hudilite.write.write_config.resolve_write_config`); nothing below re-parses them.
 
     ``extra_metadata``: entries added to the commit's ``extraMetadata`` (e.g. a streaming
     sink's checkpoint), committed atomically with the data. ``read_snapshot``: the table
@@ -205,7 +207,7 @@ def run_write(
             f"unknown write operation {operation!r}; expected one of {', '.join(OPERATIONS)}"
         )
     started = time.monotonic()
-    opts = state.options(options)
+    opts = wc.options
     mor = state.config.is_mor
     overwrite = operation.startswith("insert_overwrite")
     action = REPLACE_COMMIT if overwrite else (DELTA_COMMIT if mor else COMMIT)
@@ -213,24 +215,25 @@ def run_write(
     deletes = operation == "delete"
     if operation == "upsert" and is_empty_payload(opts.get(cfg.PAYLOAD_CLASS)):
         deletes = True
-        opts = opts.with_overrides({cfg.PAYLOAD_CLASS.name: None})
+        wc = wc.with_options({cfg.PAYLOAD_CLASS.name: None})
+        opts = wc.options
     df = _input_frame(state, data, "delete" if deletes else operation, opts)
-    delete_field, delete_marker, cdc_deletes = _delete_marker(state, opts)
+    delete_field, delete_marker, cdc_deletes = _delete_marker(wc)
     keyspec = KeyingSpec(
-        keygen=state.keygen(opts),
+        keygen=wc.keygen,
         delete_all=deletes,
         delete_field=delete_field,
         delete_marker=delete_marker,
         cdc_deletes=cdc_deletes,
     )
-    local_rows = _local_max_rows(operation, opts)
+    local_rows = _local_max_rows(operation, wc)
     cached: list[DataFrame] = []
     try:
         timer = PhaseTimer()
 
         def run_small(table: pa.Table) -> WriteResult:
             return _run_small(
-                df.sparkSession, state, table, operation, opts, action, started, timer,
+                df.sparkSession, state, table, operation, wc, action, started, timer,
                 extra_metadata, read_snapshot,
             )  # fmt: skip
 
@@ -244,7 +247,7 @@ def run_write(
         keyed = keyed_frame(df, keyspec, native=opts.raw.get(NATIVE_KEYS_KEY, "true") != "false")
         cached.append(keyed)
         if bounded:
-            small = _collect(prepare_inserts(state, keyed, operation, opts))
+            small = _collect(prepare_inserts(state, keyed, operation, wc))
             return run_small(small)
         if operation != "bulk_insert" and not held_in_memory(df):
             # Upserts read the keyed batch several times (plan, index, write); bulk inserts
@@ -254,11 +257,11 @@ def run_write(
             # (Inside the try: Spark may evaluate key checks on local data right here.)
             keyed = keyed.persist()
         # Inserts: combine the batch, apply the duplicate policy (before any instant exists).
-        prepared = prepare_inserts(state, keyed, operation, opts)
-        if operation in ("upsert", "delete") and index_settings(opts).is_global:
+        prepared = prepare_inserts(state, keyed, operation, wc)
+        if operation in ("upsert", "delete") and wc.index.is_global:
             # One record per key across partitions: otherwise a key sent to two partitions
             # in one batch would be written to both (a duplicate under a global index).
-            prepared = combine_batch(prepared, state.merge_spec(opts), global_index=True)
+            prepared = combine_batch(prepared, wc.merge_spec, global_index=True)
         if prepared is not keyed:
             keyed = prepared.persist() if operation != "bulk_insert" else prepared
             cached.append(keyed)
@@ -269,7 +272,7 @@ def run_write(
             if head.num_rows <= local_rows:
                 return run_small(head)
         return _run(
-            state, keyed, operation, opts, action, started, timer, extra_metadata, read_snapshot
+            state, keyed, operation, wc, action, started, timer, extra_metadata, read_snapshot
         )
     except Exception as exc:
         # Errors raised inside executors arrive wrapped by Spark: surface ours as themselves.
@@ -318,23 +321,24 @@ def _drop_unknown_deletes(tagged: DataFrame) -> DataFrame:
     return flagged.filter(keep).drop("_hl_live_key")
 
 
-def _delete_marker(state: TableState, opts: Any) -> tuple[str, str | None, bool]:
+def _delete_marker(wc: WriteConfig) -> tuple[str, str | None, bool]:
     """The delete field and marker of a write: the options', else the merge spec's (a CDC
     payload's ``_change_operation_type``/``d`` or ``Op``/``D``)."""
+    opts = wc.options
     if opts.get(cfg.DELETE_FIELD):
         return opts.get(cfg.DELETE_FIELD), opts.get(cfg.DELETE_MARKER), False
     try:
-        spec = state.merge_spec(opts)
+        spec = wc.merge_spec
     except ConfigError:
         # A payload the merge refuses fails where the merge runs; inserts never merge.
         return IS_DELETED_COL, opts.get(cfg.DELETE_MARKER), False
     return spec.delete_field, spec.delete_marker, spec.cdc_deletes
 
 
-def _local_max_rows(operation: str, opts: cfg.Options) -> int:
+def _local_max_rows(operation: str, wc: WriteConfig) -> int:
     """The driver-side write's row limit for this write; 0 when it cannot run there."""
-    limit = int(opts.get(cfg.LOCAL_WRITE_MAX_ROWS))
-    index = index_settings(opts)
+    limit = wc.local_max_rows
+    index = wc.index
     if (
         limit <= 0
         or operation not in ("upsert", "insert", "delete")
@@ -368,7 +372,7 @@ def _run_small(
     state: TableState,
     keyed: pa.Table,
     operation: str,
-    opts: cfg.Options,
+    wc: WriteConfig,
     action: str,
     started: float,
     timer: PhaseTimer,
@@ -378,31 +382,32 @@ def _run_small(
     """The write of a small input in the driver (:mod:`hudilite.write.small_write`), or of
     its index lookup and file writes in Spark tasks when it would read or rewrite more than
     ``hoodie.hudilite.write.local.max.file.groups`` stored file groups."""
-    field = null_ordering.checked_field(state.merge_spec(opts), operation, opts)
+    opts = wc.options
+    field = null_ordering.checked_field(wc.merge_spec, operation, opts)
     if field is not None:
         null_ordering.report(field, *null_ordering.count_nulls(keyed, field), opts)
     plan = small_write.key_stats(keyed)
     timer.mark("key")
     # File groups are written in driver threads: as many as there are cores, up to four.
     threads = min(4, os.cpu_count() or 1)
-    max_groups = int(opts.get(cfg.LOCAL_WRITE_MAX_FILE_GROUPS))
+    max_groups = wc.local_max_file_groups
 
     def write(state: TableState, ctx: WriteContext, extra: dict[str, Any]) -> list[dict[str, Any]]:
         stats = small_write.index_and_write(
-            state, ctx, keyed, plan, operation, opts, extra, threads=threads, max_groups=max_groups
+            state, ctx, keyed, plan, operation, wc, extra, threads=threads, max_groups=max_groups
         )
         if stats is None:
             # Few records, but more stored file groups to read or rewrite than the driver
             # should alone (an index lookup reads every file group of the partitions),
             # where a cluster has many executors: the records go to the Spark write's tasks.
             frame = spark.createDataFrame(keyed, schema=spark_schema(keyed.schema))
-            return _index_and_write(state, ctx, frame, plan, operation, opts, timer, extra)
+            return _index_and_write(state, ctx, frame, plan, operation, wc, timer, extra)
         extra["driver_side"] = True
         timer.mark("write")
         return stats
 
     return _commit(
-        state, plan, write, operation, opts, action, started, timer, extra_metadata, read_snapshot
+        state, plan, write, operation, wc, action, started, timer, extra_metadata, read_snapshot
     )
 
 
@@ -410,17 +415,18 @@ def _run(
     state: TableState,
     keyed: DataFrame,
     operation: str,
-    opts: cfg.Options,
+    wc: WriteConfig,
     action: str,
     started: float,
     timer: PhaseTimer,
     extra_metadata: Mapping[str, str] | None = None,
     read_snapshot: ReadSnapshot | None = None,
 ) -> WriteResult:
+    opts = wc.options
     # A bucket-index table's records must land in their key's bucket whatever the operation
     # (a bulk insert's fresh file ids would hide them from the next upsert's lookup, which
     # would then store the keys a second time); Hudi's bulk insert also writes by bucket.
-    bucketed = index_settings(opts).kind == cfg.INDEX_BUCKET
+    bucketed = wc.index.kind == cfg.INDEX_BUCKET
     bulk = operation == "bulk_insert" and not bucketed
     # Key ranges prune the index lookup, which a bulk insert skips: min/max of strings
     # make Spark sort every record (no hash aggregate for them), 4.1 s of a 10M-row bulk
@@ -432,7 +438,7 @@ def _run(
         else [F.min(RECORD_KEY_COL).alias("lo"), F.max(RECORD_KEY_COL).alias("hi")]
     )
     # Upserts count records without an ordering value in the same job (no extra pass).
-    field = null_ordering.checked_field(state.merge_spec(opts), operation, opts)
+    field = null_ordering.checked_field(wc.merge_spec, operation, opts)
     if field is not None and field in keyed.columns:
         missing = F.col(f"`{field}`").isNull() & ~F.col(DELETE_COL)
         ranges += [
@@ -466,10 +472,10 @@ def _run(
             stats = _bulk_write(ctx, keyed, plan) if plan.partitions else []
             timer.mark("write")
             return stats
-        return _index_and_write(state, ctx, keyed, plan, operation, opts, timer, extra)
+        return _index_and_write(state, ctx, keyed, plan, operation, wc, timer, extra)
 
     return _commit(
-        state, plan, write, operation, opts, action, started, timer, extra_metadata, read_snapshot
+        state, plan, write, operation, wc, action, started, timer, extra_metadata, read_snapshot
     )
 
 
@@ -478,7 +484,7 @@ def _commit(
     plan: WritePlan,
     write: Callable[[TableState, WriteContext, dict[str, Any]], list[dict[str, Any]]],
     operation: str,
-    opts: cfg.Options,
+    wc: WriteConfig,
     action: str,
     started: float,
     timer: PhaseTimer,
@@ -488,27 +494,28 @@ def _commit(
     """Run ``write`` inside a write transaction and commit what it wrote: one commit
     protocol for the Spark write and the driver-side one (``read_snapshot``: see
     :func:`run_write`)."""
+    opts = wc.options
     # Index metrics, and whether the files were written in the driver (``write`` says so).
     extra: dict[str, Any] = {"driver_side": False}
     overwrite = operation.startswith("insert_overwrite")
-    max_file_size = int(opts.get(cfg.MAX_FILE_SIZE))
+    max_file_size = wc.max_file_size
     # Between the records' computation (an UPDATE's read of its snapshot) and the
     # transaction's start: the race tests hold a reading write here so that another
     # writer commits before this one begins (tests/faults/test_read_modify_write.py).
     failpoints.check(opts.raw.get(FAIL_POINT_KEY), "before_transaction")
-    _refuse_damaged_slices(state, plan, operation, opts)
+    _refuse_damaged_slices(state, plan, operation, wc)
     with WriteTransaction(
         state.gw,
         state.config,
         action,
-        heartbeat_interval_ms=int(opts.get(cfg.HEARTBEAT_INTERVAL_MS)),
-        tolerable_misses=int(opts.get(cfg.HEARTBEAT_TOLERABLE_MISSES)),
+        heartbeat_interval_ms=wc.heartbeat_interval_ms,
+        tolerable_misses=wc.heartbeat_tolerable_misses,
         lock_options=opts,
     ) as txn:
         state = TableState.load(state.gw)  # after rolling back failed writes
         touched = sorted(plan.partitions)
         # A global index looks for keys (and writes) in every partition of the table.
-        is_global = index_settings(opts).is_global
+        is_global = wc.index.is_global
         scope = None if is_global and operation in ("upsert", "delete") else touched
         existing, log_targets = latest_slices(state, scope) if not overwrite else ({}, {})
         storage_schema = state.storage_schema
@@ -516,7 +523,7 @@ def _commit(
             gw=state.gw,
             instant_time=txn.instant_time,
             storage_schema=state.storage_schema,
-            merge_spec=state.merge_spec(opts),
+            merge_spec=wc.merge_spec,
             operation=operation,
             existing=existing,
             max_file_size=max_file_size,
@@ -530,7 +537,7 @@ def _commit(
                 separators=(",", ":"),
             ),
             log_block_format=str(opts.get(cfg.LOG_BLOCK_FORMAT) or "avro").lower(),
-            bloom=bloom_config(opts),
+            bloom=wc.bloom,
         )
         if state.changelog and state.config.is_mor:
             ctx.slice_descriptors = {
@@ -574,7 +581,7 @@ def _commit(
 
 
 def _write_scope(
-    state: TableState, plan: WritePlan, operation: str, opts: cfg.Options
+    state: TableState, plan: WritePlan, operation: str, wc: WriteConfig
 ) -> list[str] | None:
     """The partitions whose latest slices a write builds on (None: every partition): the
     partitions it writes, every partition for a global index's lookup, the whole table for
@@ -583,21 +590,21 @@ def _write_scope(
         return None
     touched = sorted(plan.partitions)
     if operation == "insert_overwrite":
-        named = json.loads(opts.raw.get(OVERWRITE_PARTITIONS_KEY) or "[]")
+        named = json.loads(wc.options.raw.get(OVERWRITE_PARTITIONS_KEY) or "[]")
         return sorted({*touched, *named})
-    if index_settings(opts).is_global and operation in ("upsert", "delete"):
+    if wc.index.is_global and operation in ("upsert", "delete"):
         return None
     return touched
 
 
 def _refuse_damaged_slices(
-    state: TableState, plan: WritePlan, operation: str, opts: cfg.Options
+    state: TableState, plan: WritePlan, operation: str, wc: WriteConfig
 ) -> None:
     """Refuse, before an instant exists, a write whose file groups have a missing or short
     file a visible commit wrote (:mod:`hudilite.filegroup.integrity`): refused inside the
     transaction, it left a requested, an inflight and a rollback instant behind. The
     transaction's own load checks again (a file lost in between is still refused there)."""
-    state.view.latest_slices(partitions=_write_scope(state, plan, operation, opts))
+    state.view.latest_slices(partitions=_write_scope(state, plan, operation, wc))
 
 
 def _index_and_write(
@@ -606,13 +613,14 @@ def _index_and_write(
     keyed: DataFrame,
     plan: WritePlan,
     operation: str,
-    opts: cfg.Options,
+    wc: WriteConfig,
     timer: PhaseTimer,
     extra: dict[str, Any],
 ) -> list[dict[str, Any]]:
     if not plan.partitions:
         return []
-    index = index_settings(opts)
+    opts = wc.options
+    index = wc.index
     index_type = index.kind
     if index_type not in (cfg.INDEX_SIMPLE, cfg.INDEX_BLOOM, cfg.INDEX_BUCKET) or (
         index.is_global and index_type == cfg.INDEX_BUCKET
@@ -625,8 +633,8 @@ def _index_and_write(
     buckets: list[InsertBucket] = []
     cached: list[DataFrame] = []
     if index_type == cfg.INDEX_BUCKET:
-        fields = hash_fields(state.config.record_key_fields, opts.get(cfg.BUCKET_HASH_FIELD))
-        tagged = tag_buckets(state, ctx, keyed, plan, int(opts.get(cfg.BUCKET_NUM)), fields)
+        fields = hash_fields(state.config.record_key_fields, wc.bucket_hash_field)
+        tagged = tag_buckets(state, ctx, keyed, plan, wc.bucket_num, fields)
         if operation == "delete":
             # A delete only touches buckets that exist (file ids are unique UUIDs).
             tagged = tagged.filter(F.col(FILE_ID_COL).isin(sorted(f for _, f in ctx.existing)))
@@ -667,13 +675,13 @@ def _index_and_write(
                 tagged = _drop_unknown_deletes(tagged)
         timer.mark("index")
         overwrite = operation.startswith("insert_overwrite")
-        settings = PackingSettings(
-            small_file_limit=0 if overwrite else int(opts.get(cfg.SMALL_FILE_LIMIT)),
-            max_file_size=ctx.max_file_size,
-            avg_record_size=avg_record_size(state, opts),
-        )
         smalls: dict[str, list[SmallFile]] = {}
-        if operation != "delete":
+        if operation != "delete":  # (a delete packs nothing: no record size estimate)
+            settings = PackingSettings(
+                small_file_limit=0 if overwrite else wc.small_file_limit,
+                max_file_size=ctx.max_file_size,
+                avg_record_size=wc.avg_record_size,
+            )
             buckets, smalls, counted = plan_inserts(state, tagged, plan, settings, looked_up, index)
             if counted is not None:  # the located records, cached by the insert count
                 tagged = counted
@@ -682,7 +690,7 @@ def _index_and_write(
         tagged = assign_file_groups(tagged, buckets)
     groups = len(ctx.existing) + sum(1 for b in buckets if b.is_new)
     if index_type == cfg.INDEX_BUCKET:
-        groups = len(plan.partitions) * int(opts.get(cfg.BUCKET_NUM))
+        groups = len(plan.partitions) * wc.bucket_num
     timer.mark("assign")
     try:
         stats = _write_groups(ctx, tagged, max(groups, 1), sum(plan.partitions.values()))

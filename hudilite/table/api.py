@@ -61,6 +61,7 @@ from hudilite.tablestate.state import TableState
 from hudilite.timeline.instant import Instant
 from hudilite.write.conflict import ReadSnapshot
 from hudilite.write.result import WriteResult
+from hudilite.write.write_config import resolve_write_config
 
 Operation = Literal[
     "upsert", "insert", "bulk_insert", "delete", "insert_overwrite", "insert_overwrite_table"
@@ -208,10 +209,13 @@ class Table:
         )
         df = to_dataframe(self.spark, data)
         check_operation(state.config, operation, stored_keys=RECORD_KEY_COL in df.columns)
+        given = _opts(options)
+        # The write's options are parsed here, once, for every layer below (issue 28).
+        wc = resolve_write_config(state, given)
         result = run_write(
-            state, df, operation, _opts(options), extra_metadata=extra_metadata, read_snapshot=snap
+            state, df, operation, wc, extra_metadata=extra_metadata, read_snapshot=snap
         )
-        return self._after_write(result, _opts(options))
+        return self._after_write(result, given)
 
     def write_stream(
         self,

@@ -153,14 +153,38 @@ def small_files(state: TableState, partitions: list[str], limit: int) -> dict[st
     return out
 
 
-def avg_record_size(state: TableState, opts: cfg.Options) -> int:
+@dataclass(frozen=True)
+class RecordSizeSettings:
+    """Hudi's record size estimator options (``hoodie.copyonwrite.record.size.estimate``
+    and the ``hoodie.record.size.estimation.*`` keys), read once per write."""
+
+    estimate: int
+    max_commits: int
+    metadata_size: int
+    threshold: int  # bytes a commit must have written to count
+
+    @classmethod
+    def from_options(cls, opts: cfg.Options) -> RecordSizeSettings:
+        """The settings under ``opts``."""
+        threshold = float(opts.get(cfg.RECORD_SIZE_ESTIMATION_THRESHOLD)) * int(
+            opts.get(cfg.SMALL_FILE_LIMIT)
+        )
+        return cls(
+            estimate=int(opts.get(cfg.RECORD_SIZE_ESTIMATE)),
+            max_commits=int(opts.get(cfg.RECORD_SIZE_ESTIMATOR_MAX_COMMITS)),
+            metadata_size=int(opts.get(cfg.RECORD_SIZE_ESTIMATOR_METADATA_SIZE)),
+            threshold=int(threshold),
+        )
+
+
+def avg_record_size(state: TableState, sizes: RecordSizeSettings) -> int:
     """Hudi's record size estimate: recent commits, deltacommits (base files only) and
     compactions, newest first; clustering's replacecommits are left out (their files are
-    denser than what writers produce)."""
-    metadata_size = int(opts.get(cfg.RECORD_SIZE_ESTIMATOR_METADATA_SIZE))
+    denser than what writers produce). Called once per write, by
+    :class:`hudilite.write.write_config.WriteConfig`."""
     recent = [i for i in state.timeline.commits() if i.action in (COMMIT, DELTA_COMMIT)]
     samples = []
-    for instant in reversed(recent[-int(opts.get(cfg.RECORD_SIZE_ESTIMATOR_MAX_COMMITS)) :]):
+    for instant in reversed(recent[-sizes.max_commits :]):
         meta = state.timeline.commit_metadata(instant)
         stats = [s for ss in meta.partition_to_write_stats.values() for s in ss]
         if instant.action == DELTA_COMMIT:
@@ -170,14 +194,9 @@ def avg_record_size(state: TableState, opts: cfg.Options) -> int:
                 if s.path
                 and isinstance(parse_data_file_name(s.path.rsplit("/", 1)[-1]), BaseFileName)
             ]
-        written = sum(s.total_write_bytes - metadata_size for s in stats)
+        written = sum(s.total_write_bytes - sizes.metadata_size for s in stats)
         samples.append((written, sum(s.num_writes for s in stats)))
-    threshold = float(opts.get(cfg.RECORD_SIZE_ESTIMATION_THRESHOLD)) * int(
-        opts.get(cfg.SMALL_FILE_LIMIT)
-    )
-    return average_record_size(
-        samples, int(opts.get(cfg.RECORD_SIZE_ESTIMATE)), threshold=int(threshold)
-    )
+    return average_record_size(samples, sizes.estimate, threshold=sizes.threshold)
 
 
 def take_small_files(

@@ -29,7 +29,7 @@ import pyarrow.compute as pc
 
 from hudilite import config as cfg
 from hudilite.errors import ConfigError
-from hudilite.index.bloom_index import IndexSettings, index_settings, lookup_keys
+from hudilite.index.bloom_index import IndexSettings, lookup_keys
 from hudilite.index.bucket import bucket_file_id_column, bucket_file_ids, hash_fields
 from hudilite.index.simple import (
     LOCATION_SCHEMA,
@@ -49,12 +49,12 @@ from hudilite.write.assign import (
     PackingSettings,
     WritePlan,
     assign_inserts,
-    avg_record_size,
     small_files,
     take_small_files,
 )
 from hudilite.write.file_group_writer import ExistingFile, WriteContext, write_file_group
 from hudilite.write.keying import KeyingSpec, key_batch, keyed_schema
+from hudilite.write.write_config import WriteConfig
 
 __all__ = [
     "assign_buckets",
@@ -302,7 +302,7 @@ def index_and_write(
     keyed: pa.Table,
     plan: WritePlan,
     operation: str,
-    opts: cfg.Options,
+    wc: WriteConfig,
     extra: dict[str, Any],
     *,
     threads: int = 2,
@@ -310,7 +310,7 @@ def index_and_write(
 ) -> list[dict[str, Any]] | None:
     """Tag, assign and write the keyed records of an ``upsert``, ``insert`` or ``delete``
     (non-global SIMPLE, BLOOM or BUCKET index), as the Spark write's ``_index_and_write``
-    does; ``extra`` receives the index metrics.
+    does; ``wc``: the write's settings; ``extra`` receives the index metrics.
 
     ``max_groups``: the most stored file groups the driver reads and rewrites. An index
     lookup (SIMPLE, BLOOM) reads every file group of the partitions the records touch;
@@ -323,11 +323,11 @@ def index_and_write(
     def over_limit(groups: int) -> bool:
         return max_groups is not None and groups > max_groups
 
-    index = index_settings(opts)
+    index = wc.index
     if index.is_global or index.kind not in (cfg.INDEX_SIMPLE, cfg.INDEX_BLOOM, cfg.INDEX_BUCKET):
         raise ConfigError(f"a driver-side write cannot use the {index.kind} index")
     if index.kind == cfg.INDEX_BUCKET:
-        num_buckets = int(opts.get(cfg.BUCKET_NUM))
+        num_buckets = wc.bucket_num
         if num_buckets <= 0:
             raise ConfigError(f"{cfg.BUCKET_NUM.name} must be positive, got {num_buckets}")
         partitions = sorted(plan.partitions)
@@ -337,7 +337,7 @@ def index_and_write(
             pa.array(partitions, pa.string()),
             pa.array(bucket_file_ids(partitions, ctx.existing, num_buckets), pa.string()),
             num_buckets,
-            hash_fields(state.config.record_key_fields, opts.get(cfg.BUCKET_HASH_FIELD)),
+            hash_fields(state.config.record_key_fields, wc.bucket_hash_field),
         )
         tagged = keyed.append_column(FILE_ID_COL, column).filter(pc.is_valid(column))
         if operation == "delete":
@@ -373,9 +373,9 @@ def index_and_write(
             for r in inserts.group_by(PARTITION_PATH_COL).aggregate([([], "count_all")]).to_pylist()
         }
         settings = PackingSettings(
-            small_file_limit=int(opts.get(cfg.SMALL_FILE_LIMIT)),
+            small_file_limit=wc.small_file_limit,
             max_file_size=ctx.max_file_size,
-            avg_record_size=avg_record_size(state, opts),
+            avg_record_size=wc.avg_record_size,
         )
         smalls = small_files(state, sorted(counts), settings.small_file_limit)
         buckets = assign_inserts(counts, smalls, settings, new_file_id)

@@ -397,3 +397,17 @@ def test_write_operations_and_their_operation_types_live_in_the_vocabulary() -> 
     types = r"\"(UPSERT|BULK_INSERT|INSERT_OVERWRITE(_TABLE)?|DELETE_PARTITION|CLUSTER)\""
     assert _files_matching(types) == {"hudilite/config/vocab.py"}
     assert _files_matching(r"\"insert_overwrite_table\",\s*\n") == set()  # a list of them
+
+
+def test_write_options_are_resolved_at_the_door_only() -> None:
+    # Issue 28, options resolved once: the index settings and the record size estimate are
+    # parsed by hudilite.write.write_config (called where a write enters: Table.write, the
+    # data source writer); no module below calls their resolvers (only their owners
+    # define them).
+    calls = r"(?<!def )\b(index_settings|avg_record_size)\("
+    assert _files_matching(calls) == {"hudilite/write/write_config.py"}
+    assert _files_matching(r"\bresolve_write_config\(") == {
+        "hudilite/write/write_config.py",
+        "hudilite/table/api.py",
+        "hudilite/spark/datasource_writer.py",
+    }

@@ -1,0 +1,124 @@
+"""One write's settings, resolved once at the door from its option strings (issue 28).
+
+A write's options arrive as strings (the caller's, over the table's properties and stored
+write defaults). :func:`resolve_write_config` parses them once, where the write enters
+the engine (``Table.write``; ``hudilite.save`` and SQL writes go through it; the data
+source writer resolves its own), into a frozen :class:`WriteConfig`. The layers below
+(:mod:`hudilite.spark.write_job`, :mod:`hudilite.write.small_write`,
+:mod:`hudilite.spark.insert_dedup`, :mod:`hudilite.spark.index_job`) read its fields and
+never call :func:`~hudilite.index.bloom_index.index_settings` or
+:func:`~hudilite.write.assign.avg_record_size` themselves
+(``tests/unit/test_single_owner.py`` checks it).
+
+The key generator and the merge spec are built from the table's config and the options
+on first use and then kept (a write that never merges never builds one, and a payload the
+merge refuses fails where the merge runs). ``options`` still travels inside the config for
+the settings not moved here yet (the lock options, the null-ordering check, the duplicate
+policy).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
+
+from hudilite import config as cfg
+from hudilite.errors import ConfigError
+from hudilite.index.bloom_index import IndexSettings, bloom_config, index_settings
+from hudilite.keygen import KeyGenSpec
+from hudilite.merge import MergeSpec
+from hudilite.storage.bloom_filter import BloomConfig
+from hudilite.tablestate.state import TableState
+from hudilite.write.assign import RecordSizeSettings, avg_record_size
+
+__all__ = ["WriteConfig", "resolve_write_config"]
+
+
+@dataclass(frozen=True)
+class WriteConfig:
+    """The settings of one write, parsed once (see the module doc)."""
+
+    #: The write's options: the caller's over the table's (for what is not resolved here).
+    options: cfg.Options
+    #: ``hoodie.index.type`` and its companions (:class:`IndexSettings`).
+    index: IndexSettings
+    #: The bloom filter written into base files.
+    bloom: BloomConfig
+    #: ``hoodie.parquet.max.file.size`` and ``hoodie.parquet.small.file.limit`` (bytes).
+    max_file_size: int
+    small_file_limit: int
+    #: Hudi's record size estimator options (the estimate itself: :attr:`avg_record_size`).
+    record_size: RecordSizeSettings
+    #: ``hoodie.bucket.index.num.buckets`` and ``hoodie.bucket.index.hash.field``.
+    bucket_num: int
+    bucket_hash_field: Any
+    #: The driver-side write's limits (``hoodie.hudilite.write.local.max.*``).
+    local_max_rows: int
+    local_max_file_groups: int
+    #: The write's heartbeat (``hoodie.client.heartbeat.*``).
+    heartbeat_interval_ms: int
+    heartbeat_tolerable_misses: int
+    #: The table the write was resolved against (for the record size estimate).
+    state: TableState | None = field(default=None, compare=False, repr=False)
+
+    def _table(self) -> TableState:
+        if self.state is None:
+            raise ConfigError("a write's key generator and merge rules need its table")
+        return self.state
+
+    @cached_property
+    def keygen(self) -> KeyGenSpec:
+        """The table's key generator under these options."""
+        return self._table().keygen(self.options)
+
+    @cached_property
+    def merge_spec(self) -> MergeSpec:
+        """The table's merge rules under these options (``ConfigError`` for a payload the
+        merge refuses, raised at each use: only writes that merge need it)."""
+        return self._table().merge_spec(self.options)
+
+    @cached_property
+    def avg_record_size(self) -> int:
+        """Hudi's record size estimate from the table's recent commits, computed on first
+        use (only a write that packs inserts needs it) and then kept."""
+        if self.state is None:
+            raise ConfigError("the record size estimate needs the table the write goes to")
+        return avg_record_size(self.state, self.record_size)
+
+    def with_options(self, overrides: Mapping[str, str | None]) -> WriteConfig:
+        """This config with ``overrides`` applied to :attr:`options` (settings not read
+        from the overridden keys stay as resolved)."""
+        return dataclasses.replace(self, options=self.options.with_overrides(dict(overrides)))
+
+
+def resolve_write_config(
+    state: TableState | None, options: cfg.Options | Mapping[str, Any] | None
+) -> WriteConfig:
+    """Resolve a write's options once: ``options`` (a mapping of the caller's options,
+    laid over ``state``'s properties and stored write defaults; or an already merged
+    :class:`~hudilite.config.Options`). A bad value raises :class:`ConfigError` naming
+    the key, before anything is written."""
+    if isinstance(options, cfg.Options):
+        opts = options
+    elif state is not None:
+        opts = state.options({k: str(v) for k, v in (options or {}).items()})
+    else:
+        opts = cfg.Options({k: str(v) for k, v in (options or {}).items()})
+    return WriteConfig(
+        options=opts,
+        index=index_settings(opts),
+        bloom=bloom_config(opts),
+        max_file_size=int(opts.get(cfg.MAX_FILE_SIZE)),
+        small_file_limit=int(opts.get(cfg.SMALL_FILE_LIMIT)),
+        record_size=RecordSizeSettings.from_options(opts),
+        bucket_num=int(opts.get(cfg.BUCKET_NUM)),
+        bucket_hash_field=opts.get(cfg.BUCKET_HASH_FIELD),
+        local_max_rows=int(opts.get(cfg.LOCAL_WRITE_MAX_ROWS)),
+        local_max_file_groups=int(opts.get(cfg.LOCAL_WRITE_MAX_FILE_GROUPS)),
+        heartbeat_interval_ms=int(opts.get(cfg.HEARTBEAT_INTERVAL_MS)),
+        heartbeat_tolerable_misses=int(opts.get(cfg.HEARTBEAT_TOLERABLE_MISSES)),
+        state=state,
+    )

@@ -1,0 +1,99 @@
+"""A write's settings, resolved once from its options (issue 28, options resolved once).
+
+``resolve_write_config`` lays the caller's options over the table's properties and stored
+write defaults, parses them into a frozen ``WriteConfig`` and refuses a bad value by key;
+the record size estimate (which reads commit metadata) is computed on first use, once.
+tests/spark/test_write_config_once.py counts the resolutions of real writes.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+
+from hudilite import config as cfg
+from hudilite.errors import ConfigError
+from hudilite.storage.fs import FileSystemGateway
+from hudilite.tablestate.create import create_table
+from hudilite.tablestate.state import TableState
+from hudilite.write import write_config
+from hudilite.write.assign import RecordSizeSettings
+from hudilite.write.write_config import resolve_write_config
+
+SCHEMA = pa.schema([("id", pa.string()), ("ts", pa.int64())])
+
+
+def state(path: Path, **options: str) -> TableState:
+    gw = FileSystemGateway(str(path))
+    create_table(gw, SCHEMA, record_key="id", ordering_field="ts", options=options)
+    return TableState.load(gw)
+
+
+def test_call_options_over_the_tables_parsed_once(tmp_path: Path) -> None:
+    s = state(tmp_path / "t", **{"hoodie.index.type": "GLOBAL_BLOOM"})
+    wc = resolve_write_config(
+        s,
+        {
+            "hoodie.parquet.max.file.size": "2048",
+            "hoodie.parquet.small.file.limit": "1000",
+            "hoodie.copyonwrite.record.size.estimate": "64",
+            "hoodie.client.heartbeat.interval_in_ms": "5000",
+            "hoodie.bloom.index.update.partition.path": "false",
+        },
+    )
+    assert (wc.index.kind, wc.index.is_global, wc.index.update_partition_path) == (
+        "BLOOM",
+        True,
+        False,
+    )
+    assert (wc.max_file_size, wc.small_file_limit, wc.heartbeat_interval_ms) == (2048, 1000, 5000)
+    assert wc.record_size == RecordSizeSettings(
+        estimate=64, max_commits=5, metadata_size=0, threshold=1000
+    )
+    assert wc.options.raw["hoodie.parquet.max.file.size"] == "2048"
+    # The key generator and merge rules: the table's, built once.
+    assert (wc.keygen.kind, wc.keygen.record_key_fields) == ("NON_PARTITION", ("id",))
+    assert (wc.merge_spec.ordering_field, wc.merge_spec is wc.merge_spec) == ("ts", True)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        wc.max_file_size = 1  # type: ignore[misc]
+    # An override (the empty payload's upsert) keeps what was resolved.
+    over = wc.with_options({cfg.PAYLOAD_CLASS.name: None})
+    assert (over.index, over.max_file_size) == (wc.index, 2048)
+    assert over.options.get(cfg.PAYLOAD_CLASS) is None
+
+
+def test_bad_value_refused_by_key(tmp_path: Path) -> None:
+    s = state(tmp_path / "t")
+    with pytest.raises(ConfigError) as err:
+        resolve_write_config(s, {"hoodie.client.heartbeat.interval_in_ms": "soon"})
+    assert str(err.value) == (
+        "invalid value 'soon' for option 'hoodie.client.heartbeat.interval_in_ms': "
+        "not an integer: 'soon'"
+    )
+
+
+def test_record_size_estimate_computed_once_on_first_use(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    s = state(tmp_path / "t")
+    calls: list[RecordSizeSettings] = []
+
+    def estimate(st: TableState, sizes: RecordSizeSettings) -> int:
+        calls.append(sizes)
+        return 77
+
+    monkeypatch.setattr(write_config, "avg_record_size", estimate)
+    wc = resolve_write_config(s, {"hoodie.copyonwrite.record.size.estimate": "77"})
+    assert calls == []  # a write that packs no inserts never reads commit metadata
+    assert (wc.avg_record_size, wc.avg_record_size, len(calls)) == (77, 77, 1)
+    # No commit yet: Hudi's configured estimate.
+    monkeypatch.undo()
+    assert (
+        resolve_write_config(s, {"hoodie.copyonwrite.record.size.estimate": "77"}).avg_record_size
+        == 77
+    )
+    with pytest.raises(ConfigError, match="needs the table"):
+        _ = resolve_write_config(None, {}).avg_record_size
