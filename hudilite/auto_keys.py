@@ -60,11 +60,11 @@ ROW_BITS = 33
 #: Operations that write a keyless table (Hudi's auto-generated keys serve these; a
 #: delete or an update names stored keys, ``_hoodie_record_key``).
 KEYLESS_OPERATIONS = (
-    "insert",
-    "bulk_insert",
-    "insert_overwrite",
-    "insert_overwrite_table",
-    "delete_partition",
+    cfg.OP_INSERT,
+    cfg.OP_BULK_INSERT,
+    cfg.OP_INSERT_OVERWRITE,
+    cfg.OP_INSERT_OVERWRITE_TABLE,
+    cfg.OP_DELETE_PARTITION,
 )
 
 

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from hudilite.config.vocab import OP_INSERT, OP_UPSERT, OPERATION_TYPES
 from hudilite.services.archive import archived_timeline
 from hudilite.tablestate.state import TableState
 from hudilite.timeline.instant import CLEAN, REPLACE_COMMIT, ROLLBACK
@@ -75,7 +76,7 @@ _OUTPUTS = [
 def operation_type(stat: WriteStat) -> str:
     """Hudi's ``determineOperationType`` from the write-stat's counts."""
     if stat.num_inserts > 0:
-        return "UPSERT" if stat.num_update_writes > 0 else "INSERT"
+        return OPERATION_TYPES[OP_UPSERT if stat.num_update_writes > 0 else OP_INSERT]
     if stat.num_update_writes > 0:
         return "UPDATE"
     return "DELETE" if stat.num_deletes > 0 else "UNKNOWN"
