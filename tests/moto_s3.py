@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import logging
 import socket
+import threading
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -125,6 +126,8 @@ def s3_server() -> Iterator[S3Server]:
     pytest.importorskip("moto.server", reason="moto[server] is a dev dependency")
     from moto.server import ThreadedMotoServer
 
+    _serialize_object_writes()
+
     # One log line per request would drown a failing test's output.
     logging.getLogger("werkzeug").setLevel(logging.WARNING)
     port = _free_port()
@@ -136,6 +139,32 @@ def s3_server() -> Iterator[S3Server]:
         yield info
     finally:
         server.stop()
+
+
+_WRITES = threading.Lock()
+
+
+def _serialize_object_writes() -> None:
+    """Make moto's conditional writes atomic, as S3's are.
+
+    moto 5 checks ``If-None-Match: *`` / ``If-Match`` and then stores the object in two steps,
+    and its threaded server handles requests concurrently: two racing ``PutObject``s of one
+    key could both pass the check (seen under load: two writers reserved one instant time on
+    the test server). Real S3 decides a conditional write atomically, so the test server
+    handles object PUTs and DELETEs one at a time (each is quick; reads stay concurrent)."""
+    from moto.s3.responses import S3Response
+
+    for name in ("put_object", "delete_object"):
+        method = getattr(S3Response, name)
+        if getattr(method, "_hudilite_serialized", False):
+            continue
+
+        def serialized(self: Any, *args: Any, _method: Any = method, **kwargs: Any) -> Any:
+            with _WRITES:
+                return _method(self, *args, **kwargs)
+
+        serialized._hudilite_serialized = True  # type: ignore[attr-defined]
+        setattr(S3Response, name, serialized)
 
 
 @pytest.fixture
