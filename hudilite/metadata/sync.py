@@ -94,7 +94,8 @@ def before_complete(gw: FileSystemGateway, instant: Instant, content: bytes) -> 
         return  # savepoints, indexing, schema commits change no file listing
     if not gw.exists(properties_file.PROPERTIES_FILE):
         return
-    if not maintains_files(properties_file.load(gw)):
+    props = properties_file.load(gw)
+    if not maintains_files(props):
         return
     time = instant.requested_time
     if action == RESTORE:
@@ -109,7 +110,6 @@ def before_complete(gw: FileSystemGateway, instant: Instant, content: bytes) -> 
         records = convert.commit_records(CommitMetadata.from_bytes(content))
     remove_deltacommit(gw, time)  # a leftover of an earlier attempt at this instant
     # Hudi compacts the metadata table before it writes the instant's deltacommit.
-    props = properties_file.load(gw)
     options = {**props, **properties_file.read_write_defaults(gw)}
     compact.compact_if_due(
         gw, cfg.TableConfig.from_properties(props), compact.max_delta_commits(options)

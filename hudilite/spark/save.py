@@ -59,6 +59,7 @@ from hudilite.schema import META_COLUMNS, OPERATION_COL, PARTITION_PATH_COL, REC
 from hudilite.spark.keying import keyed_frame
 from hudilite.storage.fs import FileSystemGateway, is_storage_option, storage_options_of
 from hudilite.table.api import Table
+from hudilite.tablestate.create import keygen_type
 from hudilite.tablestate.state import PROPERTIES_FILE, TableState
 from hudilite.write.keying import KeyingSpec
 from hudilite.write.result import WriteResult
@@ -201,7 +202,7 @@ def conflicts(req: SaveRequest, config: cfg.TableConfig) -> list[str]:
     differs(cfg.PARTITION_FIELDS, partition_names, config.partition_field_names)
     differs(cfg.HIVE_STYLE, bool, config.hive_style)
     differs(cfg.URL_ENCODE, bool, config.url_encode)
-    kind = _keygen_kind(opts)
+    kind = keygen_type(opts)
     if kind is not None and kind != config.keygen_type:
         key = cfg.KEYGEN_TYPE if opts.is_set(cfg.KEYGEN_TYPE) else cfg.KEYGEN_CLASS
         stored = config.keygen_type if key is cfg.KEYGEN_TYPE else _stored_class(config)
@@ -218,21 +219,6 @@ def conflicts(req: SaveRequest, config: cfg.TableConfig) -> list[str]:
     if config.database:  # Hudi ignores a database name the table does not record
         differs(cfg.DATABASE_NAME, lambda v: str(v).lower(), config.database.lower())
     return out
-
-
-def _keygen_kind(opts: cfg.Options) -> str | None:
-    if opts.is_set(cfg.KEYGEN_TYPE):
-        return str(opts.get(cfg.KEYGEN_TYPE))
-    name = opts.get(cfg.KEYGEN_CLASS)
-    if not name:
-        return None
-    kind = cfg.keygen_type_from_class(str(name))
-    if kind is None:
-        raise ConfigError(
-            f"key generator class {name!r} is not one of Hudi's built-in generators "
-            f"({', '.join(sorted(cfg.KEYGEN_CLASSES.values()))})"
-        )
-    return str(kind)
 
 
 def _stored_class(config: cfg.TableConfig) -> str | None:

@@ -108,8 +108,9 @@ def apply_guard(gw: FileSystemGateway) -> bool:
         # Table creation takes the lock before hoodie.properties exists, and a damaged config
         # is reported (by name) by the action's own load; the guard has nothing to say.
         return False
-    if keeps_metadata_table(gw, props):
-        return _keep(gw, props)
+    options = {**props, **properties_file.read_write_defaults(gw)}  # read once per lock
+    if keeps_metadata_table(gw, props, options):
+        return _keep(gw, props, options)
     if not needs_guard(gw, props):
         return False
     _warn_once(gw, props)
@@ -128,14 +129,15 @@ def apply_guard(gw: FileSystemGateway) -> bool:
     return True
 
 
-def keeps_metadata_table(gw: FileSystemGateway, props: dict[str, str]) -> bool:
+def keeps_metadata_table(
+    gw: FileSystemGateway, props: dict[str, str], options: dict[str, str]
+) -> bool:
     """True when hudilite keeps this table's metadata table: ``hoodie.metadata.enable`` is
-    true in the table's options (``hoodie.properties`` and its stored write options) and the
-    table is version 8 or 9. On another version the option is refused by name with a
+    true in the table's ``options`` (``hoodie.properties`` under its stored write options)
+    and the table is version 8 or 9. On another version the option is refused by name with a
     :class:`MetadataTableUnsupported` warning (once per table) and the table treated as off:
     an error would block the upgrade that makes the option work."""
-    options = cfg.Options({**props, **properties_file.read_write_defaults(gw)})
-    if not options.get(cfg.METADATA_ENABLED):
+    if not cfg.Options(options).get(cfg.METADATA_ENABLED):
         return False
     version = cfg.TableConfig.from_properties(props).table_version
     if version in mt.SUPPORTED_VERSIONS:
@@ -152,7 +154,7 @@ def keeps_metadata_table(gw: FileSystemGateway, props: dict[str, str]) -> bool:
     return False
 
 
-def _keep(gw: FileSystemGateway, props: dict[str, str]) -> bool:
+def _keep(gw: FileSystemGateway, props: dict[str, str], options: dict[str, str]) -> bool:
     """Keep the metadata table hudilite maintains (the caller holds the table lock): drop the
     partitions it cannot keep, properties first; rebuild the files partition from a listing
     when it is not listed (or Hudi cleaned, rolled back or log-compacted the metadata table
@@ -160,7 +162,7 @@ def _keep(gw: FileSystemGateway, props: dict[str, str]) -> bool:
     deltacommits whose data instant never completed and compactions that never completed.
     Returns True when anything changed."""
     # A bad compaction trigger is refused before the metadata table is touched.
-    compact.max_delta_commits({**props, **properties_file.read_write_defaults(gw)})
+    compact.max_delta_commits(options)
     listed = sync.listed_partitions(props)
     pending = (props.get(PARTITION_KEYS[1]) or "").strip()
     keep_files = mt.FILES_PARTITION in listed
