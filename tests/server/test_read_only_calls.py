@@ -35,6 +35,7 @@ def test_read_only_procedures_of_the_registry() -> None:
         "show_commits_metadata",
         "show_compaction",
         "show_file_group_history",
+        "show_file_slice_history",
         "show_file_status",
         "show_fs_path_detail",
         "show_fsview_all",
