@@ -10,7 +10,10 @@ Which instants (``hoodie.keep.min.commits`` = m, ``hoodie.keep.max.commits`` = M
   - for merge-on-read with the NUM_COMMITS/NUM_AND_TIME compaction trigger, the instant
     the next compaction trigger still counts from (``hoodie.compact.inline.max.delta.commits``),
   - the first replacecommit/clustering the last clean has not cleaned up after
-    (its replaced file groups would come back to life without its metadata).
+    (its replaced file groups would come back to life without its metadata),
+  - with a metadata table, the first commit that completed after its latest compaction
+    (nothing at all before its first compaction), and the metadata table then archives
+    its own timeline (:mod:`hudilite.services.metadata_archive`).
   m is raised to what the cleaner still needs (the commits after its earliest commit to
   retain, plus 2), as Hudi's ``ArchivalUtils`` does.
 * Completed cleans and rollbacks: table version 6 (Hudi 0.x) archives each action's
@@ -33,7 +36,9 @@ from typing import Any
 
 from hudilite import config as cfg
 from hudilite.errors import ConfigError, HudiliteError
+from hudilite.metadata import sync
 from hudilite.services import archive_formats as fmt
+from hudilite.services import metadata_archive as mda
 from hudilite.services._common import OptionsLike, resolve_options
 from hudilite.services.clean import (
     CLEANER_COMMITS_RETAINED,
@@ -198,8 +203,11 @@ def select_instants(
         savepoints = savepoint_times(state.gw, state.config)
         if savepoints:
             bounds.append(min(savepoints))
+        # The metadata table's last compaction bounds the data timeline (metadata_archive).
+        allowed, metadata_bound = mda.data_table_bound(state.gw, state.config.props, commits)
+        bounds.append(metadata_bound)
         limit = min((b for b in bounds if b is not None), default=None)
-        eligible = [c for c in commits if limit is None or c.requested_time < limit]
+        eligible = [c for c in commits if allowed and (limit is None or c.requested_time < limit)]
         chosen = eligible[: len(commits) - lo]
     side = [i for i in timeline.completed() if i.action in (CLEAN, ROLLBACK)]
     if state.config.layout_version >= 2:
@@ -391,18 +399,54 @@ def archive(state: TableState, options: OptionsLike = None) -> ArchiveResult:
     with table_lock(state.gw, opts):
         state = TableState.load(state.gw)
         chosen, lo, hi = select_instants(state, opts)
-        if not chosen:
-            return ArchiveResult((), (), (), lo, hi)
-        gw, tdir = state.gw, state.config.timeline_dir
-        named = _groups(state, chosen)
-        groups = [[(i, gw.read_bytes(join(tdir, name))) for i, name in g] for g in named]
-        written = write_archive(state, groups, opts)
-        deleted = _delete_archived(state, named)
-    archived = tuple(
+        groups: list[list[tuple[Instant, bytes]]] = []
+        written: list[str] = []
+        deleted: list[str] = []
+        if chosen:
+            gw, tdir = state.gw, state.config.timeline_dir
+            named = _groups(state, chosen)
+            groups = [[(i, gw.read_bytes(join(tdir, name))) for i, name in g] for g in named]
+            written = write_archive(state, groups, opts)
+            deleted = _delete_archived(state, named)
+        extra = {"metadata_table": _archive_metadata_table(state, opts)}
+    return ArchiveResult(_archived(groups), tuple(written), tuple(deleted), lo, hi, extra)
+
+
+def _archived(groups: list[list[tuple[Instant, bytes]]]) -> tuple[tuple[str, str], ...]:
+    """``(requested time, action)`` of each archived group (its completed action)."""
+    return tuple(
         (g[0][0].requested_time, next((i.action for i, _ in g if i.is_completed), g[0][0].action))
         for g in groups
     )
-    return ArchiveResult(archived, tuple(written), tuple(deleted), lo, hi)
+
+
+def _archive_metadata_table(state: TableState, opts: cfg.Options) -> tuple[tuple[str, str], ...]:
+    """Archive the metadata table's own timeline (:mod:`~hudilite.services.metadata_archive`)
+    into its LSM history after the data table's archival (the caller holds the lock); returns
+    the instants archived. Nothing when the table keeps no metadata table."""
+    gw = state.gw
+    if not sync.maintains_files(state.config.props):
+        return ()
+    data_timeline = Timeline.load(gw, state.config)  # after the data table's archival
+    chosen, _, _ = mda.select_metadata_instants(gw, data_timeline, opts)
+    if not chosen:
+        return ()
+    named = mda.metadata_groups(gw, chosen)
+    groups = [[(i, gw.read_bytes(path)) for i, path in g] for g in named]
+    rows = sorted(
+        (lsm_row(g) for g in groups if any(i.is_completed for i, _ in g)),
+        key=lambda r: r["instantTime"],
+    )
+    gw.mkdirs(mda.HISTORY_DIR)
+    fmt.write_lsm_file(gw, mda.HISTORY_DIR, rows)
+    fmt.compact_lsm(gw, mda.HISTORY_DIR, int(opts.get(LSM_COMPACTION_BATCH)))
+    # As for the data table: pending-state files first, then completed ones oldest first.
+    flat = [p for g in named for p in g]
+    for _, path in [p for p in flat if p[0].is_pending]:
+        gw.delete_file(path)
+    for _, path in sorted((p for p in flat if p[0].is_completed), key=lambda p: p[0].sort_key()):
+        gw.delete_file(path)
+    return _archived(groups)
 
 
 def _delete_archived(state: TableState, groups: list[list[tuple[Instant, str]]]) -> list[str]:
