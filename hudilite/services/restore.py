@@ -1,4 +1,6 @@
-"""Restoring a table to a savepoint: roll back everything written after it.
+"""Restoring a table to a savepoint (:func:`restore`), or to any completed instant
+(:func:`restore_to_instant`, Hudi's ``restoreToInstant``): roll back everything written
+after it, under the table lock.
 
 As Hudi's restore (``RestorePlanActionExecutor`` / ``BaseRestoreActionExecutor``):
 
@@ -28,7 +30,7 @@ from typing import Any
 import fastavro
 
 from hudilite import config as cfg
-from hudilite.errors import ConflictError, HudiliteError
+from hudilite.errors import ConflictError, HudiliteError, InstantNotFoundError
 from hudilite.services._common import OptionsLike, resolve_options
 from hudilite.services.rollback_completed import (
     DATA_ACTIONS,
@@ -49,6 +51,7 @@ from hudilite.timeline.instant import (
 )
 from hudilite.timeline.metadata import AVRO_NAMESPACE, avro_schema, read_avro_record
 from hudilite.timeline.timeline import Timeline, TimelineWriter
+from hudilite.write.lock import table_lock
 from hudilite.write.rollback import instant_info
 
 RESTORE_PLAN_VERSION = 2
@@ -160,17 +163,63 @@ def restore(state: TableState, savepoint_time: str, options: OptionsLike = None)
     is pending) and :class:`HudiliteError` when savepointed files are missing.
     """
     started = time.monotonic()
-    opts = resolve_options(state, options)
-    gw, config = state.gw, state.config
-    interval = int(opts.get(cfg.HEARTBEAT_INTERVAL_MS))
-    misses = int(opts.get(cfg.HEARTBEAT_TOLERABLE_MISSES))
     savepoint = get_savepoint(state, savepoint_time)
-    missing = sorted(f for f in savepoint.files if not gw.exists(f))
+    missing = sorted(f for f in savepoint.files if not state.gw.exists(f))
     if missing:
         raise HudiliteError(
             f"cannot restore to {savepoint_time}: {len(missing)} savepointed file(s) are gone "
             f"(e.g. {missing[0]})"
         )
+    return _restore(state, savepoint_time, savepoint.completion_time, options, started)
+
+
+def restore_to_instant(
+    state: TableState, instant_time: str, options: OptionsLike = None
+) -> RestoreResult:
+    """Hudi's ``restoreToInstant``: restore the table to any completed instant of the active
+    timeline, savepointed or not (what ``restore_to_instant`` calls).
+
+    The instants undone are those a savepoint of ``instant_time`` would undo: requested
+    after it, and on table version 8+ also those that completed after it did (Hudi's
+    restore plan compares completion times there). Files older versions of the table need
+    may have been cleaned already; unlike a savepoint, nothing pinned them. Raises
+    :class:`InstantNotFoundError` for an instant that is not completed on the active
+    timeline (Hudi: no completion time to restore to).
+    """
+    started = time.monotonic()
+    target = state.timeline.get(instant_time)
+    if target is None or not target.is_completed:
+        latest = [i.requested_time for i in state.timeline.completed()][-3:]
+        raise InstantNotFoundError(
+            f"cannot restore to {instant_time}: no completed instant at that time on the "
+            f"active timeline (latest: {', '.join(latest) or 'none'})"
+        )
+    return _restore(state, instant_time, target.completion_time, options, started)
+
+
+def _restore(
+    state: TableState,
+    savepoint_time: str,
+    savepoint_completion: str | None,
+    options: OptionsLike,
+    started: float,
+) -> RestoreResult:
+    """Plan (or resume) and run the restore to ``savepoint_time`` under the table lock."""
+    opts = resolve_options(state, options)
+    with table_lock(state.gw, opts):
+        return _restore_locked(state, savepoint_time, savepoint_completion, opts, started)
+
+
+def _restore_locked(
+    state: TableState,
+    savepoint_time: str,
+    savepoint_completion: str | None,
+    opts: cfg.Options,
+    started: float,
+) -> RestoreResult:
+    gw, config = state.gw, state.config
+    interval = int(opts.get(cfg.HEARTBEAT_INTERVAL_MS))
+    misses = int(opts.get(cfg.HEARTBEAT_TOLERABLE_MISSES))
     state = TableState.load(gw)
     writer = TimelineWriter(gw, config)
     pending = [i for i in state.timeline.filter(actions=RESTORE) if i.is_pending]
@@ -189,7 +238,7 @@ def restore(state: TableState, savepoint_time: str, options: OptionsLike = None)
     else:
         busy = [
             i
-            for i in instants_to_restore(state, savepoint_time, savepoint.completion_time)
+            for i in instants_to_restore(state, savepoint_time, savepoint_completion)
             if (i.is_inflight or (i.is_pending and i.action in _WRITES))
             and not is_expired(gw, i.requested_time, interval, misses)
         ]
@@ -207,9 +256,7 @@ def restore(state: TableState, savepoint_time: str, options: OptionsLike = None)
         current = pending[-1]
         inflight = current if current.is_inflight else writer.transition_inflight(current)
     else:
-        targets = instants_to_restore(
-            TableState.load(gw), savepoint_time, savepoint.completion_time
-        )
+        targets = instants_to_restore(TableState.load(gw), savepoint_time, savepoint_completion)
         plan = {
             "instantsToRollback": [instant_info(i) for i in targets],
             "version": RESTORE_PLAN_VERSION,
