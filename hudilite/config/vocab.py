@@ -1,6 +1,6 @@
 """Key generators, index types, write operations and merge modes: the vocabulary shared by
 options, hoodie.properties and commit metadata. Code compares against these names, never
-against bare strings (``tests/unit/test_single_owner.py`` finds a second copy)."""
+against bare strings (``tests/unit/architecture/test_single_owner.py`` finds a second copy)."""
 
 from __future__ import annotations
 

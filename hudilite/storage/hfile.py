@@ -17,8 +17,8 @@ writer: every entry in key order across the multi-level data index, seeks, the f
 meta blocks, GZ or uncompressed, CRC32/CRC32C block checksums verified.
 
 :class:`HFileWriter` writes what HBase 2.4's HFileWriterImpl writes for Hudi (byte for byte
-for uncompressed files with the same parameters, see ``tests/unit/test_hfile.py``): data blocks
-closed once they reach the block size, index keys shortened to HBase's midpoint between
+for uncompressed files with the same parameters, see ``tests/unit/storage/test_hfile.py``):
+data blocks closed once they reach the block size, index keys shortened to HBase's midpoint between
 blocks, leaf index blocks inline once a chunk reaches the index block size and intermediate
 levels until the root fits, meta blocks, file info with HBase's reserved keys, CRC32C
 checksums. One difference is Hudi's (HFileWriterImpl of Hudi 1.1): equal keys are never split

@@ -10,7 +10,7 @@ learning the engine's module layout, which may change::
 
     result: WriteResult = table.write(df)
 
-``tests/unit/test_results_exports.py`` checks that every hudilite type in the return
+``tests/unit/table/test_results_exports.py`` checks that every hudilite type in the return
 annotation of a public ``Table`` method, and every ``*Result`` class of the engine, is
 here. This module imports no pyspark.
 """

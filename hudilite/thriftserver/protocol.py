@@ -16,8 +16,8 @@ ttype, key args, value ttype, value args, immutable)``, strings tagged ``'UTF8'`
 :class:`BinaryProtocol` is ``TBinaryProtocol`` with the C encoder and decoder behind an
 adapter that gives them, per generated class, a copy of its spec in the list form (built
 once per class, cached; the generated classes are not modified). The bytes are the pure
-Python protocol's (``tests/unit/test_thrift_protocol.py`` compares them for every request
-and response the server handles). The C decoder only runs on a transport Thrift can read
+Python protocol's (``tests/unit/thriftserver/test_thrift_protocol.py`` compares them for every
+request and response the server handles). The C decoder only runs on a transport Thrift can read
 from C (``CReadableTransport``, e.g. ``TBufferedTransport``); elsewhere the generated code
 decodes in Python, as before. Without the C module everything stays pure Python.
 """

@@ -8,7 +8,7 @@ source writer resolves its own), into a frozen :class:`WriteConfig`. The layers 
 :mod:`hudilite.spark.insert_dedup`, :mod:`hudilite.spark.index_job`) read its fields and
 never call :func:`~hudilite.index.bloom_index.index_settings` or
 :func:`~hudilite.write.assign.avg_record_size` themselves
-(``tests/unit/test_single_owner.py`` checks it).
+(``tests/unit/architecture/test_single_owner.py`` checks it).
 
 The key generator and the merge spec are built from the table's config and the options
 on first use and then kept (a write that never merges never builds one, and a payload the

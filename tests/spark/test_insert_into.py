@@ -1,7 +1,7 @@
 """INSERT INTO as Hudi's Spark SQL runs it (0.14 to 1.x), and the Python API's ``insert``.
 
 Hudi's rule (``ProvidesHoodieConfig``, see ``hudilite.sqlext.insert_rule``; the rule case by
-case is ``tests/unit/test_insert_rule.py``): on a table with a record key and an ordering
+case is ``tests/unit/sqlext/test_insert_rule.py``): on a table with a record key and an ordering
 field INSERT INTO **upserts** unless ``hoodie.spark.sql.insert.into.operation`` is set; on
 any other table it inserts and keeps duplicate keys. An explicit operation is kept;
 ``hoodie.datasource.insert.dup.policy`` drops or refuses incoming keys the table holds

@@ -17,7 +17,7 @@ from hudilite import config as cfg
 from hudilite.config import reference
 from hudilite.errors import ConfigError, HudiliteWarning, OptionWarning
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 #: Every option key of Hudi's Flink connector (FlinkOptions.java, apache/hudi): each must be
 #: implemented with Hudi's meaning (an alias) or declared unsupported.

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 #: Source folder -> the package it installs as (pyproject's package-dir mapping).
 PACKAGES = {
     "hudilite": "hudilite",

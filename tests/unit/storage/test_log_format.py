@@ -59,7 +59,7 @@ TRIPS_8I3D = "quickstart_trips_table/mor/avro/v6_trips_8i3d.zip"
 TXNS_V9 = "sample_table/mor/avro/v9_txns_simple_nometa.zip"
 PARQ_NP = "sample_table/mor/parquet/v6_nonpartitioned.zip"
 # Hudi 1.1 with its metadata table on (the data table's logs; the metadata table's own are
-# HFile blocks, see tests/unit/test_hfile.py).
+# HFile blocks, see tests/unit/storage/test_hfile.py).
 META_SIMPLE = "sample_table/mor/avro/v9_txns_simple_meta.zip"
 META_COMPLEX = "sample_table/mor/avro/v9_txns_complex_meta.zip"
 META_NONPART = "sample_table/mor/avro/v9_txns_nonpart_meta.zip"

@@ -26,7 +26,7 @@ from hudilite.timeline.instant import CLEAN, COMMIT, DELTA_COMMIT, State
 from hudilite.timeline.metadata import CommitMetadata, WriteStat, write_avro_record
 from hudilite.timeline.timeline import Timeline
 from tests.conftest import FIXTURES, fixture_id, fixture_zips
-from tests.unit.test_fs_view import T, TableLayout, v8_mor_table
+from tests.unit.filegroup.test_fs_view import T, TableLayout, v8_mor_table
 
 ZIPS = fixture_zips()
 V9_MOR = "sample_table/mor/avro/v9_txns_simple_nometa.zip"

@@ -23,7 +23,7 @@ from hudilite.tablestate.state import TableState
 from hudilite.timeline.instant import COMMIT
 from hudilite.timeline.metadata import WriteStat
 from hudilite.timeline.timeline import Timeline
-from tests.unit.test_fs_view import T, TableLayout
+from tests.unit.filegroup.test_fs_view import T, TableLayout
 
 COW = "sample_table/cow/v6_nonpartitioned.zip"
 OLD_BASE = "a079bdb3-731c-4894-b855-abfcd6921007-0_0-182-253_20240418173550988.parquet"

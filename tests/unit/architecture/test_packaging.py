@@ -8,7 +8,7 @@ import re
 import tomllib
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def test_license_is_an_spdx_expression_setuptools_accepts() -> None:

@@ -10,7 +10,7 @@ from pathlib import Path
 from hudilite.spark import shipping
 from hudilite.timeline.metadata import avro_schema_names
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 
 
 def test_zip_holds_the_whole_package_with_mapped_subpackages_and_data(tmp_path):

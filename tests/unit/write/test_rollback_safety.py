@@ -30,7 +30,7 @@ from hudilite.write.markers import create_marker, marker_dir
 from hudilite.write.rollback import rollback_failed_writes
 from hudilite.write.transaction import WriteTransaction
 from tests.helpers import hudi_rs_read, rows
-from tests.unit.test_compaction_plan import DATA, MiniTable, mor_with_logs
+from tests.unit.services.test_compaction_plan import DATA, MiniTable, mor_with_logs
 
 A = ("x", "a-0")
 EXPIRY = {"heartbeat_interval_ms": 1000, "tolerable_misses": 1}

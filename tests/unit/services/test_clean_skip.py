@@ -23,7 +23,7 @@ from hudilite.services.clean import (
 from hudilite.services.rollback_completed import rollback_instant
 from hudilite.services.savepoint import create_savepoint, delete_savepoint, list_savepoints
 from hudilite.tablestate.state import TableState
-from tests.unit.test_compaction_plan import MiniTable
+from tests.unit.services.test_compaction_plan import MiniTable
 
 # The module (``hudilite.services.clean`` is also the name of the function it exports).
 clean_mod = importlib.import_module("hudilite.services.clean")

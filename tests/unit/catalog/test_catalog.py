@@ -25,7 +25,7 @@ from hudilite.errors import HudiliteError, TableExistsError, TableNotFoundError
 from hudilite.storage.fs import FileSystemGateway
 from hudilite.tablestate.state import PROPERTIES_FILE
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
+REPO_ROOT = Path(__file__).resolve().parents[3]
 
 
 def make_hudi_table(path: str | Path, name: str = "trips") -> str:

@@ -22,7 +22,7 @@ from hudilite.timeline.instant import RESTORE, ROLLBACK
 from hudilite.timeline.metadata import read_avro_record
 from hudilite.timeline.timeline import Timeline
 from tests.helpers import hudi_rs_read, rows
-from tests.unit.test_compaction_plan import DATA, MiniTable, mor_with_logs
+from tests.unit.services.test_compaction_plan import DATA, MiniTable, mor_with_logs
 
 A = ("x", "a-0")
 B = ("y", "b-0")

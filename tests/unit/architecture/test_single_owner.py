@@ -83,7 +83,7 @@ def test_compaction_and_clustering_plug_into_one_table_service_runner() -> None:
 # ---------------------------------------------------------------------------------------
 # Facts found by their text: a second copy shows up as a second file matching a pattern.
 
-_ROOT = __import__("pathlib").Path(__file__).resolve().parents[2]
+_ROOT = __import__("pathlib").Path(__file__).resolve().parents[3]
 _SOURCES = ("hudilite", "sqlext", "catalog", "procedures")
 
 

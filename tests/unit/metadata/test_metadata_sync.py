@@ -7,7 +7,7 @@ blocks of completed metadata deltacommits whose data instant completed), equals 
 files of a storage listing, and hudi-rs reads the rows it read before (the actions here do
 not change rows). hudi==0.5.0 lists storage, not the metadata table, so it cannot check the
 listing itself; hudilite's reader agrees with the metadata tables Hudi wrote
-(tests/unit/test_metadata_table.py)."""
+(tests/unit/metadata/test_metadata_table.py)."""
 
 from __future__ import annotations
 
@@ -170,8 +170,8 @@ def test_partitions_hudilite_cannot_keep_are_dropped_and_files_rebuilt(tmp_path:
     folders = sorted(e.name for e in gw.list_dir(mt.METADATA_DIR) if e.is_dir)
     assert folders == [".hoodie", "files"]
     assert not gw.exists(mg.DEFAULT_INDEX_DEFS)
-    # Hudi's own metadata compaction is read (tests/unit/test_metadata_compact.py), its other
-    # table services would be rebuilt from a listing: none is left.
+    # Hudi's own metadata compaction is read (tests/unit/metadata/test_metadata_compact.py), its
+    # other table services would be rebuilt from a listing: none is left.
     assert sync.foreign_actions(gw) == []
     assert listed(gw) == live(gw)
     assert rows(gw) == before

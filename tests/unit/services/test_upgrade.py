@@ -30,7 +30,7 @@ from hudilite.timeline.instant_time import instant_to_epoch_ms
 from hudilite.timeline.metadata import AVRO_MAGIC, write_avro_record
 from tests.conftest import fixture_id, fixture_zips, unzip_table
 from tests.helpers import hudi_rs_read, rows
-from tests.unit.test_archive_select import KEEP, C, T, Table
+from tests.unit.services.test_archive_select import KEEP, C, T, Table
 
 ZIPS = [z for z in fixture_zips() if "/v9_" not in str(z)]
 

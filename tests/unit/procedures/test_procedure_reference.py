@@ -9,7 +9,7 @@ from pathlib import Path
 from hudilite.procedures import REGISTRY, _load_all, reference
 from hudilite.procedures.registry import Param
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 _load_all()
 

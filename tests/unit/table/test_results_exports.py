@@ -19,7 +19,7 @@ import hudilite
 from hudilite.table import results
 from hudilite.table.api import Table
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 #: ``*Result`` classes that no public API returns: the metadata table's initialization
 #: report stays inside the engine.
 INTERNAL_RESULTS = {"InitResult"}

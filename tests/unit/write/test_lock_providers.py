@@ -54,7 +54,7 @@ def _spawn_holder(base: str, options: dict[str, str], host: str | None = None) -
         [sys.executable, "-c", _holder_script(base, options, host)],
         stdout=subprocess.PIPE,
         text=True,
-        cwd=str(Path(__file__).resolve().parents[2]),
+        cwd=str(Path(__file__).resolve().parents[3]),
     )
     assert proc.stdout is not None
     assert proc.stdout.readline().strip() == "locked"
@@ -376,7 +376,7 @@ def test_writer_killed_inside_the_commit_step_does_not_block_the_next_one(tmp_pa
             "from tests.staged_write import upsert\n"
             f"upsert(FileSystemGateway({g.base_path!r}), [('a', 'dead')])\n",
         ],
-        cwd=str(Path(__file__).resolve().parents[2]),
+        cwd=str(Path(__file__).resolve().parents[3]),
         env={**os.environ, "HUDILITE_FAIL_POINT": "kill:before_complete"},
         timeout=120,
     )

@@ -42,7 +42,7 @@ from hudilite.timeline.timeline import TimelineWriter
 from hudilite.write.transaction import WriteTransaction
 from tests.conftest import FIXTURES, unzip_table
 from tests.helpers import hudi_rs_read, rows
-from tests.unit.test_compaction_plan import DATA, MiniTable
+from tests.unit.services.test_compaction_plan import DATA, MiniTable
 
 V9_COW = FIXTURES / "sample_table" / "cow" / "v9_txns_simple_nometa.zip"
 V9_PLAN = "20260307135709297"
