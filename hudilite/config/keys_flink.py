@@ -137,8 +137,9 @@ METADATA_ENABLED = _key(
     False,
     "Keep Hudi's metadata table on a version 8 or 9 table (a table option, stored in the "
     "table's write options): its files partition is built from a listing when missing and "
-    "updated by every action; partitions hudilite cannot keep (column_stats, record_index, "
-    "secondary indexes, ...) are dropped. Off (the default), any metadata table is removed "
+    "updated by every action; partitions hudilite cannot keep (record_index, "
+    "secondary indexes, ...) are dropped, column_stats too unless "
+    "hoodie.metadata.index.column.stats.enable. Off (the default), any metadata table is removed "
     "before an action changes the table. A restore rebuilds the files partition from a "
     "listing.",
     aliases=("metadata.enabled",),
@@ -153,6 +154,39 @@ METADATA_COMPACT_MAX_DELTA_COMMITS = _key(
     "logs, so readers merge at most this many log files. Used when hoodie.metadata.enable is "
     "true; at least 1.",
     parse=parse_int,
+)
+METADATA_COLUMN_STATS_ENABLED = _key(
+    "hoodie.metadata.index.column.stats.enable",
+    False,
+    "Keep the metadata table's column_stats partition (with hoodie.metadata.enable): the "
+    "min, max, value and null counts of the indexed columns of every live base and log "
+    "file, kept exact by every action, built from the files partition when turned on, "
+    "dropped when turned off. Reads skip files by it (hoodie.enable.data.skipping).",
+    parse=parse_bool,
+)
+METADATA_COLUMN_STATS_COLUMNS = _key(
+    "hoodie.metadata.index.column.stats.column.list",
+    None,
+    "Comma-separated columns whose statistics column_stats keeps, besides "
+    "_hoodie_commit_time, _hoodie_partition_path and _hoodie_record_key; unset: the first "
+    "32 data columns of a supported type (Hudi 1.x's default). A name that is not a "
+    "column is refused.",
+)
+METADATA_PARTITION_STATS_ENABLED = _unsupported(
+    "hoodie.metadata.index.partition.stats.enable",
+    False,
+    "Keep the metadata table's partition_stats partition.",
+    "hudilite keeps no partition_stats partition yet (column_stats serves data skipping)",
+    ignore=("false",),
+)
+DATA_SKIPPING_ENABLED = _key(
+    "hoodie.enable.data.skipping",
+    True,
+    "Skip file slices by the metadata table's column_stats in reads with a where predicate "
+    "(Table.read, to_arrow): a slice is left out only when the statistics of its base file "
+    "and of every log file prove no row can match.",
+    parse=parse_bool,
+    scope="read",
 )
 FLINK_METADATA_COMPACTION_DELTA_COMMITS = _unsupported(
     "metadata.compaction.delta_commits", 10, "Metadata table compaction trigger.", _METADATA

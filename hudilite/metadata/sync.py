@@ -34,12 +34,12 @@ writer.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from hudilite import config as cfg
 from hudilite import failpoints
-from hudilite.metadata import clean, compact, convert
+from hudilite.metadata import clean, column_stats, compact, convert
 from hudilite.metadata import records as rec
 from hudilite.metadata import table as mt
 from hudilite.storage.fs import FileSystemGateway, join
@@ -59,7 +59,7 @@ from hudilite.timeline.instant import (
     Instant,
     State,
 )
-from hudilite.timeline.metadata import CommitMetadata, read_avro_record
+from hudilite.timeline.metadata import CommitMetadata, WriteStat, read_avro_record
 
 log = logging.getLogger(__name__)
 
@@ -100,6 +100,8 @@ def before_complete(gw: FileSystemGateway, instant: Instant, content: bytes) -> 
     time = instant.requested_time
     if action == RESTORE:
         mt.initialize(gw)
+        if column_stats.enabled({**props, **properties_file.read_write_defaults(gw)}):
+            column_stats.initialize(gw)  # rebuilt from the listing with the files partition
         return
     if action == ROLLBACK:
         _on_rollback(gw, time, read_avro_record(content))
@@ -115,8 +117,19 @@ def before_complete(gw: FileSystemGateway, instant: Instant, content: bytes) -> 
         gw, cfg.TableConfig.from_properties(props), compact.max_delta_commits(options)
     )
     clean.clean_if_due(gw)
-    mt.write_deltacommit(gw, time, records)
+    mt.write_deltacommit(gw, time, records, _stats_writer(gw, props, time, records))
     failpoints.check(None, AFTER_DELTACOMMIT)
+
+
+def _stats_writer(
+    gw: FileSystemGateway, props: Mapping[str, str], time: str, records: list[rec.FilesRecord]
+) -> Callable[[], list[WriteStat]] | None:
+    """The column_stats part of the deltacommit of ``records`` when the table keeps it."""
+    if not column_stats.listed(props):
+        return None
+    return lambda: column_stats.write_logs(
+        gw, time, column_stats.records_for(gw, props, records)
+    )
 
 
 def _on_rollback(gw: FileSystemGateway, rb_time: str, meta: Mapping[str, Any]) -> None:
@@ -150,7 +163,8 @@ def _on_rollback(gw: FileSystemGateway, rb_time: str, meta: Mapping[str, Any]) -
         if gone:
             records.append(rec.partition_files_record(partition, {}, gone))
     if records:
-        mt.write_deltacommit(gw, rb_time, records)
+        props = properties_file.load(gw)
+        mt.write_deltacommit(gw, rb_time, records, _stats_writer(gw, props, rb_time, records))
 
 
 def _initialized_at(gw: FileSystemGateway) -> str | None:
@@ -185,9 +199,9 @@ def remove_deltacommit(gw: FileSystemGateway, instant_time: str) -> bool:
     done = [p for s, p in sorted(found, key=lambda f: order[f[0]]) if s is State.COMPLETED]
     for path in done:
         gw.delete_file(path)
-    part_dir = join(mt.METADATA_DIR, mt.FILES_PARTITION)
     logs = [
         e.path
+        for part_dir in (join(mt.METADATA_DIR, mt.FILES_PARTITION), column_stats.PART_DIR)
         for e in gw.list_dir(part_dir)
         if isinstance(p := parse_data_file_name(e.name), LogFileName)
         and p.base_instant == instant_time

@@ -29,7 +29,7 @@ listing.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
 from hudilite import config as cfg
@@ -214,13 +214,17 @@ def _complete(
 
 
 def write_deltacommit(
-    gw: FileSystemGateway, instant_time: str, records: Iterable[rec.FilesRecord]
+    gw: FileSystemGateway,
+    instant_time: str,
+    records: Iterable[rec.FilesRecord],
+    more: Callable[[], Iterable[WriteStat]] | None = None,
 ) -> str:
     """The metadata table's deltacommit of the data instant ``instant_time``: requested,
     inflight, a new log file of file group ``files-0000-0`` named for the instant holding one
     HFILE block of ``records``, then completed (Hudi's protocol: this happens before the data
-    instant completes; readers ignore it until the data instant has). Returns the log file's
-    table-relative path."""
+    instant completes; readers ignore it until the data instant has). ``more`` writes the
+    other partitions' log files of the deltacommit before it completes and returns their
+    write stats. Returns the log file's table-relative path."""
     for state in (State.REQUESTED, State.INFLIGHT):
         _timeline_file(gw, Instant(instant_time, DELTA_COMMIT, state))
     block = LogBlock(
@@ -245,7 +249,7 @@ def write_deltacommit(
         log_version=1,
         log_offset=0,
     )
-    _complete(gw, instant_time, [stat], "UPSERT_PREPPED")
+    _complete(gw, instant_time, [stat, *(more() if more else [])], "UPSERT_PREPPED")
     return path
 
 

@@ -28,16 +28,20 @@ Read instants may be given as 17- or 14-digit instant times or as ISO-like date-
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from hudilite import config as cfg
 from hudilite.errors import ConfigError, InstantNotFoundError
-from hudilite.filegroup.slices import FileSlice
+from hudilite.filegroup.slices import BaseFile, FileSlice
 from hudilite.filegroup.view import FileSystemView, PartitionFilter, Visibility
 from hudilite.metadata.listing import listing_view
+from hudilite.read import data_skipping
 from hudilite.read.file_checks import check_slices
+from hudilite.read.where import Predicate
+from hudilite.storage.layout import BaseFileName, parse_data_file_name
 from hudilite.timeline.instant_time import format_instant, parse_instant
 from hudilite.timeline.metadata import CommitMetadata
 from hudilite.timeline.plans import clean_bound
@@ -253,6 +257,47 @@ def plan_snapshot(
         view, vis, slices, lambda g: wanted(g[0]), ignore_missing=ignore_missing_files
     )
     return _build_plan(view, slices, vis, read_optimized=read_optimized)
+
+
+def skip_files(
+    state: Any,
+    plan: ScanPlan,
+    where: Predicate | None,
+    options: Mapping[str, Any] | None = None,
+) -> ScanPlan:
+    """``plan`` without the file slices the table's column statistics prove ``where`` cannot
+    match (:mod:`hudilite.read.data_skipping`), when ``hoodie.enable.data.skipping`` (read
+    ``options`` over the table's) is on and the table keeps a usable ``column_stats``
+    partition; else ``plan`` itself. Incremental plans are kept whole."""
+    if where is None or plan.commit_times is not None or plan.is_empty:
+        return plan
+    given = {k: str(v) for k, v in (options or {}).items()}
+    if not state.options(given).get(cfg.DATA_SKIPPING_ENABLED):
+        return plan
+    view = _view_of(state)
+    slices = [_native_slice(path) for path in plan.native_paths] + list(plan.merge_slices)
+    stats = data_skipping.table_stats(
+        view.gw, view.config.props, view.timeline, slices, where.columns
+    )
+    if stats is None:
+        return plan
+    kept = data_skipping.skip_slices(
+        slices, where, state.storage_schema, stats, read_optimized=plan.read_optimized
+    )
+    native = {s.base_file.path for s in kept if s.base_file is not None and not s.file_id}
+    merge = [s for s in kept if s.file_id]
+    return replace(
+        plan, native_paths=[p for p in plan.native_paths if p in native], merge_slices=merge
+    )
+
+
+def _native_slice(path: str) -> FileSlice:
+    """A base file of a plan's native paths as a slice (an empty file id marks it)."""
+    partition, _, name = path.rpartition("/")
+    parsed = parse_data_file_name(name)
+    if not isinstance(parsed, BaseFileName):
+        raise ValueError(f"not a base file: {path}")
+    return FileSlice(partition, "", parsed.instant_time, BaseFile(partition, parsed, 0))
 
 
 def plan_incremental(

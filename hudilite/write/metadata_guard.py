@@ -42,7 +42,7 @@ import warnings
 from hudilite import config as cfg
 from hudilite import failpoints
 from hudilite.errors import CorruptFileError, HudiliteWarning, TableNotFoundError
-from hudilite.metadata import compact, sync
+from hudilite.metadata import column_stats, compact, sync
 from hudilite.metadata import table as mt
 from hudilite.storage.fs import FileSystemGateway
 from hudilite.tablestate import properties_file
@@ -166,16 +166,16 @@ def _keep(gw: FileSystemGateway, props: dict[str, str], options: dict[str, str])
     listed = sync.listed_partitions(props)
     pending = (props.get(PARTITION_KEYS[1]) or "").strip()
     keep_files = mt.FILES_PARTITION in listed
+    stats_on = column_stats.enabled(options)
+    kept = [p for p in sorted(listed) if keep_files and _keeps(p, stats_on)]
     changed = False
-    if pending or listed != ([mt.FILES_PARTITION] if keep_files else []):
-        props = properties_file.store(
-            gw, props, metadata_partitions=mt.FILES_PARTITION if keep_files else ""
-        )
+    if pending or sorted(listed) != kept:
+        props = properties_file.store(gw, props, metadata_partitions=",".join(kept))
         changed = True
     failpoints.check(None, AFTER_PROPERTIES)
     for entry in gw.list_dir(METADATA_TABLE_DIR):
-        if entry.is_dir and entry.name not in (".hoodie", mt.FILES_PARTITION):
-            gw.delete_dir(entry.path)  # column_stats, record_index, secondary indexes, ...
+        if entry.is_dir and entry.name not in (".hoodie", *kept):
+            gw.delete_dir(entry.path)  # record_index, secondary indexes, ...
             changed = True
     defs = index_defs_path(props)
     if gw.exists(defs):
@@ -183,6 +183,8 @@ def _keep(gw: FileSystemGateway, props: dict[str, str], options: dict[str, str])
         changed = True
     if not keep_files or not gw.exists(mt.PROPERTIES) or sync.foreign_actions(gw):
         mt.initialize(gw)
+        if stats_on:
+            column_stats.initialize(gw)
         log.info("built the metadata table of %s from a listing", gw.uri(""))
         return True
     config = cfg.TableConfig.from_properties(props)
@@ -190,7 +192,16 @@ def _keep(gw: FileSystemGateway, props: dict[str, str], options: dict[str, str])
         changed = True
     if compact.roll_back_pending(gw):
         changed = True
+    if stats_on and column_stats.PARTITION not in kept:
+        column_stats.initialize(gw)  # turned on: built from the files partition
+        changed = True
     return changed
+
+
+def _keeps(partition: str, stats_on: bool) -> bool:
+    """Whether the guard keeps a listed metadata partition (files, and column_stats while
+    its option is on)."""
+    return partition == mt.FILES_PARTITION or (stats_on and partition == column_stats.PARTITION)
 
 
 def _warn_once(gw: FileSystemGateway, props: dict[str, str]) -> None:

@@ -1,0 +1,239 @@
+"""The column_stats partition (hudilite/metadata/column_stats*.py), without a JVM.
+
+* Records: for every data file of Hudi 1.1's own v9_txns_*_meta tables, the record hudilite
+  computes for each indexed column has the key of Hudi's record and the same Avro datum byte
+  for byte (min/max wrappers, value type, counts, sizes; log files' records included).
+* Kept exact: a table with the option on goes through a seeded random history of commits,
+  clustering, clean, rollback and restore; after each action the live records equal a dict
+  oracle recomputed from the live data files (min, max, null and value counts, read with
+  pyarrow), and no deleted file keeps a live record.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import shutil
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+import pytest
+
+from hudilite import config as cfg
+from hudilite.metadata import column_stats as cs
+from hudilite.metadata import column_stats_records as csr
+from hudilite.metadata import table as mt
+from hudilite.services.clean import clean
+from hudilite.services.clustering import cluster
+from hudilite.services.restore import restore
+from hudilite.services.rollback_completed import rollback_instant
+from hudilite.services.savepoint import create_savepoint
+from hudilite.storage.fs import FileSystemGateway
+from hudilite.storage.layout import BaseFileName, parse_data_file_name
+from hudilite.storage.log_format import block_records, read_log_file
+from hudilite.tablestate import properties_file
+from hudilite.tablestate.state import TableState
+from hudilite.timeline.instant import COMMIT
+from hudilite.timeline.metadata import CommitMetadata, WriteStat
+from hudilite.timeline.timeline import Timeline, TimelineWriter
+from hudilite.write.lock import table_lock
+from tests.conftest import FIXTURES, unzip_table
+
+HUDI_META = [
+    "sample_table/cow/v9_txns_simple_meta.zip",
+    "sample_table/mor/avro/v9_txns_nonpart_meta.zip",
+]
+V9_COW = "sample_table/cow/v9_txns_simple_nometa.zip"
+V9_MOR = "sample_table/mor/avro/v9_txns_simple_nometa.zip"
+
+
+def _unzip(zip_rel: str, tmp_path: Path) -> FileSystemGateway:
+    zp = FIXTURES / zip_rel
+    if not zp.exists():
+        pytest.skip(f"fixture {zip_rel} is absent")
+    return FileSystemGateway(str(unzip_table(zp, tmp_path)))
+
+
+def _data_files(gw: FileSystemGateway) -> list[tuple[str, str]]:
+    return sorted(
+        (e.path.rpartition("/")[0], e.name)
+        for e in gw.list_recursive("")
+        if not e.path.startswith(".hoodie") and (e.name.endswith(".parquet") or ".log." in e.name)
+    )
+
+
+@pytest.mark.parametrize("zip_rel", HUDI_META)
+def test_records_equal_hudis(zip_rel: str, tmp_path: Path) -> None:
+    gw = _unzip(zip_rel, tmp_path)
+    hudi = cs.read_partition(gw)  # Hudi's compaction base files and logs, merged
+    props = properties_file.load(gw)
+    schema, columns = cs.table_columns(gw, props)
+    assert columns[:3] == ["_hoodie_commit_time", "_hoodie_partition_path", "_hoodie_record_key"]
+    compared = 0
+    for partition, name in _data_files(gw):
+        for mine in cs.file_stats(gw, partition, name, schema, columns):
+            theirs = hudi[mine.key]  # the same key: column, partition and file hashes
+            assert (theirs.file_name, theirs.column) == (name, mine.column)
+            assert csr.encode_datum(mine) == csr.encode_datum(theirs), (name, mine.column)
+            assert csr.file_group_index(mine.key, cs.FILE_GROUPS) in (0, 1)
+            compared += 1
+    # every file x column Hudi indexed (no file of these tables was cleaned)
+    assert compared == len(hudi) > 100
+
+
+def test_file_group_of_a_key_is_hudis(tmp_path: Path) -> None:
+    gw = _unzip(HUDI_META[0], tmp_path)
+    seen = 0
+    for entry in gw.list_dir(cs.PART_DIR):
+        parsed = parse_data_file_name(entry.name)
+        if isinstance(parsed, BaseFileName):
+            group = int(parsed.file_id.split("-")[2])
+            for record in cs.decode_hfile(gw.read_bytes(entry.path)):
+                assert csr.file_group_index(record.key, cs.FILE_GROUPS) == group
+                seen += 1
+    assert seen > 0
+
+
+# ------------------------------------------------------------------ kept exact: the oracle
+
+
+def _enable(gw: FileSystemGateway) -> None:
+    stored = properties_file.read_write_defaults(gw)
+    stored[cfg.METADATA_ENABLED.name] = "true"
+    stored[cfg.METADATA_COLUMN_STATS_ENABLED.name] = "true"
+    gw.write_bytes(properties_file.WRITE_DEFAULTS_FILE, properties_file.encode(stored))
+    with table_lock(gw):
+        pass
+
+
+def _value(scalar: pa.Scalar) -> Any:
+    t = scalar.type
+    if pa.types.is_date32(t):
+        return scalar.cast(pa.int32()).as_py()
+    if pa.types.is_timestamp(t):
+        return scalar.cast(pa.int64()).as_py()
+    if pa.types.is_decimal(t):
+        return Decimal(scalar.as_py())
+    return scalar.as_py()
+
+
+def _oracle(gw: FileSystemGateway) -> dict[tuple[str, str, str], tuple[Any, ...]]:
+    """(partition, file, column) -> (min, max, values, nulls) of every live data file,
+    recomputed from the rows."""
+    config = cfg.TableConfig.from_properties(properties_file.load(gw))
+    _, columns = cs.table_columns(gw, properties_file.load(gw))
+    out = {}
+    for partition, files in mt.live_files(gw, config).items():
+        for name in files:
+            rel = f"{partition}/{name}" if partition else name
+            if name.endswith(".parquet"):
+                table = pq.read_table(gw.abs_path(rel))
+            else:
+                parts = [block_records(b) for b in read_log_file(gw, rel) if b.is_data]
+                if not parts:
+                    continue  # a log of deletes only: no values to check
+                table = pa.concat_tables(parts, promote_options="permissive")
+            for column in columns:
+                col = table[column]
+                if col.null_count == len(col):
+                    bounds = (None, None)
+                else:
+                    mm = pc.min_max(col)
+                    bounds = (_value(mm["min"]), _value(mm["max"]))
+                out[(partition, name, column)] = (*bounds, len(col), col.null_count)
+    return out
+
+
+def _indexed(gw: FileSystemGateway) -> dict[tuple[str, str, str], tuple[Any, ...]]:
+    config = cfg.TableConfig.from_properties(properties_file.load(gw))
+    records = cs.live(cs.read_partition(gw, Timeline.load(gw, config)))
+    oracle_keys = {}
+    for partition, files in mt.live_files(gw, config).items():
+        for name in files:
+            for column in cs.table_columns(gw, properties_file.load(gw))[1]:
+                oracle_keys[csr.stats_key(partition, name, column)] = (partition, name, column)
+    out = {}
+    for key, r in records.items():
+        assert key in oracle_keys, f"live stats of a deleted file: {r.file_name} {r.column}"
+        if r.value_count == 0:
+            continue  # a log of deletes only
+        out[oracle_keys[key]] = (r.value(r.min), r.value(r.max), r.value_count, r.null_count)
+    return out
+
+
+def _commit_copy(gw: FileSystemGateway, rng: random.Random) -> str:
+    """A commit adding a copy of a live base file as a new file group; its instant time."""
+    config = cfg.TableConfig.from_properties(properties_file.load(gw))
+    files = sorted(
+        (p, n) for p, fs in mt.live_files(gw, config).items() for n in fs if n.endswith(".parquet")
+    )
+    partition, name = rng.choice(files)
+    writer = TimelineWriter(gw, config)
+    inst = writer.transition_inflight(writer.create_requested(COMMIT))
+    file_id = f"{rng.randrange(16**8):08x}-0000-0000-0000-000000000000-0"
+    new = BaseFileName(file_id, "0-1-0", inst.requested_time, ".parquet").render()
+    rel = f"{partition}/{new}" if partition else new
+    shutil.copyfile(gw.abs_path(f"{partition}/{name}" if partition else name), gw.abs_path(rel))
+    size = os.path.getsize(gw.abs_path(rel))
+    stat = WriteStat(
+        file_id=file_id,
+        path=rel,
+        partition_path=partition,
+        num_writes=1,
+        num_inserts=1,
+        total_write_bytes=size,
+        file_size_in_bytes=size,
+    )
+    content = CommitMetadata(
+        partition_to_write_stats={partition: [stat]}, operation_type="INSERT"
+    ).to_bytes(config.layout_version)
+    with table_lock(gw):
+        writer.complete(inst, content)
+    return inst.requested_time
+
+
+@pytest.mark.parametrize(("zip_rel", "seed"), [(V9_COW, 7), (V9_MOR, 11)])
+def test_random_history_keeps_stats_exact(zip_rel: str, seed: int, tmp_path: Path) -> None:
+    gw = _unzip(zip_rel, tmp_path)
+    _enable(gw)
+    assert cs.PARTITION in properties_file.load(gw)["hoodie.table.metadata.partitions"]
+    assert _indexed(gw) == _oracle(gw) != {}
+    rng = random.Random(seed)
+    saved = None
+    last = None
+    actions = ["commit", "commit", "cluster", "clean", "rollback", "savepoint", "restore"]
+    for _ in range(7):
+        action = rng.choice(actions)
+        state = TableState.load(gw)
+        if action == "commit":
+            last = _commit_copy(gw, rng)
+        elif action == "cluster":
+            cluster(state, {"hoodie.clustering.plan.strategy.small.file.limit": str(10**9)})
+        elif action == "clean":
+            clean(state, {"hoodie.cleaner.commits.retained": "1"})
+        elif action == "rollback" and last is not None:
+            rollback_instant(state, last)
+            last = None
+        elif action == "savepoint":
+            saved = create_savepoint(state).instant_time
+        elif action == "restore" and saved is not None:
+            restore(state, saved)
+            saved = last = None
+        assert _indexed(gw) == _oracle(gw), action
+
+
+def test_turning_the_option_off_drops_the_partition(tmp_path: Path) -> None:
+    gw = _unzip(V9_COW, tmp_path)
+    _enable(gw)
+    assert gw.exists(cs.PART_DIR)
+    stored = properties_file.read_write_defaults(gw)
+    stored[cfg.METADATA_COLUMN_STATS_ENABLED.name] = "false"
+    gw.write_bytes(properties_file.WRITE_DEFAULTS_FILE, properties_file.encode(stored))
+    with table_lock(gw):
+        pass
+    assert properties_file.load(gw)["hoodie.table.metadata.partitions"] == "files"
+    assert not gw.exists(cs.PART_DIR)
