@@ -286,6 +286,15 @@ BASE_FILE_FORMAT = _key(
     "Base file format: PARQUET (ORC and HFile base files are not supported).",
     parse=choice("PARQUET"),
 )
+PARTITION_METAFILE_USE_BASE_FORMAT = _key(
+    "hoodie.partition.metafile.use.base.format",
+    False,
+    "Partition metadata in the base file format (.hoodie_partition_metadata.parquet) instead "
+    "of the text file; set by CALL repair_migrate_partition_meta. hudilite reads both forms "
+    "and writes the text form into new partitions (Hudi's readers read both).",
+    parse=parse_bool,
+    scope="table",
+)
 TABLE_INITIAL_VERSION = _key(
     "hoodie.table.initial.version", None, "Table version the table was created with."
 )
