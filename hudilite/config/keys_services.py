@@ -1,4 +1,4 @@
-"""Table service keys: clean, archive, compaction, clustering."""
+"""Table service keys: clean, archive, compaction, clustering, partition TTL."""
 
 from __future__ import annotations
 
@@ -289,5 +289,49 @@ LAYOUT_OPTIMIZE_STRATEGY = _key(
     "linear",
     "How clustering orders rows by the sort columns: linear (z-order and hilbert unsupported).",
     parse=choice("linear", "z-order", "zorder", "hilbert", upper=False),
+    scope="service",
+)
+PARTITION_TTL_INLINE = _key(
+    "hoodie.partition.ttl.inline",
+    False,
+    "Run partition TTL after every commit.",
+    parse=parse_bool,
+    scope="service",
+    unsupported="hudilite runs partition TTL only when asked: CALL run_ttl",
+    ignore_values=("false",),
+)
+PARTITION_TTL_STRATEGY_CLASS = _key(
+    "hoodie.partition.ttl.strategy.class",
+    None,
+    "Partition TTL strategy class: Hudi's KeepByTimeStrategy or KeepByCreationTimeStrategy "
+    "(wins over the strategy type).",
+    scope="service",
+)
+PARTITION_TTL_STRATEGY_TYPE = _key(
+    "hoodie.partition.ttl.management.strategy.type",
+    "KEEP_BY_TIME",
+    "Partition TTL strategy: KEEP_BY_TIME (a partition's latest file slice) or "
+    "KEEP_BY_CREATION_TIME (the commit that created the partition).",
+    parse=choice("KEEP_BY_TIME", "KEEP_BY_CREATION_TIME"),
+    scope="service",
+)
+PARTITION_TTL_DAYS_RETAIN = _key(
+    "hoodie.partition.ttl.strategy.days.retain",
+    -1,
+    "Partition TTL: days a partition is kept after its reference time (<= 0: none expire).",
+    parse=parse_int,
+    scope="service",
+)
+PARTITION_TTL_PARTITION_SELECTED = _key(
+    "hoodie.partition.ttl.strategy.partition.selected",
+    None,
+    "Partition TTL: comma-separated partition paths to consider (default: every partition).",
+    scope="service",
+)
+PARTITION_TTL_MAX_DELETE = _key(
+    "hoodie.partition.ttl.strategy.max.delete.partitions",
+    1000,
+    "Partition TTL: at most this many partitions deleted per run.",
+    parse=parse_int,
     scope="service",
 )
