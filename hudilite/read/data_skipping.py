@@ -53,8 +53,13 @@ class Maybe:
 
 
 _BOTH = Maybe(True, True)
-_FLIPS = {exp.LT: exp.GT, exp.GT: exp.LT, exp.LTE: exp.GTE, exp.GTE: exp.LTE}
-_NEGATIONS = {
+_FLIPS: dict[type[exp.Expr], type[exp.Expr]] = {
+    exp.LT: exp.GT,
+    exp.GT: exp.LT,
+    exp.LTE: exp.GTE,
+    exp.GTE: exp.LTE,
+}
+_NEGATIONS: dict[type[exp.Expr], type[exp.Expr]] = {
     exp.EQ: exp.NEQ,
     exp.NEQ: exp.EQ,
     exp.LT: exp.GTE,
