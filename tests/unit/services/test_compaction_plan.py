@@ -16,12 +16,10 @@ import fastavro
 import pyarrow as pa
 import pytest
 
-from hudilite.config import TableConfig, render_properties
 from hudilite.errors import ConfigError, ConflictError, WriteError
-from hudilite.keygen import KeyGenSpec
 from hudilite.read.arrow_reader import read_plan_arrow
 from hudilite.read.planner import plan_snapshot
-from hudilite.schema import arrow_to_avro_schema, to_storage_schema
+from hudilite.schema import arrow_to_avro_schema
 from hudilite.services import compaction as comp
 from hudilite.services.compaction import (
     CompactionPlan,
@@ -33,10 +31,9 @@ from hudilite.services.compaction import (
     read_compaction_plan,
     schedule_compaction,
 )
-from hudilite.storage.fs import FileSystemGateway
 from hudilite.storage.layout import BaseFileName, LogFileName, write_partition_metadata
 from hudilite.storage.parquet_io import read_base_file
-from hudilite.tablestate.state import PROPERTIES_FILE, TableState
+from hudilite.tablestate.state import TableState
 from hudilite.timeline.heartbeat import Heartbeat
 from hudilite.timeline.instant import (
     COMMIT,
@@ -56,35 +53,24 @@ from hudilite.write.file_group_writer import (
     write_file_group,
     write_stat_from_row,
 )
-from hudilite.write.keying import KeyingSpec, key_batch
+from hudilite.write.keying import key_batch
 from hudilite.write.transaction import WriteTransaction
 from tests.helpers import hudi_rs_read, rows
+from tests.tables import K_TS_V_P
 
 FIXTURE_TIMELINE = Path("/tmp/fx/avro_v9_txns_simple_nometa/v9_txns_simple_nometa/.hoodie/timeline")
-SCHEMA = pa.schema([("k", pa.string()), ("ts", pa.int64()), ("v", pa.string()), ("p", pa.string())])
-DATA = ["k", "ts", "v", "p"]
+DATA = K_TS_V_P.columns
 
 
 class MiniTable:
     """A Hudi table written commit by commit without Spark (keys ``k``, partition ``p``)."""
 
     def __init__(self, root: Path, *, version: int = 6, mor: bool = True) -> None:
-        self.gw = FileSystemGateway(str(root))
         self.mor = mor
-        avro = arrow_to_avro_schema(to_storage_schema(SCHEMA), "t_record", "hoodie.t")
-        self.schema_json = json.dumps(avro, separators=(",", ":"))
-        config = TableConfig.new(
-            name="t",
-            table_type="MERGE_ON_READ" if mor else "COPY_ON_WRITE",
-            table_version=version,
-            record_key_fields=("k",),
-            partition_fields=("p",),
-            ordering_fields=("ts",),
-            create_schema=self.schema_json,
+        self.gw, self.config = K_TS_V_P.create_engine(
+            root, table_type="MERGE_ON_READ" if mor else "COPY_ON_WRITE", table_version=version
         )
-        self.config = config
-        self.gw.mkdirs(config.timeline_dir)
-        self.gw.write_bytes(PROPERTIES_FILE, render_properties(config.to_properties()).encode())
+        self.schema_json = self.config.create_schema or ""
 
     @property
     def path(self) -> str:
@@ -143,10 +129,8 @@ class MiniTable:
             txn.start_inflight()
             by_partition: dict[str, list[WriteStat]] = {}
             for i, ((p, fid), recs) in enumerate(groups.items()):
-                batch = pa.RecordBatch.from_pylist(
-                    [dict(zip(DATA, (*r, p), strict=True)) for r in recs], SCHEMA
-                )
-                spec = KeyingSpec(KeyGenSpec("SIMPLE", ("k",), ("p",)), delete_all=delete)
+                batch = K_TS_V_P.record_batch(*((*r, p) for r in recs))
+                spec = K_TS_V_P.keying(delete_all=delete)
                 incoming = pa.Table.from_batches([key_batch(spec, batch, i * 1000)])
                 s = write_file_group(ctx, p, fid, incoming, f"{i}-1-{i}", i).to_pylist()[0]
                 by_partition.setdefault(p, []).append(write_stat_from_row(s))

@@ -8,21 +8,17 @@ their files, then they commit one after the other.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pyarrow as pa
 import pytest
 
-from hudilite.config import TableConfig, render_properties
 from hudilite.errors import ConflictError
-from hudilite.keygen import KeyGenSpec
 from hudilite.read.arrow_reader import read_plan_arrow
 from hudilite.read.planner import plan_snapshot
-from hudilite.schema import arrow_to_avro_schema, to_storage_schema
 from hudilite.storage.fs import FileSystemGateway
 from hudilite.storage.layout import write_partition_metadata
-from hudilite.tablestate.state import PROPERTIES_FILE, TableState
+from hudilite.tablestate.state import TableState
 from hudilite.timeline.instant import COMMIT
 from hudilite.timeline.metadata import CommitMetadata
 from hudilite.write.file_group_writer import (
@@ -31,31 +27,18 @@ from hudilite.write.file_group_writer import (
     write_file_group,
     write_stat_from_row,
 )
-from hudilite.write.keying import KeyingSpec, key_batch
+from hudilite.write.keying import key_batch
 from hudilite.write.transaction import WriteTransaction
 from tests.helpers import hudi_rs_read, rows
+from tests.tables import K_TS_V_P
 
-SCHEMA = pa.schema([("k", pa.string()), ("ts", pa.int64()), ("v", pa.string()), ("p", pa.string())])
-DATA = ["k", "ts", "v", "p"]
+DATA = K_TS_V_P.columns
 KEYS = [f"key-{i:04d}" for i in range(1000)]
 
 
 @pytest.fixture
 def gw(tmp_path: Path) -> FileSystemGateway:
-    gw = FileSystemGateway(str(tmp_path / "t"))
-    avro = arrow_to_avro_schema(to_storage_schema(SCHEMA), "t_record", "hoodie.t")
-    config = TableConfig.new(
-        name="t",
-        table_type="COPY_ON_WRITE",
-        table_version=6,
-        record_key_fields=("k",),
-        partition_fields=("p",),
-        ordering_fields=("ts",),
-        create_schema=json.dumps(avro, separators=(",", ":")),
-    )
-    gw.mkdirs(config.timeline_dir)
-    gw.write_bytes(PROPERTIES_FILE, render_properties(config.to_properties()).encode())
-    return gw
+    return K_TS_V_P.create_engine(tmp_path / "t")[0]
 
 
 def start(
@@ -80,9 +63,8 @@ def start(
     )
     write_partition_metadata(gw, "x", txn.instant_time, 1)
     txn.start_inflight()
-    recs = [{"k": k, "ts": 1, "v": value, "p": "x"} for k in keys]
-    spec = KeyingSpec(KeyGenSpec("SIMPLE", ("k",), ("p",)))
-    incoming = pa.Table.from_batches([key_batch(spec, pa.RecordBatch.from_pylist(recs, SCHEMA), 0)])
+    batch = K_TS_V_P.record_batch(*((k, 1, value, "x") for k in keys))
+    incoming = pa.Table.from_batches([key_batch(K_TS_V_P.keying(), batch, 0)])
     row = write_file_group(ctx, "x", file_id, incoming, "0-1-0", 0).to_pylist()[0]
     meta = CommitMetadata(
         partition_to_write_stats={"x": [write_stat_from_row(row)]},

@@ -12,11 +12,9 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
-from hudilite.config import TableConfig, render_properties
-from hudilite.keygen import KeyGenSpec
 from hudilite.read.arrow_reader import read_plan_arrow
 from hudilite.read.planner import plan_snapshot
-from hudilite.schema import arrow_to_avro_schema, to_storage_schema
+from hudilite.schema import arrow_to_avro_schema
 from hudilite.services.compaction import (
     compact_operation,
     execute_compaction,
@@ -25,7 +23,7 @@ from hudilite.services.compaction import (
 )
 from hudilite.storage.fs import FileSystemGateway
 from hudilite.storage.layout import write_partition_metadata
-from hudilite.tablestate.state import PROPERTIES_FILE, TableState
+from hudilite.tablestate.state import TableState
 from hudilite.timeline.instant import COMMIT, DELTA_COMMIT
 from hudilite.timeline.metadata import CommitMetadata, WriteStat
 from hudilite.write.file_group_writer import (
@@ -36,30 +34,17 @@ from hudilite.write.file_group_writer import (
     write_stat_from_row,
 )
 from hudilite.write.finalize import committed_paths, finalize_write, stray_files
-from hudilite.write.keying import KeyingSpec, key_batch
+from hudilite.write.keying import key_batch
 from hudilite.write.markers import create_marker, marked_files
 from hudilite.write.transaction import WriteTransaction
 from tests.helpers import hudi_rs_read, rows
+from tests.tables import K_TS_V_P
 
-SCHEMA = pa.schema([("k", pa.string()), ("ts", pa.int64()), ("v", pa.string()), ("p", pa.string())])
-DATA = ["k", "ts", "v", "p"]
+DATA = K_TS_V_P.columns
 
 
 def new_table(root: Path, *, mor: bool = False) -> FileSystemGateway:
-    gw = FileSystemGateway(str(root))
-    avro = arrow_to_avro_schema(to_storage_schema(SCHEMA), "t_record", "hoodie.t")
-    config = TableConfig.new(
-        name="t",
-        table_type="MERGE_ON_READ" if mor else "COPY_ON_WRITE",
-        table_version=6,
-        record_key_fields=("k",),
-        partition_fields=("p",),
-        ordering_fields=("ts",),
-        create_schema=json.dumps(avro, separators=(",", ":")),
-    )
-    gw.mkdirs(config.timeline_dir)
-    gw.write_bytes(PROPERTIES_FILE, render_properties(config.to_properties()).encode())
-    return gw
+    return K_TS_V_P.create_engine(root, table_type="MERGE_ON_READ" if mor else "COPY_ON_WRITE")[0]
 
 
 def write(gw: FileSystemGateway, recs: list[tuple], attempts: int = 1) -> list[str]:
@@ -90,9 +75,9 @@ def write(gw: FileSystemGateway, recs: list[tuple], attempts: int = 1) -> list[s
         )
         write_partition_metadata(gw, "x", txn.instant_time, 1)
         txn.start_inflight()
-        batch = pa.RecordBatch.from_pylist([dict(zip(DATA, r, strict=True)) for r in recs], SCHEMA)
-        spec = KeyingSpec(KeyGenSpec("SIMPLE", ("k",), ("p",)))
-        incoming = pa.Table.from_batches([key_batch(spec, batch, 0)])
+        incoming = pa.Table.from_batches(
+            [key_batch(K_TS_V_P.keying(), K_TS_V_P.record_batch(*recs), 0)]
+        )
         written = []
         for attempt in range(attempts):
             row = write_file_group(ctx, "x", "f-0", incoming, f"0-1-{attempt}", 0).to_pylist()[0]
