@@ -63,7 +63,7 @@ def test_data_and_metadata_timelines_archive_to_hudis_bounds(tmp_path: Path) -> 
     # Commit 12 was requested before the last compaction and completed after it.
     state = TableState.load(gw)
     done = {c.requested_time: c.completion_time for c in state.timeline.commits()}
-    assert times[11] < compactions[2] < done[times[11]]
+    assert times[11] < compactions[2] < str(done[times[11]])
 
     result = archive(state)
 
