@@ -125,14 +125,16 @@ def stored_key_carry(config: cfg.TableConfig, columns: Sequence[str]) -> dict[st
     return {}
 
 
-def stored_keys(batch: pa.RecordBatch) -> pa.Array:
-    """A keyless table's stored keys carried in ``batch``; a null or empty one is refused."""
+def stored_keys(batch: pa.RecordBatch, pending: pa.Array) -> pa.Array:
+    """A keyless table's stored keys carried in ``batch``; an empty one is refused. A null
+    one is a new record and takes its ``pending`` key: a keyless MERGE INTO's unmatched
+    rows, which Hudi's ``MergeIntoKeyGenerator`` keys like any insert."""
     keys = batch.column(batch.schema.get_field_index(STORED_KEY_COL)).cast(pa.string())
-    bad = pc.fill_null(pc.equal(keys, ""), True)
+    bad = pc.fill_null(pc.equal(keys, ""), False)
     if pc.any(bad).as_py():
         row = pc.index(bad, True).as_py()
-        raise KeyGenerationError(f"{RECORD_KEY_COL} is null or empty in row {row}")
-    return keys
+        raise KeyGenerationError(f"{RECORD_KEY_COL} is empty in row {row}")
+    return pc.coalesce(keys, pending)
 
 
 def check_new_keyless(name: str, options: cfg.Options) -> None:

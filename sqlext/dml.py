@@ -19,6 +19,9 @@ read through a session view, so conditions and expressions are plain Spark SQL.
   ``WHEN`` clause whose condition holds decides: update (columns it leaves out keep their
   stored values), delete, or insert. Source rows with the same key are combined by the
   ordering field first; without one, two source rows matching one target row are an error.
+  On a table without a record key (generated keys), as in Hudi, the ON condition may be any
+  condition: a matched row carries the target row's ``_hoodie_record_key``, an inserted one
+  gets a generated key.
 
 UPDATE, DELETE, MERGE INTO and an INSERT whose query reads the target compute their rows
 from the target's snapshot, so their write carries that snapshot (taken when the statement
@@ -95,6 +98,7 @@ _MATCHED = "__hudilite_matched"
 _FROM_SOURCE = "__hudilite_from_source"
 _SEQ = "__hudilite_seq"
 _RANK = "__hudilite_rank"
+_TARGET_KEY = "__hudilite_target_key"
 log = logging.getLogger(__name__)
 
 
@@ -474,7 +478,8 @@ def _merge(session: SqlContext, stmt: MergeInto, attempt: _Run) -> Outcome:
         )
     ordering = [f for f in config.ordering_fields if f.lower() in source_cols]
     source_view = session.views.register_frame(source, "merge_source")
-    if ordering and len(ordering) == len(config.ordering_fields):
+    keyless = is_keyless(config)
+    if ordering and len(ordering) == len(config.ordering_fields) and not keyless:
         # Combine source rows with the same key: the greatest ordering value wins, then
         # the later row (Hudi's precombine).
         part = ", ".join(keys[k] for k in config.record_key_fields)
@@ -494,6 +499,12 @@ def _merge(session: SqlContext, stmt: MergeInto, attempt: _Run) -> Outcome:
 
     target_view = session.views.table_view(stmt.target)
     data_cols = ", ".join(_q(f.name) for f in schema.fields)
+    if keyless:
+        # Hudi's MERGE INTO a table without a record key (MergeIntoHoodieTableCommand,
+        # "prepped"): the source is joined with the target on any condition, a matched
+        # row carries the target row's _hoodie_record_key (an update or delete of that
+        # record), an unmatched one none (an insert, its key generated).
+        data_cols += f", {_q(RECORD_KEY_COL)} AS {_TARGET_KEY}"
     # WHEN NOT MATCHED BY SOURCE needs the target rows no source row matches: a full join,
     # with a marker telling source rows from none.
     by_source = any(isinstance(c, WhenNotMatchedBySource) for c in stmt.clauses)
@@ -513,7 +524,9 @@ def _merge(session: SqlContext, stmt: MergeInto, attempt: _Run) -> Outcome:
         matched = f"{matched} AND {from_source} IS NOT NULL"
         not_matched = f"{_q(t_alias)}.{_MATCHED} IS NULL"
         not_matched_by_source = f"{from_source} IS NULL"
-    if not ordering:
+    # Two source rows matching one target row: combined by the ordering field when the
+    # source has it (a keyless table's rows are combined by the write, by their stored key).
+    if not ordering or (keyless and len(ordering) < len(config.ordering_fields)):
         _check_single_match(session, display, joined_from, matched, t_alias, config)
 
     conditions: list[str] = []
@@ -606,6 +619,8 @@ def _merge(session: SqlContext, stmt: MergeInto, attempt: _Run) -> Outcome:
         for c in stmt.clauses
     ]
     selects.append(f"{case(deletes)} AS {_q(IS_DELETED_COL)}")
+    if keyless:
+        selects.append(f"{_q(t_alias)}.{_TARGET_KEY} AS {_q(RECORD_KEY_COL)}")
     selects.append(f"{case([str(i) for i in range(len(stmt.clauses))])} AS {_CLAUSE}")
     if not stmt.clauses:
         raise SqlError(f"MERGE INTO {display}: no WHEN clause")
@@ -622,7 +637,8 @@ def _check_single_match(
     session: SqlContext, display: str, joined_from: str, matched: str, t_alias: str, config: Any
 ) -> None:
     """Without an ordering field, two source rows matching one target row are an error."""
-    keys = ", ".join(f"{_q(t_alias)}.{_q(k)}" for k in config.record_key_fields)
+    fields = config.record_key_fields or (_TARGET_KEY,)  # a keyless table: the stored key
+    keys = ", ".join(f"{_q(t_alias)}.{_q(k)}" for k in fields)
     dup = session.spark.sql(
         session.views.rewrite(
             f"SELECT {keys}, count(*) AS n {joined_from} WHERE {matched} "
@@ -631,7 +647,8 @@ def _check_single_match(
     ).collect()
     if dup:
         row = dup[0]
-        shown = ", ".join(f"{k}={row[i]!r}" for i, k in enumerate(config.record_key_fields))
+        names = config.record_key_fields or (RECORD_KEY_COL,)
+        shown = ", ".join(f"{k}={row[i]!r}" for i, k in enumerate(names))
         raise SqlError(
             f"MERGE INTO {display}: {row['n']} source rows match the target row with "
             f"{shown}; combine them first or give the table an ordering field"

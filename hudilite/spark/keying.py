@@ -111,10 +111,10 @@ def native_key_columns(spec: KeyGenSpec, df: DataFrame) -> tuple[Column, Column]
     fields = spec.record_key_fields
     key: Column
     if not fields and STORED_KEY_COL in df.columns:
-        # A keyless table's rows read back (UPDATE, DELETE) keep their stored keys.
+        # A keyless table's rows read back (UPDATE, DELETE, MERGE) keep their stored keys;
+        # a null one is a new record (keyed_frame gives it a pending key).
         stored = F.col(STORED_KEY_COL).cast("string")
-        no_key = _fail(f"{RECORD_KEY_COL} is null or empty")
-        key = F.when(stored.isNull() | (stored == ""), no_key).otherwise(stored)
+        key = F.when(stored == "", _fail(f"{RECORD_KEY_COL} is empty")).otherwise(stored)
     elif not fields:
         # A keyless table: keyed_frame derives the pending key from the write order.
         key = F.lit(None).cast("string")
@@ -233,8 +233,11 @@ def keyed_frame(df: DataFrame, spec: KeyingSpec, *, native: bool = True) -> Data
             F.monotonically_increasing_id().alias(SEQ_COL),
             deleted.alias(DELETE_COL),
         )
-        if not spec.keygen.record_key_fields and STORED_KEY_COL not in df.columns:
-            keyed = keyed.withColumn(RECORD_KEY_COL, pending_key_column(F.col(SEQ_COL)))
+        if not spec.keygen.record_key_fields:
+            pending = pending_key_column(F.col(SEQ_COL))
+            if STORED_KEY_COL in df.columns:
+                pending = F.coalesce(F.col(RECORD_KEY_COL), pending)
+            keyed = keyed.withColumn(RECORD_KEY_COL, pending)
         return keyed
     out = spark_schema(keyed_schema(arrow_schema(df.schema)))
 

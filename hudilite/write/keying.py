@@ -79,7 +79,7 @@ def key_batch(spec: KeyingSpec, batch: pa.RecordBatch, seq_start: int) -> pa.Rec
     if spec.keygen.record_key_fields:
         keys = record_keys(spec.keygen, batch)
     elif STORED_KEY_COL in batch.schema.names:  # a keyless table's rows read back (UPDATE)
-        keys = stored_keys(batch)
+        keys = stored_keys(batch, pending_keys(seq))
     else:  # a keyless table's new records: completed with the instant when written
         keys = pending_keys(seq)
     parts = partition_paths(spec.keygen, batch)

@@ -10,7 +10,13 @@ import pyarrow as pa
 import pytest
 
 from hudilite import config as cfg
-from hudilite.auto_keys import STORED_KEY_COL, check_operation, pending_keys, stamp_keys
+from hudilite.auto_keys import (
+    PENDING_MARK,
+    STORED_KEY_COL,
+    check_operation,
+    pending_keys,
+    stamp_keys,
+)
 from hudilite.errors import ConfigError, KeyGenerationError
 from hudilite.keygen import KeyGenSpec, record_keys
 from hudilite.merge import MergeSpec
@@ -135,21 +141,26 @@ def test_an_upsert_into_a_keyless_table_is_refused_by_name(tmp_path: Path) -> No
     check_operation(keyed, "upsert")
 
 
-def test_stored_keys_are_kept_and_must_be_present() -> None:
+def test_stored_keys_are_kept_a_null_one_is_new_an_empty_one_refused() -> None:
     spec = KeyingSpec(keygen=KeyGenSpec("NON_PARTITION", ()))
     schema = SCHEMA.append(pa.field(STORED_KEY_COL, pa.string()))
     batch = pa.RecordBatch.from_pylist(
-        [{"msg": "a", "day": "d", STORED_KEY_COL: "2024_0_3"}], schema=schema
+        [
+            {"msg": "a", "day": "d", STORED_KEY_COL: "2024_0_3"},
+            {"msg": "b", "day": "d", STORED_KEY_COL: None},  # a keyless MERGE's insert
+        ],
+        schema=schema,
     )
-    keyed = key_batch(spec, batch, 0)
-    assert keyed.column(keyed.schema.get_field_index(RECORD_KEY_COL)).to_pylist() == ["2024_0_3"]
+    keyed = key_batch(spec, batch, 7)
+    keys = keyed.column(keyed.schema.get_field_index(RECORD_KEY_COL)).to_pylist()
+    assert keys == ["2024_0_3", PENDING_MARK + "0_8"]
     bad = pa.RecordBatch.from_pylist(
         [
             {"msg": "a", "day": "d", STORED_KEY_COL: "2024_0_3"},
-            {"msg": "b", "day": "d", STORED_KEY_COL: None},
+            {"msg": "b", "day": "d", STORED_KEY_COL: ""},
         ],
         schema=schema,
     )
     with pytest.raises(KeyGenerationError) as info:
         key_batch(spec, bad, 0)
-    assert str(info.value) == "_hoodie_record_key is null or empty in row 1"
+    assert str(info.value) == "_hoodie_record_key is empty in row 1"
