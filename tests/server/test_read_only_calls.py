@@ -42,6 +42,10 @@ def test_read_only_procedures_of_the_registry() -> None:
         "show_fsview_latest",
         "show_logfile_metadata",
         "show_logfile_records",
+        "show_metadata_table_column_stats",
+        "show_metadata_table_files",
+        "show_metadata_table_partitions",
+        "show_metadata_table_stats",
         "show_rollback_detail",
         "show_rollbacks",
         "show_savepoints",
@@ -49,6 +53,7 @@ def test_read_only_procedures_of_the_registry() -> None:
         "show_timeline",
         "stats_file_sizes",
         "stats_wa",
+        "validate_metadata_table_files",
     ]
     # show_invalid_parquet may delete what it finds (need_delete): not read-only.
     assert REGISTRY["show_invalid_parquet"].read_only is False

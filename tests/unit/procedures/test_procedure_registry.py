@@ -60,6 +60,14 @@ HUDI_PROCEDURES = [
     "show_fs_path_detail",
     "export_instants",
     "show_file_group_history",
+    "create_metadata_table",
+    "init_metadata_table",
+    "delete_metadata_table",
+    "show_metadata_table_partitions",
+    "show_metadata_table_files",
+    "show_metadata_table_column_stats",
+    "show_metadata_table_stats",
+    "validate_metadata_table_files",
 ]
 
 
