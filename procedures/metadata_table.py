@@ -127,13 +127,22 @@ def _check_version(ctx: ProcedureContext, state: TableState) -> None:
 
 def require_files_partition(ctx: ProcedureContext, state: TableState) -> None:
     """Hudi's "Metadata Table not enabled/initialized" unless the table lists the files
-    partition (on a version hudilite reads it on)."""
+    partition (on a version hudilite reads it on); refused when the metadata timeline holds
+    actions hudilite's reader does not follow."""
     _check_version(ctx, state)
     if mt.FILES_PARTITION not in sync.listed_partitions(state.config.props):
         raise ProcedureError(
             f"{ctx.procedure}: Metadata Table not enabled/initialized for table "
             f"{state.config.name} at {state.gw.uri('')} (hoodie.table.metadata.partitions "
             "does not list files; create_metadata_table builds it)"
+        )
+    others = mt.load_timeline(state.gw).others
+    if others:
+        # Hudi's rollback or log compaction of the metadata table: hudilite's reader does not
+        # follow them (reads list storage then), so it cannot say what the table lists.
+        raise ProcedureError(
+            f"{ctx.procedure}: the metadata timeline of {state.config.name} holds actions "
+            f"hudilite does not read ({', '.join(sorted(others))})"
         )
 
 

@@ -98,6 +98,13 @@ def test_hudis_metadata_table_as_the_procedures_show_it(tmp_path: Path) -> None:
         call("show_metadata_table_files", path=path)
     with pytest.raises(ProcedureError, match=r"lists no partition 'region=xx' \(3 partitions"):
         call("show_metadata_table_files", path=path, partition="region=xx")
+    # Hudi's rollback of its metadata table: hudilite's reader does not follow it.
+    rollback = "20990101000000000.rollback.requested"
+    (base / ".hoodie/metadata/.hoodie/timeline" / rollback).write_bytes(b"")
+    with pytest.raises(
+        ProcedureError, match=rf"holds actions hudilite does not read \({rollback}\)"
+    ):
+        call("show_metadata_table_partitions", path=path)
 
 
 def _expected_stats(base: Path, file_name: str, column: str) -> tuple[str, str, int]:
