@@ -9,13 +9,16 @@ reported success, and a write that lost must have lost with ConflictError.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+import hudilite
 from tests.faults.conftest import SEED_BATCHES
 from tests.faults.harness import (
+    SCHEMA,
     assert_readers_match,
     copy_table,
     finish,
@@ -24,6 +27,7 @@ from tests.faults.harness import (
     recs,
     start_writer,
 )
+from tests.helpers import hudi_rs_read, rows
 
 pytestmark = [pytest.mark.faults, pytest.mark.spark]
 
@@ -48,16 +52,26 @@ RACES = {
         recs(range(400, 420), 30, "B", ("pn",)),
         "upsert",
     ),
+    # Into a table without a record key (Hudi's generated keys), the same rows from both.
+    "keyless": (
+        recs(range(500, 510), 20, "A", ("pk", "pl")),
+        recs(range(500, 510), 30, "B", ("pk", "pl")),
+        "insert",
+    ),
 }
 
 
 @pytest.fixture(scope="module")
-def races(seeds: dict[str, Path], tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+def races(
+    spark: Any, seeds: dict[str, Path], tmp_path_factory: pytest.TempPathFactory
+) -> dict[str, Any]:
     """Run both writers once; returns each race's table and the two step reports."""
     root = tmp_path_factory.mktemp("race")
     barrier = root / "barrier"
     barrier.mkdir()
-    paths = {name: copy_table(seeds["cow6"], root / name) for name in RACES}
+    paths = {name: copy_table(seeds["cow6"], root / name) for name in RACES if name != "keyless"}
+    paths["keyless"] = root / "keyless"
+    hudilite.Table.create(spark, str(paths["keyless"]), SCHEMA, record_key=None, partition_by=["p"])
 
     def spec(me: str, other: str, which: int) -> dict[str, Any]:
         return {
@@ -104,6 +118,26 @@ def test_overlapping_updates(spark, races) -> None:
 def test_disjoint_inserts_both_commit(spark, races) -> None:
     """Guarantee: writers on disjoint partitions do not conflict; both commit, nothing lost."""
     assert _check(spark, races["disjoint"], "disjoint") == (True, True)
+
+
+def test_keyless_inserts_never_share_a_key(races) -> None:
+    """Guarantee: two writers inserting into a table without a record key at once never
+    give two rows one key: each committed row has the key <its commit's instant>_<task>_<row>,
+    all keys are distinct, and every row of each committed write is there (hudi-rs reads)."""
+    path, a, b = races["keyless"]
+    for step in (a, b):
+        assert step["ok"] or step["error"].startswith("ConflictError"), step
+    assert a["ok"] or b["ok"], "both writers lost"
+    table = hudi_rs_read(str(path))
+    keys = table["_hoodie_record_key"].to_pylist()
+    assert len(set(keys)) == len(keys)
+    for key, instant in zip(keys, table["_hoodie_commit_time"].to_pylist(), strict=True):
+        assert re.fullmatch(rf"{instant}_\d+_\d+", key), (key, instant)
+    expected = [r for ok, batch in ((a["ok"], RACES["keyless"][0]), (b["ok"], RACES["keyless"][1]))
+                if ok for r in batch]  # fmt: skip
+    got = rows(table, ["id", "ts", "v", "p"])
+    assert got == sorted(((r["id"], r["ts"], r["v"], r["p"]) for r in expected), key=repr)
+    assert pending(path) == []
 
 
 def test_same_new_keys_never_duplicated(spark, races) -> None:
