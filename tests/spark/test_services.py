@@ -3,7 +3,6 @@ savepoint + restore and rollback, checked against hudi-rs and a dict oracle."""
 
 from __future__ import annotations
 
-import pyarrow as pa
 import pytest
 
 import hudilite
@@ -18,28 +17,16 @@ from hudilite.services import (
 )
 from hudilite.spark.services_job import execute_compaction_spark, run_compaction
 from tests.helpers import DictOracle, hudi_rs_read, rows, spark_rows
+from tests.tables import TRIPS
 
-SCHEMA = pa.schema(
-    [("uuid", pa.string()), ("ts", pa.int64()), ("fare", pa.float64()), ("city", pa.string())]
-)
-DATA = ["uuid", "ts", "fare", "city"]
-
-
-def batch(*recs: tuple) -> pa.Table:
-    return pa.Table.from_pylist([dict(zip(DATA, r, strict=True)) for r in recs], SCHEMA)
+DATA = TRIPS.columns
+batch = TRIPS.batch
 
 
 @pytest.fixture(params=[6, 8], ids=["v6", "v8"])
 def mor(request, spark, tmp_path) -> hudilite.Table:
-    return hudilite.Table.create(
-        spark,
-        str(tmp_path / "trips"),
-        SCHEMA,
-        record_key="uuid",
-        ordering_field="ts",
-        partition_by=["city"],
-        table_type="mor",
-        table_version=request.param,
+    return TRIPS.create(
+        spark, str(tmp_path / "trips"), table_type="mor", table_version=request.param
     )
 
 
