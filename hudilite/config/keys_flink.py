@@ -172,12 +172,14 @@ METADATA_COLUMN_STATS_COLUMNS = _key(
     "32 data columns of a supported type (Hudi 1.x's default). A name that is not a "
     "column is refused.",
 )
-METADATA_PARTITION_STATS_ENABLED = _unsupported(
+METADATA_PARTITION_STATS_ENABLED = _key(
     "hoodie.metadata.index.partition.stats.enable",
     False,
-    "Keep the metadata table's partition_stats partition.",
-    "hudilite keeps no partition_stats partition yet (column_stats serves data skipping)",
-    ignore=("false",),
+    "Keep the metadata table's partition_stats partition (with column_stats on): per data "
+    "partition and indexed column, the aggregate of its latest file slices' statistics, "
+    "recomputed for every partition an action touches. Snapshot reads of the latest state "
+    "skip whole partitions by it before they look at files. Non-partitioned tables get none.",
+    parse=parse_bool,
 )
 DATA_SKIPPING_ENABLED = _key(
     "hoodie.enable.data.skipping",

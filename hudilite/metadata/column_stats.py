@@ -149,11 +149,13 @@ def records_for(
     return out
 
 
-def _by_group(records: Iterable[csr.ColumnStats]) -> dict[int, list[csr.ColumnStats]]:
+def _by_group(
+    records: Iterable[csr.ColumnStats], count: int = FILE_GROUPS
+) -> dict[int, list[csr.ColumnStats]]:
     groups: dict[int, dict[str, csr.ColumnStats]] = {}
     for record in records:
         key = record.key
-        group = groups.setdefault(csr.file_group_index(key, FILE_GROUPS), {})
+        group = groups.setdefault(csr.file_group_index(key, count), {})
         group[key] = csr.merge(group[key], record) if key in group else record
     return {
         g: [recs[k] for k in sorted(recs, key=lambda k: k.encode("utf-8"))]
@@ -185,25 +187,32 @@ def decode_hfile(content: bytes) -> list[csr.ColumnStats]:
 
 
 def write_logs(
-    gw: FileSystemGateway, instant_time: str, records: Sequence[csr.ColumnStats]
+    gw: FileSystemGateway,
+    instant_time: str,
+    records: Sequence[csr.ColumnStats],
+    *,
+    part: str = PARTITION,
+    file_ids: Sequence[str] | None = None,
 ) -> list[WriteStat]:
     """One log file per file group holding ``records`` of the metadata deltacommit
-    ``instant_time`` (one HFILE block each); their write stats for the deltacommit."""
+    ``instant_time`` (one HFILE block each); their write stats for the deltacommit.
+    ``part`` and ``file_ids``: another stats partition and its file groups."""
+    fids = list(file_ids) if file_ids is not None else [file_id(i) for i in range(FILE_GROUPS)]
     stats = []
-    for group, recs in sorted(_by_group(records).items()):
-        fid = file_id(group)
+    for group, recs in sorted(_by_group(records, len(fids)).items()):
+        fid = fids[group]
         block = LogBlock(
             BlockType.HFILE,
             {HeaderKey.SCHEMA: rec.schema_json(), HeaderKey.INSTANT_TIME: instant_time},
             encode_hfile(recs),
         )
         name = LogFileName(fid, instant_time, 1, mt.WRITE_TOKEN).render()
-        size = write_log_file(gw, join(PART_DIR, name), [block])
+        size = write_log_file(gw, join(mt.METADATA_DIR, part, name), [block])
         stats.append(
             WriteStat(
                 file_id=fid,
-                path=f"{PARTITION}/{name}",
-                partition_path=PARTITION,
+                path=f"{part}/{name}",
+                partition_path=part,
                 prev_commit=instant_time,
                 num_writes=len(recs),
                 num_update_writes=len(recs),
@@ -218,20 +227,30 @@ def write_logs(
     return stats
 
 
-def remove(gw: FileSystemGateway) -> None:
-    """Drop the partition: unlisted first (readers stop trusting it), then its folder and
-    its initialization instant's timeline files."""
+def remove(
+    gw: FileSystemGateway, *, part: str = PARTITION, init_instant: str = INIT_INSTANT
+) -> None:
+    """Drop the partition (or the stats partition ``part``): unlisted first (readers stop
+    trusting it), then its folder and its initialization instant's timeline files."""
     props = properties_file.load(gw)
-    if listed(props):
-        raw = props.get(cfg.METADATA_PARTITION_KEYS[0]) or ""
-        kept = ",".join(p.strip() for p in raw.split(",") if p.strip() not in ("", PARTITION))
+    raw = [p.strip() for p in (props.get(cfg.METADATA_PARTITION_KEYS[0]) or "").split(",")]
+    if part in raw:
+        kept = ",".join(p for p in raw if p not in ("", part))
         properties_file.store(gw, props, metadata_partitions=kept)
-    if gw.exists(PART_DIR):
-        gw.delete_dir(PART_DIR)
+    if gw.exists(join(mt.METADATA_DIR, part)):
+        gw.delete_dir(join(mt.METADATA_DIR, part))
     for entry in gw.list_dir(mt.TIMELINE_DIR):
         inst = Instant.parse(entry.name, mt.LAYOUT)
-        if inst is not None and inst.requested_time == INIT_INSTANT:
+        if inst is not None and inst.requested_time == init_instant:
             gw.delete_file(entry.path)
+
+
+def add_listed(gw: FileSystemGateway, part: str) -> None:
+    """List ``part`` in ``hoodie.table.metadata.partitions`` (once it is complete)."""
+    props = properties_file.load(gw)
+    raw = (props.get(cfg.METADATA_PARTITION_KEYS[0]) or "").split(",")
+    current = {p.strip() for p in raw if p.strip()}
+    properties_file.store(gw, props, metadata_partitions=",".join(sorted({*current, part})))
 
 
 def initialize(gw: FileSystemGateway) -> int:
@@ -250,7 +269,7 @@ def initialize(gw: FileSystemGateway) -> int:
         for s in file_stats(gw, partition, name, schema, columns)
     ]
     for state in (State.REQUESTED, State.INFLIGHT):
-        _timeline_file(gw, Instant(INIT_INSTANT, DELTA_COMMIT, state))
+        timeline_file(gw, Instant(INIT_INSTANT, DELTA_COMMIT, state))
     write_partition_metadata(gw, PART_DIR, INIT_INSTANT, depth=1)
     groups = _by_group(records)
     stats = []
@@ -275,16 +294,12 @@ def initialize(gw: FileSystemGateway) -> int:
         log = LogFileName(fid, INIT_INSTANT, 1, mt.WRITE_TOKEN).render()
         write_log_file(gw, join(PART_DIR, log), [delete_block([], INIT_INSTANT)])
     mt._complete(gw, INIT_INSTANT, stats, "UPSERT_PREPPED")
-    props = properties_file.load(gw)
-    current = [
-        p.strip() for p in (props.get(cfg.METADATA_PARTITION_KEYS[0]) or "").split(",") if p.strip()
-    ]
-    partitions = sorted({*current, PARTITION})
-    properties_file.store(gw, props, metadata_partitions=",".join(partitions))
+    add_listed(gw, PARTITION)
     return len(records)
 
 
-def _timeline_file(gw: FileSystemGateway, instant: Instant) -> None:
+def timeline_file(gw: FileSystemGateway, instant: Instant) -> None:
+    """An empty timeline file of the metadata table (FileExistsError when present)."""
     name = join(mt.TIMELINE_DIR, instant.file_name(mt.LAYOUT))
     if not gw.create_exclusive(name, b""):
         raise FileExistsError(f"metadata table: {name} exists")
@@ -332,12 +347,16 @@ def read_partition(
     gw: FileSystemGateway,
     data_timeline: Timeline | None = None,
     timeline: mt.MetadataTimeline | None = None,
+    *,
+    part: str = PARTITION,
 ) -> dict[str, csr.ColumnStats]:
-    """Every key's merged record (tombstones included) over the partition's file groups."""
+    """Every key's merged record (tombstones included) over the partition's file groups
+    (``part``: another stats partition)."""
     mdt = timeline if timeline is not None else mt.load_timeline(gw)
-    if not gw.exists(PART_DIR):
+    folder = join(mt.METADATA_DIR, part)
+    if not gw.exists(folder):
         return {}
-    entries = [(parse_data_file_name(e.name), e.path) for e in gw.list_dir(PART_DIR)]
+    entries = [(parse_data_file_name(e.name), e.path) for e in gw.list_dir(folder)]
     fids = sorted({p.file_id for p, _ in entries if isinstance(p, BaseFileName | LogFileName)})
     out: dict[str, csr.ColumnStats] = {}
     for fid in fids:

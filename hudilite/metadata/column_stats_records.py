@@ -16,6 +16,10 @@ Hudi 1.x keeps one record per (data file, indexed column) in the metadata table'
 * ``valueCount``, ``nullCount``, ``totalSize`` and ``totalUncompressedSize`` (0 for log
   files), ``isDeleted`` (a tombstone: the file was deleted), ``isTightBound`` false.
 
+The ``partition_stats`` partition holds the same record (type 6) per (data partition, column):
+the aggregate of the partition's files, ``fileName`` the partition path, key the column's and
+the partition's hashes, ``isTightBound`` true (a newer record replaces an older one).
+
 Two records of one key merge as ``HoodieMetadataPayload.mergeColumnStatsRecords`` does
 (:func:`merge`): a tombstone on either side makes the newer record win, else min of the
 minimums, max of the maximums and sums of the counts. Records are stored in HFiles keyed by
@@ -41,8 +45,9 @@ import xxhash
 from hudilite.errors import CorruptFileError
 from hudilite.metadata import records as rec
 
-#: ``HoodieMetadataPayload`` record type of the column_stats partition.
+#: ``HoodieMetadataPayload`` record types of the column_stats and partition_stats partitions.
 COLUMN_STATS_TYPE = 3
+PARTITION_STATS_TYPE = 6
 #: ``HashID``'s seed: the Java int 0xdabadaba passed as a long (sign-extended).
 _SEED = 0xFFFFFFFFDABADABA
 _NS = "org.apache.hudi.avro.model."
@@ -124,16 +129,30 @@ class ColumnStats:
     wrapper: str | None = None
     #: the key as read from an HFile (a record holds only the partition's hash)
     stored_key: str | None = None
+    #: COLUMN_STATS_TYPE, or PARTITION_STATS_TYPE for a partition's aggregate (file_name is
+    #: then the partition path)
+    record_type: int = COLUMN_STATS_TYPE
+    #: ``isTightBound``: the record replaces the older one instead of widening it
+    tight: bool = False
 
     @property
     def key(self) -> str:
-        """The record key."""
-        return self.stored_key or stats_key(self.partition, self.file_name, self.column)
+        """The record key (a partition's aggregate: column and partition hashes only)."""
+        if self.stored_key:
+            return self.stored_key
+        if self.record_type == PARTITION_STATS_TYPE:
+            return hash64_id(self.column) + hash64_id(rec.partition_id(self.partition))
+        return stats_key(self.partition, self.file_name, self.column)
 
     def tombstone(self) -> ColumnStats:
         """The record deleting this file's statistics of this column."""
         return ColumnStats(
-            self.partition, self.file_name, self.column, deleted=True, stored_key=self.stored_key
+            self.partition,
+            self.file_name,
+            self.column,
+            deleted=True,
+            stored_key=self.stored_key,
+            record_type=self.record_type,
         )
 
     def value(self, raw: Any) -> Any:
@@ -155,7 +174,7 @@ def decimal_bytes(unscaled: int) -> bytes:
 
 def merge(older: ColumnStats, newer: ColumnStats) -> ColumnStats:
     """``newer`` on top of ``older`` (``mergeColumnStatsRecords``)."""
-    if older.deleted or newer.deleted:
+    if older.deleted or newer.deleted or newer.tight:
         return newer
 
     def pick(a: Any, b: Any, lower: bool) -> Any:
@@ -205,7 +224,7 @@ def to_avro(stats: ColumnStats, *, file_name: str | None = None) -> dict[str, An
     out: dict[str, Any] = dict.fromkeys(rec.META_FIELDS)
     out["_hoodie_file_name"] = file_name
     out["key"] = stats.key
-    out["type"] = COLUMN_STATS_TYPE
+    out["type"] = stats.record_type
     out["filesystemMetadata"] = None
     out.update(dict.fromkeys(rec.OTHER_PAYLOADS))
     value_type = None
@@ -221,7 +240,7 @@ def to_avro(stats: ColumnStats, *, file_name: str | None = None) -> dict[str, An
         "totalSize": stats.total_size,
         "totalUncompressedSize": stats.total_uncompressed_size,
         "isDeleted": stats.deleted,
-        "isTightBound": False,
+        "isTightBound": stats.tight,
         "valueType": value_type,
     }
     return out
@@ -259,7 +278,8 @@ def decode_datum(key: str, data: bytes) -> ColumnStats:
     except (EOFError, ValueError, IndexError, UnicodeDecodeError) as exc:
         raise CorruptFileError(f"column_stats entry {key!r}: undecodable ({exc})") from exc
     meta = value.get("ColumnStatsMetadata")
-    if value.get("type") != COLUMN_STATS_TYPE or not isinstance(meta, dict):
+    kind_of = value.get("type")
+    if kind_of not in (COLUMN_STATS_TYPE, PARTITION_STATS_TYPE) or not isinstance(meta, dict):
         raise CorruptFileError(
             f"column_stats entry {key!r} is of type {value.get('type')!r}, not column stats"
         )
@@ -281,4 +301,6 @@ def decode_datum(key: str, data: bytes) -> ColumnStats:
         additional_info=kind.get("additionalInfo"),
         wrapper=wrapper or wrapper_hi,
         stored_key=key,
+        record_type=int(kind_of),
+        tight=bool(meta.get("isTightBound")),
     )

@@ -39,7 +39,7 @@ from typing import Any
 
 from hudilite import config as cfg
 from hudilite import failpoints
-from hudilite.metadata import clean, column_stats, compact, convert
+from hudilite.metadata import clean, column_stats, compact, convert, partition_stats
 from hudilite.metadata import records as rec
 from hudilite.metadata import table as mt
 from hudilite.storage.fs import FileSystemGateway, join
@@ -100,8 +100,11 @@ def before_complete(gw: FileSystemGateway, instant: Instant, content: bytes) -> 
     time = instant.requested_time
     if action == RESTORE:
         mt.initialize(gw)
-        if column_stats.enabled({**props, **properties_file.read_write_defaults(gw)}):
+        options = {**props, **properties_file.read_write_defaults(gw)}
+        if column_stats.enabled(options):
             column_stats.initialize(gw)  # rebuilt from the listing with the files partition
+        if partition_stats.enabled(options):
+            partition_stats.initialize(gw)
         return
     if action == ROLLBACK:
         _on_rollback(gw, time, read_avro_record(content))
@@ -127,9 +130,16 @@ def _stats_writer(
     """The column_stats part of the deltacommit of ``records`` when the table keeps it."""
     if not column_stats.listed(props):
         return None
-    return lambda: column_stats.write_logs(
-        gw, time, column_stats.records_for(gw, props, records)
-    )
+
+    def write() -> list[WriteStat]:
+        new = column_stats.records_for(gw, props, records)
+        out = column_stats.write_logs(gw, time, new)
+        if partition_stats.listed(props):
+            stats = partition_stats.records_for(gw, props, records, new)
+            out += partition_stats.write_log(gw, time, stats)
+        return out
+
+    return write
 
 
 def _on_rollback(gw: FileSystemGateway, rb_time: str, meta: Mapping[str, Any]) -> None:
@@ -201,7 +211,11 @@ def remove_deltacommit(gw: FileSystemGateway, instant_time: str) -> bool:
         gw.delete_file(path)
     logs = [
         e.path
-        for part_dir in (join(mt.METADATA_DIR, mt.FILES_PARTITION), column_stats.PART_DIR)
+        for part_dir in (
+            join(mt.METADATA_DIR, mt.FILES_PARTITION),
+            column_stats.PART_DIR,
+            partition_stats.PART_DIR,
+        )
         for e in gw.list_dir(part_dir)
         if isinstance(p := parse_data_file_name(e.name), LogFileName)
         and p.base_instant == instant_time

@@ -19,7 +19,10 @@ rules (``DataSkippingUtils``, ``HoodieFileIndex``) hold:
   compares above every number) may be both.
 
 Only the files of the plan are looked up; statistics come from the metadata table of the
-same timeline the plan reads (deltacommits of pending data instants are ignored).
+same timeline the plan reads (deltacommits of pending data instants are ignored). A read of
+the latest state also skips whole partitions by ``partition_stats`` when the table keeps it
+(:mod:`hudilite.metadata.partition_stats`: bounds over each partition's latest slices, so
+not for time travel), with the same rules.
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ from hudilite.filegroup.slices import FileSlice
 from hudilite.metadata import column_stats as cs
 from hudilite.metadata import column_stats_records as csr
 from hudilite.metadata import listing
+from hudilite.metadata import partition_stats as ps
 from hudilite.read.where import Predicate, _Builder
 from hudilite.storage.fs import FileSystemGateway
 from hudilite.timeline.timeline import Timeline
@@ -183,14 +187,23 @@ def skip_slices(
     stats: Mapping[tuple[str, str], FileStats],
     *,
     read_optimized: bool = False,
+    partitions: Mapping[str, FileStats] | None = None,
 ) -> list[FileSlice]:
     """The ``slices`` that may hold a row satisfying ``predicate`` (see the module docstring).
     ``stats``: (partition, file name) -> the file's statistics; ``read_optimized``: only base
-    files are read, so only they count."""
+    files are read, so only they count; ``partitions``: partition -> its aggregate statistics
+    (partition_stats), which may rule out all of a partition's slices."""
     evaluator = _Evaluator(predicate, schema)
     columns = predicate.columns
+    ruled_out = {
+        p
+        for p, found in (partitions or {}).items()
+        if columns <= set(found) and not evaluator.evaluate(found).true
+    }
     kept = []
     for file_slice in slices:
+        if file_slice.partition in ruled_out:
+            continue
         names = slice_files(file_slice)
         if read_optimized:
             names = names[:1] if file_slice.base_file else []
@@ -206,20 +219,36 @@ def skip_slices(
     return kept
 
 
+@dataclass(frozen=True)
+class TableStats:
+    """The statistics a read skips by: per file, and (latest reads) per partition."""
+
+    files: dict[tuple[str, str], dict[str, csr.ColumnStats]]
+    partitions: dict[str, dict[str, csr.ColumnStats]] | None = None
+
+
 def table_stats(
     gw: FileSystemGateway,
     props: Mapping[str, str],
     timeline: Timeline,
-    slices: Iterable[FileSlice],
+    slices: Sequence[FileSlice],
     columns: Iterable[str],
-) -> dict[tuple[str, str], dict[str, csr.ColumnStats]] | None:
-    """The column statistics of the slices' files from the table's column_stats partition,
-    or None when the table keeps none a read may use."""
+    *,
+    latest: bool = False,
+) -> TableStats | None:
+    """The column statistics of the slices' files from the table's column_stats partition
+    (and, for a read of the latest state, its partitions' from partition_stats), or None
+    when the table keeps none a read may use."""
     if not cs.listed(props):
         return None
     metadata = listing.usable(gw, props)
     if metadata is None:
         return None
+    cols = list(columns)
     records = cs.read_partition(gw, timeline, metadata)
     files = [(s.partition, n) for s in slices for n in slice_files(s)]
-    return cs.stats_by_file(records, files, columns)
+    by_partition = None
+    if latest and ps.listed(props):
+        part_records = ps.read_partition(gw, timeline, metadata)
+        by_partition = ps.by_partition(part_records, {s.partition for s in slices}, cols)
+    return TableStats(cs.stats_by_file(records, files, cols), by_partition)

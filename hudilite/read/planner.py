@@ -277,12 +277,17 @@ def skip_files(
     view = _view_of(state)
     slices = [_native_slice(path) for path in plan.native_paths] + list(plan.merge_slices)
     stats = data_skipping.table_stats(
-        view.gw, view.config.props, view.timeline, slices, where.columns
+        view.gw, view.config.props, view.timeline, slices, where.columns, latest=plan.as_of is None
     )
     if stats is None:
         return plan
     kept = data_skipping.skip_slices(
-        slices, where, state.storage_schema, stats, read_optimized=plan.read_optimized
+        slices,
+        where,
+        state.storage_schema,
+        stats.files,
+        read_optimized=plan.read_optimized,
+        partitions=stats.partitions,
     )
     native = {s.base_file.path for s in kept if s.base_file is not None and not s.file_id}
     merge = [s for s in kept if s.file_id]

@@ -42,7 +42,7 @@ import warnings
 from hudilite import config as cfg
 from hudilite import failpoints
 from hudilite.errors import CorruptFileError, HudiliteWarning, TableNotFoundError
-from hudilite.metadata import column_stats, compact, sync
+from hudilite.metadata import column_stats, compact, partition_stats, sync
 from hudilite.metadata import table as mt
 from hudilite.storage.fs import FileSystemGateway
 from hudilite.tablestate import properties_file
@@ -167,7 +167,8 @@ def _keep(gw: FileSystemGateway, props: dict[str, str], options: dict[str, str])
     pending = (props.get(PARTITION_KEYS[1]) or "").strip()
     keep_files = mt.FILES_PARTITION in listed
     stats_on = column_stats.enabled(options)
-    kept = [p for p in sorted(listed) if keep_files and _keeps(p, stats_on)]
+    part_stats_on = partition_stats.enabled(options)
+    kept = [p for p in sorted(listed) if keep_files and _keeps(p, stats_on, part_stats_on)]
     changed = False
     if pending or sorted(listed) != kept:
         props = properties_file.store(gw, props, metadata_partitions=",".join(kept))
@@ -185,6 +186,8 @@ def _keep(gw: FileSystemGateway, props: dict[str, str], options: dict[str, str])
         mt.initialize(gw)
         if stats_on:
             column_stats.initialize(gw)
+        if part_stats_on:
+            partition_stats.initialize(gw)
         log.info("built the metadata table of %s from a listing", gw.uri(""))
         return True
     config = cfg.TableConfig.from_properties(props)
@@ -195,13 +198,20 @@ def _keep(gw: FileSystemGateway, props: dict[str, str], options: dict[str, str])
     if stats_on and column_stats.PARTITION not in kept:
         column_stats.initialize(gw)  # turned on: built from the files partition
         changed = True
+    if part_stats_on and partition_stats.PARTITION not in kept:
+        partition_stats.initialize(gw)  # turned on: built from column_stats
+        changed = True
     return changed
 
 
-def _keeps(partition: str, stats_on: bool) -> bool:
-    """Whether the guard keeps a listed metadata partition (files, and column_stats while
-    its option is on)."""
-    return partition == mt.FILES_PARTITION or (stats_on and partition == column_stats.PARTITION)
+def _keeps(partition: str, stats_on: bool, part_stats_on: bool) -> bool:
+    """Whether the guard keeps a listed metadata partition (files; column_stats and
+    partition_stats while their options are on)."""
+    return (
+        partition == mt.FILES_PARTITION
+        or (stats_on and partition == column_stats.PARTITION)
+        or (part_stats_on and partition == partition_stats.PARTITION)
+    )
 
 
 def _warn_once(gw: FileSystemGateway, props: dict[str, str]) -> None:

@@ -6,7 +6,12 @@
 * Kept exact: a table with the option on goes through a seeded random history of commits,
   clustering, clean, rollback and restore; after each action the live records equal a dict
   oracle recomputed from the live data files (min, max, null and value counts, read with
-  pyarrow), and no deleted file keeps a live record.
+  pyarrow), and no deleted file keeps a live record; partition_stats' record of each
+  partition and column bounds the rows hudi-rs reads there (min, max, nulls, values).
+* partition_stats records equal Hudi's byte for byte where Hudi computed them after the
+  partition's last replacecommit completed (Hudi's record of a partition last touched by a
+  clustering still counts the replaced file groups: it is computed before the clustering
+  completes, as hudilite's is at write time).
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ import pytest
 from hudilite import config as cfg
 from hudilite.metadata import column_stats as cs
 from hudilite.metadata import column_stats_records as csr
+from hudilite.metadata import partition_stats as ps
 from hudilite.metadata import table as mt
 from hudilite.services.clean import clean
 from hudilite.services.clustering import cluster
@@ -42,6 +48,7 @@ from hudilite.timeline.metadata import CommitMetadata, WriteStat
 from hudilite.timeline.timeline import Timeline, TimelineWriter
 from hudilite.write.lock import table_lock
 from tests.conftest import FIXTURES, unzip_table
+from tests.helpers import hudi_rs_read
 
 HUDI_META = [
     "sample_table/cow/v9_txns_simple_meta.zip",
@@ -105,9 +112,50 @@ def _enable(gw: FileSystemGateway) -> None:
     stored = properties_file.read_write_defaults(gw)
     stored[cfg.METADATA_ENABLED.name] = "true"
     stored[cfg.METADATA_COLUMN_STATS_ENABLED.name] = "true"
+    stored[cfg.METADATA_PARTITION_STATS_ENABLED.name] = "true"
     gw.write_bytes(properties_file.WRITE_DEFAULTS_FILE, properties_file.encode(stored))
     with table_lock(gw):
         pass
+
+
+def _check_partition_stats(gw: FileSystemGateway) -> None:
+    """Each partition's record bounds the rows hudi-rs reads in it."""
+    config = cfg.TableConfig.from_properties(properties_file.load(gw))
+    records = ps.read_partition(gw, Timeline.load(gw, config))
+    _, columns = cs.table_columns(gw, properties_file.load(gw))
+    table = hudi_rs_read(gw.abs_path(""))
+    for partition in set(table["_hoodie_partition_path"].to_pylist()):
+        rows = table.filter(pc.equal(table["_hoodie_partition_path"], partition))
+        found = ps.by_partition(records, [partition], columns)[partition]
+        assert set(found) == set(columns), partition
+        for column in columns:
+            col, r = rows[column], found[column]
+            if col.null_count:
+                assert r.null_count > 0, (partition, column)
+            if col.null_count < len(col):
+                mm = pc.min_max(col)
+                assert r.value_count > r.null_count, (partition, column)
+                assert r.value(r.min) <= _value(mm["min"]), (partition, column)
+                assert r.value(r.max) >= _value(mm["max"]), (partition, column)
+
+
+def test_partition_stats_equal_hudis(tmp_path: Path) -> None:
+    gw = _unzip(HUDI_META[0], tmp_path)
+    props = properties_file.load(gw)
+    config = cfg.TableConfig.from_properties(props)
+    timeline = Timeline.load(gw, config)
+    hudi = ps.read_partition(gw)
+    listing = mt.listing_of(mt.read_files_partition(gw, timeline))
+    mine = ps.compute(gw, props, ["region=us", "region=eu"], listing, cs.read_partition(gw))
+    assert len(mine) == 2 * 16
+    for record in mine:
+        theirs = hudi[record.key]
+        assert (theirs.file_name, theirs.column, theirs.tight) == (
+            record.partition,
+            record.column,
+            True,
+        )
+        assert csr.encode_datum(record) == csr.encode_datum(theirs), record
 
 
 def _value(scalar: pa.Scalar) -> Any:
@@ -200,14 +248,19 @@ def _commit_copy(gw: FileSystemGateway, rng: random.Random) -> str:
 def test_random_history_keeps_stats_exact(zip_rel: str, seed: int, tmp_path: Path) -> None:
     gw = _unzip(zip_rel, tmp_path)
     _enable(gw)
-    assert cs.PARTITION in properties_file.load(gw)["hoodie.table.metadata.partitions"]
+    listed = properties_file.load(gw)["hoodie.table.metadata.partitions"]
+    assert listed == "column_stats,files,partition_stats"
     assert _indexed(gw) == _oracle(gw) != {}
+    _check_partition_stats(gw)
     rng = random.Random(seed)
     saved = None
     last = None
-    actions = ["commit", "commit", "cluster", "clean", "rollback", "savepoint", "restore"]
-    for _ in range(7):
-        action = rng.choice(actions)
+    # every action, the order of the first six drawn by the seed
+    actions = ["commit", "commit", "cluster", "clean", "savepoint", "commit"]
+    rng.shuffle(actions)
+    actions += ["commit", "rollback", "restore", "commit", "clean"]
+    done = []
+    for action in actions:
         state = TableState.load(gw)
         if action == "commit":
             last = _commit_copy(gw, rng)
@@ -215,15 +268,19 @@ def test_random_history_keeps_stats_exact(zip_rel: str, seed: int, tmp_path: Pat
             cluster(state, {"hoodie.clustering.plan.strategy.small.file.limit": str(10**9)})
         elif action == "clean":
             clean(state, {"hoodie.cleaner.commits.retained": "1"})
-        elif action == "rollback" and last is not None:
+        elif action == "rollback":
+            assert last is not None
             rollback_instant(state, last)
-            last = None
         elif action == "savepoint":
             saved = create_savepoint(state).instant_time
-        elif action == "restore" and saved is not None:
+        elif action == "restore":
+            assert saved is not None
             restore(state, saved)
-            saved = last = None
-        assert _indexed(gw) == _oracle(gw), action
+        if action not in ("commit", "savepoint"):
+            last = None  # only the latest commit is rolled back
+        done.append(action)
+        assert _indexed(gw) == _oracle(gw), done
+        _check_partition_stats(gw)
 
 
 def test_turning_the_option_off_drops_the_partition(tmp_path: Path) -> None:
@@ -231,6 +288,12 @@ def test_turning_the_option_off_drops_the_partition(tmp_path: Path) -> None:
     _enable(gw)
     assert gw.exists(cs.PART_DIR)
     stored = properties_file.read_write_defaults(gw)
+    stored[cfg.METADATA_PARTITION_STATS_ENABLED.name] = "false"
+    gw.write_bytes(properties_file.WRITE_DEFAULTS_FILE, properties_file.encode(stored))
+    with table_lock(gw):
+        pass
+    assert properties_file.load(gw)["hoodie.table.metadata.partitions"] == "column_stats,files"
+    assert not gw.exists(ps.PART_DIR)
     stored[cfg.METADATA_COLUMN_STATS_ENABLED.name] = "false"
     gw.write_bytes(properties_file.WRITE_DEFAULTS_FILE, properties_file.encode(stored))
     with table_lock(gw):
