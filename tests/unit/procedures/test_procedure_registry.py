@@ -68,6 +68,14 @@ HUDI_PROCEDURES = [
     "show_metadata_table_column_stats",
     "show_metadata_table_stats",
     "validate_metadata_table_files",
+    "run_rollback_inflight_tableservice",
+    "cleanup_stale_inflight_commits",
+    "repair_corrupted_clean_files",
+    "repair_overwrite_hoodie_props",
+    "repair_migrate_partition_meta",
+    "repair_orphan_files",
+    "repair_clustering_plan",
+    "repair_deduplicate",
 ]
 
 
