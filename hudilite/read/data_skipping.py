@@ -98,6 +98,8 @@ class _Evaluator:
             return Maybe(inner.false, inner.true)
         if isinstance(node, exp.Boolean):
             return Maybe(bool(node.this), not bool(node.this))
+        if isinstance(node, exp.Column):  # a boolean column: ``c = TRUE``
+            return self.comparison(exp.EQ, node, exp.true(), stats)
         if type(node) in _NEGATIONS:
             return self.comparison(type(node), node.this, node.expression, stats)
         if isinstance(node, exp.Is) and isinstance(node.expression, exp.Null):

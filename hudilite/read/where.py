@@ -11,7 +11,9 @@ into a ``pyarrow.compute`` expression, which serves twice:
 * **filtering** (:attr:`Predicate.expression`): the rows read are filtered by it.
 
 The SQL kept to what a filter on columns needs: column names (case-insensitive, as in
-Spark), string, number, boolean and NULL literals, ``= <> != < <= > >=``, ``AND OR NOT``,
+Spark), string, number (exact for decimal columns), boolean, NULL and ``DATE '...'``
+literals, boolean columns as conditions,
+``= <> != < <= > >=``, ``AND OR NOT``,
 ``IN (...)``, ``IS [NOT] NULL``, ``BETWEEN``. Comparisons follow SQL's three-valued logic
 (a NULL operand makes the row fail, negated or not). Anything else -- functions,
 arithmetic, subqueries -- is refused with a :class:`ConfigError` naming it, as is a column
@@ -23,6 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from decimal import Decimal
 from typing import Any
 
 import pyarrow as pa
@@ -142,6 +145,10 @@ class _Builder:
             return (low[0] >= low[1]) & (high[0] <= high[1])
         if isinstance(node, exp.Boolean):
             return pc.scalar(bool(node.this))
+        if isinstance(node, exp.Column) and pa.types.is_boolean(
+            self.schema.field(self.column_name(node)).type
+        ):
+            return self.column(node)  # a boolean column is a condition, as in Spark
         raise self.refuse(node, "unsupported in a read without Spark (to_arrow)")
 
     def operands(self, a: exp.Expr, b: exp.Expr) -> tuple[Any, Any]:
@@ -178,8 +185,20 @@ class _Builder:
     def literal(self, node: exp.Expr, kind: pa.DataType) -> pa.Scalar:
         """A literal as a value of ``kind`` (its column's type)."""
         value: Any
-        if isinstance(node, exp.Neg) and isinstance(node.this, exp.Literal):
+        if pa.types.is_decimal(kind) and _is_number(node):
+            # 5000.00 is exact in SQL: through a float it could miss the column's value
+            negative = isinstance(node, exp.Neg)
+            text = str((node.this if negative else node).this)
+            value = -Decimal(text) if negative else Decimal(text)
+        elif isinstance(node, exp.Neg) and isinstance(node.this, exp.Literal):
             value = -_number(node.this.this)
+        elif (
+            isinstance(node, exp.Cast)
+            and isinstance(node.this, exp.Literal)
+            and node.this.is_string
+            and node.to.this == exp.DataType.Type.DATE
+        ):
+            value = node.this.this  # DATE '2024-01-16' (a TIMESTAMP's zone is Spark's session's)
         elif isinstance(node, exp.Literal):
             value = node.this if node.is_string else _number(node.this)
         elif isinstance(node, exp.Boolean):
@@ -198,6 +217,11 @@ class _Builder:
             return pa.scalar(value).cast(kind)
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as exc:
             raise self.refuse(node, f"not a value of type {kind}") from exc
+
+
+def _is_number(node: exp.Expr) -> bool:
+    inner = node.this if isinstance(node, exp.Neg) else node
+    return isinstance(inner, exp.Literal) and not inner.is_string
 
 
 def _number(text: str) -> int | float:

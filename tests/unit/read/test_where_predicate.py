@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from decimal import Decimal
+
 import pyarrow as pa
 import pytest
 
@@ -111,3 +113,29 @@ def test_a_predicate_on_other_columns_prunes_nothing():
     pred = Predicate.parse("p = 'x' AND n > 1", SCHEMA)
     assert pred.partitions(PARTS, values, ["p", "d"], SCHEMA) is None
     assert Predicate.parse("p = 'x'", SCHEMA).partitions(PARTS, values, [], SCHEMA) is None
+
+
+def test_boolean_columns_date_literals_and_exact_decimals():
+    schema = pa.schema([("b", pa.bool_()), ("d", pa.date32()), ("m", pa.decimal128(15, 2))])
+    data = pa.table(
+        {
+            "b": [True, False, None],
+            "d": pa.array([19737, 19738, None], pa.date32()),  # 2024-01-15, 2024-01-16
+            "m": pa.array([Decimal("5000.00"), Decimal("0.10"), None], pa.decimal128(15, 2)),
+        },
+        schema=schema,
+    )
+
+    def rows(where: str) -> list[int]:
+        kept = data.append_column("i", pa.array([0, 1, 2])).filter(
+            Predicate.parse(where, schema).expression
+        )
+        return kept["i"].to_pylist()
+
+    assert rows("b") == [0]
+    assert rows("NOT b") == [1]
+    assert rows("d = DATE '2024-01-16'") == [1]
+    assert rows("m = 5000.00 OR m = -0.10") == [0]
+    assert rows("m = 0.1") == [1]
+    with pytest.raises(ConfigError, match="unsupported in a read without Spark"):
+        Predicate.parse("d", schema)
