@@ -6,13 +6,15 @@ clean runs too) and fifteen commits through the timeline writer, with
 then keeps every commit from the first that completed after the metadata table's latest
 compaction (Hudi's rule 4), and the metadata table archives into its own LSM history exactly
 the instants whose files its clean deleted; the files partition still lists the live files,
-and hudilite's read (through it) and hudi-rs's read (of storage) return the same rows.
+and hudilite's read (through it) and hudi-rs's read (of storage) return the same rows. On a synthetic metadata timeline, each
+of the metadata table's bounds in turn decides what is archived.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from hudilite import config as cfg
 from hudilite.metadata import listing
 from hudilite.metadata import table as mt
 from hudilite.read.planner import plan_snapshot
@@ -23,6 +25,7 @@ from hudilite.storage.fs import FileSystemGateway
 from hudilite.table.api import Table
 from hudilite.tablestate import properties_file
 from hudilite.tablestate.state import TableState
+from hudilite.timeline.instant import CLEAN, COMMIT, Instant, State
 from tests.helpers import hudi_rs_read
 from tests.unit.metadata.test_metadata_compact import V8_COW, _gw, commit_copy, guard, listed, live
 from tests.unit.metadata.test_metadata_listing import assert_plans_the_walks_slices
@@ -116,3 +119,75 @@ def test_nothing_is_archived_before_the_metadata_tables_first_compaction(
     # The same timeline without a metadata table archives down to keep.min.commits.
     off = archive(TableState.load(without))
     assert len(off.archived) == 4 and off.extra["metadata_table"] == ()
+
+
+def _t(n: int) -> str:
+    return f"2026010100000{n:04d}"
+
+
+class _DataTimeline:
+    """The two things the metadata table's archive reads of the data timeline."""
+
+    def __init__(self, instants: list[Instant]) -> None:
+        self.instants = instants
+
+    def pending(self) -> list[Instant]:
+        return [i for i in self.instants if not i.is_completed]
+
+
+def _synthetic(tmp_path: Path, *, pending: int | None = None) -> FileSystemGateway:
+    """A metadata timeline only: the initialization, deltacommits 1-8 (requested at 10*i,
+    completed at 10*i+5), a compaction requested at 47 (completed 48), a clean at 57."""
+    gw = FileSystemGateway(str(tmp_path))
+    gw.write_bytes(mt.PROPERTIES, b"")
+    names = [f"{mt.INIT_INSTANT}.deltacommit.requested", f"{mt.INIT_INSTANT}_{_t(1)}.deltacommit"]
+    for i in range(1, 9):
+        names += [
+            f"{_t(10 * i)}.deltacommit.requested",
+            f"{_t(10 * i)}_{_t(10 * i + 5)}.deltacommit",
+        ]
+    names += [f"{_t(47)}.compaction.requested", f"{_t(47)}_{_t(48)}.commit"]
+    names += [f"{_t(57)}.clean.requested", f"{_t(57)}_{_t(58)}.clean"]
+    if pending is not None:
+        names.append(f"{_t(pending)}.deltacommit.inflight")
+    for name in names:
+        gw.write_bytes(f"{mt.TIMELINE_DIR}/{name}", b"")
+    return gw
+
+
+def _chosen(gw: FileSystemGateway, data: list[Instant], max_deltas: int = 10) -> list[str]:
+    opts = cfg.Options({**KEEP, cfg.METADATA_COMPACT_MAX_DELTA_COMMITS.name: str(max_deltas)})
+    chosen, lo, hi = mda.select_metadata_instants(gw, _DataTimeline(data), opts)  # type: ignore[arg-type]
+    assert (lo, hi) == (2, 3)  # the data table's keep.min/max.commits + 1
+    return [f"{i.requested_time}.{i.action}" for i in chosen]
+
+
+def test_each_bound_of_the_metadata_tables_archive(tmp_path: Path) -> None:
+    deltas = [f"{_t(10 * i)}.deltacommit" for i in range(1, 9)]
+    init = f"{mt.INIT_INSTANT}.deltacommit"
+    # The compaction trigger: fewer than max deltacommits after the compaction keep it.
+    gw = _synthetic(tmp_path / "a")
+    assert _chosen(gw, []) == [init, *deltas[:4]]
+    # Two deltacommits to keep for the trigger: the oldest 8 of 10 commits (keep.min + 1)
+    # and the clean older than the newest of them.
+    assert _chosen(gw, [], max_deltas=2) == [
+        init,
+        *deltas[:4],
+        f"{_t(47)}.commit",
+        deltas[4],
+        f"{_t(57)}.clean",
+        deltas[5],
+    ]
+    # The data table's earliest commit, or its earliest pending instant if earlier.
+    commit = Instant(_t(30), COMMIT, State.COMPLETED, _t(31))
+    later, earlier = (
+        Instant(_t(40), CLEAN, State.REQUESTED),
+        Instant(_t(20), CLEAN, State.REQUESTED),
+    )
+    assert _chosen(gw, [commit, later], max_deltas=2) == [init, *deltas[:2]]
+    assert _chosen(gw, [commit, earlier], max_deltas=2) == [init, deltas[0]]
+    # The metadata table's own pending write (at 25): the completed commit before it stays.
+    assert _chosen(_synthetic(tmp_path / "b", pending=25), [], max_deltas=2) == [init, deltas[0]]
+    # A file the metadata table still holds: its instant and everything after it stays.
+    gw.write_bytes(f"{mt.METADATA_DIR}/files/.files-0000-0_{_t(40)}.log.1_0-0-0", b"")
+    assert _chosen(gw, [], max_deltas=2) == [init, *deltas[:3]]
