@@ -43,6 +43,7 @@ from hudilite.services.archive import archived_commits, archived_times
 from hudilite.storage.fs import FileSystemGateway
 from hudilite.storage.layout import BaseFileName, LogFileName, parse_data_file_name
 from hudilite.tablestate.state import TableState
+from hudilite.timeline.metadata import CommitMetadata
 from hudilite.write.lock import table_lock
 
 from .registry import (
@@ -82,17 +83,20 @@ def list_data_files(gw: FileSystemGateway, partitions: list[str]) -> dict[str, l
     return out
 
 
+def _paths(meta: CommitMetadata) -> set[str]:
+    """The files a commit's write stats name (table-relative)."""
+    return {s.path for s in meta.write_stats() if s.path}
+
+
 def find_orphans(state: TableState, by_instant: Mapping[str, list[str]]) -> list[str]:
     """The paths of ``by_instant`` no completed write references (see the module doc)."""
     timeline = state.timeline
     written: dict[str, set[str]] = {}
     for inst in timeline.commits():
-        written[inst.requested_time] = {
-            s.path for s in timeline.commit_metadata(inst).write_stats()
-        }
+        written[inst.requested_time] = _paths(timeline.commit_metadata(inst))
     archived_any = set(archived_times(state))
     for arch, meta in archived_commits(state):
-        written.setdefault(arch.requested_time, {s.path for s in meta.write_stats()})
+        written.setdefault(arch.requested_time, _paths(meta))
     referenced = set().union(*written.values()) if written else set()
     orphans: list[str] = []
     for instant, paths in sorted(by_instant.items()):

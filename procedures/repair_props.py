@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import io
 import posixpath
+from collections.abc import Mapping
 from typing import Any
 
 import pyarrow as pa
@@ -43,7 +44,7 @@ from hudilite.errors import HudiliteError
 from hudilite.filegroup.slices import join_path
 from hudilite.metadata import sync
 from hudilite.metadata import table as mt
-from hudilite.services.properties import read_table_properties, update_table_properties
+from hudilite.services.properties import read_table_properties
 from hudilite.storage.fs import FileSystemGateway
 from hudilite.storage.layout import PARTITION_METADATA_FILE, partition_depth
 from hudilite.tablestate import properties_file
@@ -113,15 +114,22 @@ def repair_overwrite_hoodie_props(
         ) from None
     with table_lock(gw):
         old = read_table_properties(gw)
-        keep_files = mt.FILES_PARTITION in sync.listed_partitions(old)
-        stored = properties_file.store(
-            gw, new, metadata_partitions=mt.FILES_PARTITION if keep_files else ""
-        )
-        # What the new properties imply for the metadata table (a version it cannot keep,
-        # partitions it does not hold) is settled now, not by the next writer.
-        apply_guard(gw)
-        stored = properties_file.load(gw)
+        stored = store_keeping_files(gw, old, new)
     return [(k, old.get(k, "null"), stored.get(k, "null")) for k in sorted({*old, *stored})]
+
+
+def store_keeping_files(
+    gw: FileSystemGateway, old: Mapping[str, str], new: Mapping[str, str]
+) -> dict[str, str]:
+    """Store ``new`` as ``hoodie.properties`` (the caller holds the table lock), the
+    metadata table's files partition still listed when ``old`` listed it (the store
+    blanks the metadata partitions otherwise, which would make readers list files until
+    the next writer's guard lists it again); then the guard settles what ``new`` implies
+    for the metadata table (a version it cannot keep). Returns the file as stored."""
+    keep_files = mt.FILES_PARTITION in sync.listed_partitions(old)
+    properties_file.store(gw, new, metadata_partitions=mt.FILES_PARTITION if keep_files else "")
+    apply_guard(gw)
+    return properties_file.load(gw)
 
 
 def base_metafile_bytes(commit_time: str, depth: int) -> bytes:
@@ -177,7 +185,8 @@ def repair_migrate_partition_meta(
             rows.append((partition, _flag(text), _flag(base), "MIGRATED"))
             # After the Parquet file exists: a partition always keeps one of the two.
             gw.delete_file(join_path(partition, PARTITION_METADATA_FILE))
-        update_table_properties(gw, {USE_BASE_FORMAT_KEY: "true"})
+        props = read_table_properties(gw)
+        store_keeping_files(gw, props, {**props, USE_BASE_FORMAT_KEY: "true"})
     return rows
 
 

@@ -6,6 +6,7 @@ one-line refusals."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -86,7 +87,10 @@ def test_repair_clustering_plan_removes_named_files(tmp_path: Path) -> None:
 
     done = execute_clustering(t.state(), c)  # the pruned plan runs
     assert done.instant_time == c
-    replaced = t.state().timeline.commit_metadata(t.state().timeline.get(c)).replaced_file_groups()
+    timeline = t.state().timeline
+    completed = timeline.get(c)
+    assert completed is not None and completed.is_completed
+    replaced = timeline.commit_metadata(completed).replaced_file_groups()
     assert replaced == {("x", "a-0"), ("x", "c-0")}
     assert t.read() == before == rows(hudi_rs_read(t.path), DATA)
 
@@ -121,7 +125,7 @@ def test_repair_clustering_plan_refusals(tmp_path: Path) -> None:
     written = t.state().timeline.last_commit()
     assert written is not None
     every = ",".join(files.values())
-    cases = [
+    cases: list[tuple[dict[str, Any], type[Exception], str]] = [
         (
             {"instant": written.requested_time},
             ProcedureError,
