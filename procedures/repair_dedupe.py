@@ -36,7 +36,9 @@ It runs as any write does (instant reserved, heartbeat, markers, conflict check 
 table lock; a failure rolls it back), reading the files after its instant is reserved, so
 a concurrent write to the same file groups fails one of the two. A file group whose latest
 slice has log files, or that a pending compaction or clustering plans to rewrite, is
-refused by name (compact or cluster first), in a dry run too.
+refused by name (compact or cluster first), in a dry run too, and so is a
+``repaired_output_path`` inside the table (the repaired files keep their names: written
+there they would replace committed files in place).
 """
 
 from __future__ import annotations
@@ -73,6 +75,7 @@ from .registry import (
     procedure,
 )
 from .repair import partition_folders
+from .repair_orphans import inside_table
 
 INSERT_TYPE, UPDATE_TYPE, UPSERT_TYPE = "insert_type", "update_type", "upsert_type"
 DEDUPE_TYPES = (INSERT_TYPE, UPDATE_TYPE, UPSERT_TYPE)
@@ -263,6 +266,12 @@ def repair_deduplicate(ctx: ProcedureContext, args: dict[str, Any]) -> list[tupl
             f"{proc}: duplicated_partition_path {raw!r} is not a partition folder of the table"
         )
     output = str(args["repaired_output_path"])
+    if inside_table(gw, output):
+        # The repaired files keep their names: inside the table they would replace
+        # committed files in place (or look like files of a partition).
+        raise ProcedureArgumentError(
+            f"{proc}: repaired_output_path {output!r} is inside the table; give a folder outside it"
+        )
     state = TableState.load(gw)
     repair = plan_repair(proc, state, partition, dedupe_type)
     out = FileSystemGateway(output)

@@ -27,7 +27,8 @@ Moving happens under the table lock, against a timeline loaded after the partiti
 mistaken for one of an unknown instant): each orphan is copied to
 ``<backup_path>/<table name>/<partition>/<file>`` (never over an existing file) and then
 deleted. Orphans are referenced by no commit and, checked above, not listed by the metadata
-table, so neither readers nor the metadata table change.
+table, so neither readers nor the metadata table change. A ``backup_path`` inside the table
+is refused (the moved files would sit in folders its listing walks).
 """
 
 from __future__ import annotations
@@ -57,6 +58,15 @@ from .registry import (
 from .repair import partition_folders
 
 _COPY_CHUNK = 8 * 1024 * 1024
+
+
+def inside_table(gw: FileSystemGateway, path: str) -> bool:
+    """Whether the folder ``path`` is the table's base path or under it (where files the
+    table's listing would take for its own must not be written)."""
+    other = FileSystemGateway(path)
+    if other.scheme != gw.scheme:
+        return False
+    return (other.abs_path("").rstrip("/") + "/").startswith(gw.abs_path("").rstrip("/") + "/")
 
 
 def name_instant(name: str) -> str | None:
@@ -179,6 +189,11 @@ def repair_orphan_files(ctx: ProcedureContext, args: dict[str, Any]) -> list[tup
         )
     table = ctx.table(args)
     gw = table.gw
+    if not dry_run and inside_table(gw, backup_path):
+        raise ProcedureArgumentError(
+            f"{ctx.procedure}: backup_path {backup_path!r} is inside the table; give a "
+            "folder outside it"
+        )
     partition = str(args["partition"] or "").strip("/")
     folders = partition_folders(gw)
     if args["partition"]:

@@ -136,6 +136,18 @@ def test_repair_deduplicate_refusals(tmp_path: Path) -> None:
     assert str(bad_partition.value) == (
         "repair_deduplicate: duplicated_partition_path 'z' is not a partition folder of the table"
     )
+    inside = str(Path(t.path) / "x")
+    with pytest.raises(ProcedureArgumentError) as in_table:
+        call(
+            "repair_deduplicate",
+            path=t.path,
+            duplicated_partition_path="x",
+            repaired_output_path=inside,
+        )
+    assert str(in_table.value) == (
+        f"repair_deduplicate: repaired_output_path {inside!r} is inside the table; give a "
+        "folder outside it"
+    )
     assert t.timeline_names() == names
     assert call(
         "repair_deduplicate",

@@ -64,6 +64,12 @@ def test_repair_orphan_files(tmp_path: Path) -> None:
         "repair_orphan_files: found 2 orphan candidates, which exceeds max_orphans=1; "
         "re-run with partition => '<partition>' or raise max_orphans"
     )
+    inside = str(Path(t.path) / "bak")
+    with pytest.raises(ProcedureArgumentError) as in_table:
+        call("repair_orphan_files", path=t.path, dry_run=False, backup_path=inside)
+    assert str(in_table.value) == (
+        f"repair_orphan_files: backup_path {inside!r} is inside the table; give a folder outside it"
+    )
     dup_bytes = t.gw.read_bytes(dup)
     assert all(t.gw.exists(p) for p in (dup, lost))  # refusals and dry runs move nothing
 
