@@ -1,4 +1,4 @@
-"""Table service keys: clean, archive, compaction, clustering, partition TTL."""
+"""Table service keys: clean, archive, compaction, clustering, partition TTL, bootstrap."""
 
 from __future__ import annotations
 
@@ -333,5 +333,21 @@ PARTITION_TTL_MAX_DELETE = _key(
     1000,
     "Partition TTL: at most this many partitions deleted per run.",
     parse=parse_int,
+    scope="service",
+)
+# Bootstrap (CALL run_bootstrap, FULL_RECORD mode only).
+BOOTSTRAP_REGEX = _key(
+    "hoodie.bootstrap.mode.selector.regex",
+    ".*",
+    "BootstrapRegexModeSelector: source partitions matching this regex get "
+    "hoodie.bootstrap.mode.selector.regex.mode, the others the other mode.",
+    scope="service",
+)
+BOOTSTRAP_REGEX_MODE = _key(
+    "hoodie.bootstrap.mode.selector.regex.mode",
+    "METADATA_ONLY",
+    "BootstrapRegexModeSelector: the mode of matching partitions (METADATA_ONLY or "
+    "FULL_RECORD); hudilite bootstraps FULL_RECORD partitions only.",
+    parse=choice("METADATA_ONLY", "FULL_RECORD"),
     scope="service",
 )
