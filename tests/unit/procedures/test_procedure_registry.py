@@ -76,6 +76,12 @@ HUDI_PROCEDURES = [
     "repair_orphan_files",
     "repair_clustering_plan",
     "repair_deduplicate",
+    "show_file_slice_history",
+    "restore_to_instant",
+    "run_timeline_compaction",
+    "run_ttl",
+    "run_bootstrap",
+    "hdfs_parquet_import",
 ]
 
 
