@@ -148,9 +148,9 @@ def save(
     """Hudi's ``df.write.format("hudi").options(**options).mode(mode).save(path)``, by the
     same options: creates the table on the first write, runs
     ``hoodie.datasource.write.operation`` (default upsert), applies ``mode`` (append,
-    overwrite, error, ignore) as Hudi does; see :mod:`hudilite.spark.save`."""
+    overwrite, error, ignore) as Hudi does; see :mod:`hudilite.table.save`."""
     # why lazy: the write loads pyspark, kept out of engine imports
-    from hudilite.spark.save import save as _save
+    from hudilite.table.save import save as _save
 
     return _save(df, path, options=options, mode=mode)
 

@@ -177,7 +177,7 @@ def make_writer(options: Mapping[str, str], schema: StructType, overwrite: bool)
     ):
         check_new_table(req, [f.name for f in data_fields])  # before anything is deleted
     if not check_mode(req, gw):
-        create_table(None, req, data)
+        create_table(req, data)
     state = TableState.load(gw)
     # The write's options are parsed here, once (issue 28).
     wc = resolve_write_config(state, write_options(req, state.config))

@@ -1,68 +1,37 @@
-"""``hudilite.save``: Hudi's DataFrame write, ``df.write.format("hudi").options(**o)
-.mode(m).save(path)``, driven by the same options.
+"""The save request behind ``hudilite.save`` and ``df.write.format("hudilite")``: Hudi's
+DataFrame-writer options resolved, checked against an existing table, and the table a
+first write creates.
 
-A pipeline written for Hudi keeps its option dictionaries; only the write call changes::
+:func:`hudilite.save` (:mod:`hudilite.table.save`, which documents the semantics) and the
+Python data source's writer (:mod:`hudilite.spark.datasource_writer`) share these steps, so
+both take Hudi's options alike:
 
-    hudilite.save(df, path, options=hudi_options, mode="append")
-
-What it does, as Hudi's ``HoodieSparkSqlWriter`` does:
-
-* **The first write creates the table** from ``hoodie.table.name`` (required),
-  ``hoodie.datasource.write.recordkey.field`` (none: a keyless table, Hudi 0.14+'s
-  auto-generated keys), ``.partitionpath.field``,
-  ``.precombine.field`` (or Hudi 1.x's ``hoodie.table.ordering.fields``), ``.table.type``,
-  ``.keygenerator.class`` / ``.type`` with the ``hoodie.keygen.timebased.*`` options,
-  ``.hive_style_partitioning`` (Hudi's DataFrame default: off, ``<value>`` folders) and
-  ``.partitionpath.urlencode``, and the table version ``hoodie.write.table.version``.
-  Only those (and other table properties) are kept in ``hoodie.properties``: the rest of
-  the options apply to this write alone, as in Hudi.
-* **``hoodie.datasource.write.operation``**: ``upsert`` (the default; ``insert`` when
-  ``hoodie.datasource.write.insert.drop.duplicates`` is on, as Hudi corrects it;
-  ``bulk_insert`` on a table without a record key, whose keys are generated, when the rows
-  hold no ``_hoodie_record_key``, as Hudi's ``deduceOperation`` picks it),
-  ``insert``, ``bulk_insert``, ``delete`` (the rows' keys), ``delete_partition``
-  (``hoodie.datasource.write.partitions.to.delete``, else the rows' partitions),
-  ``insert_overwrite``, ``insert_overwrite_table``.
-* **``mode``**: ``append`` writes into the table (creating it if missing); ``overwrite``
-  deletes an existing table and writes a new one -- except with ``insert_overwrite_table``,
-  which replaces the rows of the existing table; ``error`` (``errorifexists``) fails when a
-  table exists; ``ignore`` does nothing when one exists (and returns None). ``delete`` and
-  ``delete_partition`` take ``append`` only.
-* **Options that contradict the existing table** (record key, ordering and partition
-  fields, table type and version, key generator and its settings, partition folder style)
-  fail before anything is written, naming the option, its value and the table's; so does
-  another ``hoodie.table.name`` on ``append``. (Hudi skips this check on ``overwrite``,
-  which recreates the table from the options.)
-* Hudi's meta columns (``_hoodie_commit_time`` ...) in the DataFrame are dropped, so rows
-  read from the table can be written back (the quick start's update and delete).
-* A batch write to a merge-on-read table compacts inline (its trigger decides when) unless
-  ``hoodie.compact.inline`` or ``hoodie.datasource.compaction.async.enable`` is given, as
-  Hudi's DataFrame writer does.
-
-Returns the :class:`~hudilite.WriteResult` of the write (``Table.write``'s metrics).
+* :func:`resolve`: the save mode and ``hoodie.datasource.write.operation`` (an upsert
+  with ``insert.drop.duplicates`` runs an insert, as Hudi corrects it), storage settings
+  (``fs.s3a.*``) split off;
+* :func:`check_mode`: the mode applied before anything is written (``overwrite`` deletes
+  the table folder unless the operation is ``insert_overwrite_table``);
+* :func:`check_table` / :func:`check_name`: options that contradict the existing table
+  (Hudi's ``validateTableConfig``) and the table's name on ``append``;
+* :func:`check_new_table` / :func:`create_table`: the table a first write creates, from the
+  table options only (:data:`CREATE_KEYS` and table properties);
+* :func:`write_options`: the options the write itself takes.
 """
 
 from __future__ import annotations
 
-import fnmatch
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from pyspark.sql import DataFrame
-from pyspark.sql import functions as F
+from pyspark.sql.types import StructType
 
 from hudilite import config as cfg
-from hudilite.auto_keys import is_keyless
 from hudilite.errors import ConfigError, SchemaError, TableExistsError, TableNotFoundError
-from hudilite.schema import META_COLUMNS, OPERATION_COL, PARTITION_PATH_COL, RECORD_KEY_COL
-from hudilite.spark.keying import keyed_frame
+from hudilite.spark.convert import arrow_schema
 from hudilite.storage.fs import FileSystemGateway, is_storage_option, storage_options_of
-from hudilite.table.api import Table
-from hudilite.tablestate.create import keygen_type
-from hudilite.tablestate.state import PROPERTIES_FILE, TableState
-from hudilite.write.keying import KeyingSpec
-from hudilite.write.result import WriteResult
+from hudilite.tablestate.create import create_table_at, keygen_type
+from hudilite.tablestate.state import PROPERTIES_FILE
 
 #: Save modes by Spark's names (``errorifexists`` is ``error``'s long name, ``default`` too).
 MODES = {
@@ -251,10 +220,11 @@ def check_name(req: SaveRequest, config: cfg.TableConfig, where: str) -> None:
 
 
 def create_table(
-    spark: Any, req: SaveRequest, schema: Any, *, options: Mapping[str, str] | None = None
-) -> Table:
-    """Create the table a first write makes, from the table options (see the module
-    docstring); ``schema``: the data's Spark schema."""
+    req: SaveRequest, schema: StructType, *, options: Mapping[str, str] | None = None
+) -> FileSystemGateway:
+    """Create the table a first write makes, from the table options (see
+    :mod:`hudilite.table.save`); ``schema``: the data's Spark schema. Returns the new
+    table's gateway."""
     opts = req.opts
     check_new_table(req, list(schema.fieldNames()))
     keys = _fields(opts.get(cfg.RECORDKEY_FIELDS))
@@ -268,14 +238,13 @@ def create_table(
     # (Table.create, like Hudi's SQL, defaults to field=value).
     if not opts.is_set(cfg.HIVE_STYLE):
         keep[cfg.HIVE_STYLE.name] = "false"
-    return Table.create(
-        spark,
+    return create_table_at(
         req.path,
-        schema,
+        arrow_schema(schema),
         record_key=list(keys) or None,
         partition_by=list(_fields(opts.get(cfg.PARTITION_FIELDS))),
-        table_type=opts.get(cfg.TABLE_TYPE),
-        table_version=int(opts.get(cfg.TABLE_VERSION)),  # type: ignore[arg-type]
+        table_type=str(opts.get(cfg.TABLE_TYPE)),
+        table_version=int(opts.get(cfg.TABLE_VERSION)),
         name=req.table_name,
         database=str(opts.get(cfg.DATABASE_NAME)),
         options={**keep, **(options or {})},
@@ -317,80 +286,3 @@ def write_options(req: SaveRequest, config: cfg.TableConfig) -> dict[str, str]:
         # Hudi's batch DataFrame writes compact a merge-on-read table inline by default.
         out[cfg.INLINE_COMPACT.name] = "true"
     return out
-
-
-def without_meta_columns(df: DataFrame) -> DataFrame:
-    """``df`` without Hudi's meta columns (rows read from a table can be written back)."""
-    drop = [c for c in df.columns if c in META_COLUMNS or c == OPERATION_COL]
-    return df.drop(*drop) if drop else df
-
-
-def partitions_to_delete(table: Table, req: SaveRequest, data: DataFrame) -> list[str]:
-    """The partitions a ``delete_partition`` removes: the option's paths (with ``*``
-    wildcards matched against the table's partitions), else the rows' partition paths."""
-    state: TableState = table.state()
-    named = req.opts.get(cfg.PARTITIONS_TO_DELETE)
-    if named:
-        wanted = [p.strip() for p in str(named).split(",") if p.strip()]
-        existing = state.view.partitions()
-        out: list[str] = []
-        for p in wanted:
-            matches = [e for e in existing if fnmatch.fnmatchcase(e, p)] if "*" in p else [p]
-            out.extend(m for m in matches if m not in out)
-        return out
-    opts = state.options(write_options(req, state.config))
-    keyed = keyed_frame(data, KeyingSpec(keygen=state.keygen(opts)))
-    rows = keyed.select(F.col(PARTITION_PATH_COL)).distinct().collect()
-    return sorted(str(r[0]) for r in rows)
-
-
-def save(
-    df: DataFrame, path: str, *, options: Mapping[str, Any] | None = None, mode: str = "append"
-) -> WriteResult | None:
-    """Write ``df`` to the Hudi table at ``path`` as Hudi's
-    ``df.write.format("hudi").options(**options).mode(mode).save(path)`` does (see the
-    module docstring); returns the write's metrics, or None when ``mode="ignore"`` found a
-    table. Filesystem settings (``fs.s3a.*``) may be among ``options``; they are never
-    stored."""
-    req = resolve(path, options, mode)
-    gw = FileSystemGateway(req.path, storage_options=req.storage)
-    spark = df.sparkSession
-    data = without_meta_columns(df)
-    where = gw.abs_path("")
-    req.table_name  # noqa: B018  (required before anything else, as in Hudi)
-    if gw.exists(PROPERTIES_FILE):
-        # Hudi's order: the options are checked against the table, then the mode applies.
-        current = TableState.load(gw).config
-        check_table(req, current, where)
-        if req.mode == "ignore":
-            return None
-        check_name(req, current, where)
-    if req.operation not in DELETES and not (
-        gw.exists(PROPERTIES_FILE)
-        and (req.mode != "overwrite" or req.operation == "insert_overwrite_table")
-    ):
-        check_new_table(req, data.columns)  # before an overwrite deletes anything
-    exists = check_mode(req, gw)
-    if exists:
-        table = Table.load(spark, req.path, storage_options=req.storage)
-    else:
-        table = create_table(spark, req, data.schema)
-    config = table.config
-    if req.operation == "delete_partition":
-        parts = partitions_to_delete(table, req, data)
-        return table.delete_partitions(parts, options=write_options(req, config))
-    operation = req.operation
-    if is_keyless(config) and RECORD_KEY_COL in df.columns:
-        # Rows read back from a keyless table: written by their stored keys (Hudi's writer
-        # keeps the meta key of such rows), so an upsert or delete finds them.
-        data = df.drop(*[c for c in df.columns if c != RECORD_KEY_COL and c not in data.columns])
-    if (
-        is_keyless(config)
-        and operation == "upsert"
-        and not req.opts.is_set(cfg.OPERATION)
-        and RECORD_KEY_COL not in df.columns
-    ):
-        # Hudi's deduceOperation: with no record key, no operation given and no stored keys
-        # in the rows, the write is an append (bulk insert with generated keys).
-        operation = "bulk_insert"
-    return table.write(data, operation, options=write_options(req, config))  # type: ignore[arg-type]

@@ -2,61 +2,47 @@
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any, Literal
 
 import pyarrow as pa
-from pyspark.errors import AnalysisException
 from pyspark.sql import DataFrame, SparkSession
-from pyspark.sql import functions as F
 from pyspark.sql.streaming import StreamingQuery
 from pyspark.sql.types import StructType
 
 from hudilite import config as cfg
 from hudilite.auto_keys import check_operation
-from hudilite.errors import (
-    ConfigError,
-    ConflictError,
-    CorruptFileError,
-    MissingFileError,
-    SchemaError,
-)
-from hudilite.keygen import partition_values
-from hudilite.metadata.listing import listing_view
-from hudilite.read.arrow_reader import read_plan_arrow
-from hudilite.read.planner import ScanPlan, plan_incremental, plan_snapshot
-from hudilite.read.where import Predicate
+from hudilite.read.query import read_arrow
 from hudilite.schema import RECORD_KEY_COL
-from hudilite.services.archive import ArchiveResult, archive, archived_timeline, may_archive
+from hudilite.services.archive import ArchiveResult
 from hudilite.services.archive_formats import ArchivedInstant
-from hudilite.services.clean import CleanResult, clean, may_clean
-from hudilite.services.clustering import ClusteringResult, schedule_clustering
+from hudilite.services.clean import CleanResult
+from hudilite.services.clustering import ClusteringResult
 from hudilite.services.clustering_plan import ClusteringPlan
-from hudilite.services.compaction import CompactionPlanResult, CompactionResult, schedule_compaction
+from hudilite.services.compaction import CompactionPlanResult, CompactionResult
 from hudilite.services.partitions import delete_partitions, truncate_table
-from hudilite.services.properties import rename_table, set_properties, unset_properties
-from hudilite.services.restore import RestoreResult, restore
-from hudilite.services.rollback_completed import RollbackInstantResult, rollback_instant
-from hudilite.services.savepoint import (
-    SavepointInfo,
-    create_savepoint,
-    delete_savepoint,
-    list_savepoints,
-)
-from hudilite.services.schema_evolution import add_columns
-from hudilite.services.upgrade import VersionChangeResult, downgrade_table, upgrade_table
+from hudilite.services.post_write import after_write
+from hudilite.services.restore import RestoreResult
+from hudilite.services.rollback_completed import RollbackInstantResult
+from hudilite.services.savepoint import SavepointInfo
+from hudilite.services.upgrade import VersionChangeResult
 from hudilite.spark import streaming
-from hudilite.spark.clustering_job import run_clustering
-from hudilite.spark.convert import arrow_schema, spark_schema, to_dataframe
-from hudilite.spark.read_job import read_plan
-from hudilite.spark.services_job import run_compaction, spark_runner
-from hudilite.spark.task_errors import read_error_from
+from hudilite.spark.convert import to_dataframe
+from hudilite.spark.services_job import spark_runner
+from hudilite.spark.table_read import merged_row_counter, read_frame
 from hudilite.spark.write_job import run_write
-from hudilite.storage.fs import FileSystemGateway, is_storage_option, storage_options_of
+from hudilite.storage.fs import FileSystemGateway
+from hudilite.table.groups import (
+    Alter,
+    Inspect,
+    Savepoints,
+    TableServices,
+    arrow_schema_of,
+    call_options,
+)
 from hudilite.table.snapshot import TableSnapshot
-from hudilite.tablestate.create import create_table
+from hudilite.tablestate.create import create_table_at
 from hudilite.tablestate.state import TableState
 from hudilite.timeline.instant import Instant
 from hudilite.write.conflict import ReadSnapshot
@@ -69,25 +55,16 @@ Operation = Literal[
 QueryType = Literal["snapshot", "read_optimized", "incremental"]
 
 
-def _to_arrow_schema(schema: pa.Schema | StructType) -> pa.Schema:
-    if isinstance(schema, StructType):
-        return arrow_schema(schema)
-    if isinstance(schema, pa.Schema):
-        return schema
-    raise SchemaError(
-        f"schema must be a pyarrow.Schema or a Spark StructType, got {type(schema).__name__}"
-    )
-
-
-def _opts(options: Mapping[str, Any] | None) -> dict[str, str]:
-    # Every option a caller passes is checked against the registry: unknown, unsupported
-    # and deprecated keys warn (or, with hudilite.options.strict=true, raise).
-    cfg.check_options(options, stacklevel=4)
-    return {k: str(v) for k, v in (options or {}).items()}
-
-
 class Table:
-    """A handle on one Hudi table; every call reads the current timeline first."""
+    """A handle on one Hudi table; every call reads the current timeline first.
+
+    Writes and reads are methods of the table; the other operations come in groups:
+    :attr:`services` (compaction, clustering, cleaning, archival, rollback, version
+    changes), :attr:`savepoints` (create, list, delete, restore), :attr:`alter` (columns,
+    properties, name) and :attr:`inspect` (timeline, archived timeline, properties). Their
+    flat names of earlier releases (``t.compact()``, ``t.savepoint()``, ``t.add_columns()``,
+    ``t.timeline()`` ...) stay as aliases of the grouped methods.
+    """
 
     def __init__(self, spark: SparkSession, gw: FileSystemGateway) -> None:
         self.spark = spark
@@ -121,12 +98,9 @@ class Table:
         see :mod:`hudilite.storage.fs`); they are never stored with the table, nor are
         ``fs.s3a.*`` keys given among ``options`` (they count as storage options).
         """
-        storage = {**storage_options_of(options), **storage_options_of(storage_options)}
-        options = {k: v for k, v in (options or {}).items() if not is_storage_option(k)}
-        gw = FileSystemGateway(path, storage_options=storage)
-        create_table(
-            gw,
-            _to_arrow_schema(schema),
+        gw = create_table_at(
+            path,
+            arrow_schema_of(schema),
             record_key=record_key,
             ordering_field=ordering_field,
             partition_by=partition_by,
@@ -135,6 +109,7 @@ class Table:
             name=name,
             database=database,
             options=options,
+            storage_options=storage_options,
         )
         return cls(spark, gw)
 
@@ -161,7 +136,8 @@ class Table:
 
     @property
     def config(self) -> cfg.TableConfig:
-        """The table config from ``hoodie.properties``."""
+        """The table config from ``hoodie.properties`` (read again at every access; a
+        :meth:`snapshot` reads it once)."""
         return self.state().config
 
     @property
@@ -169,9 +145,31 @@ class Table:
         """The data columns (without Hudi's meta columns) as Arrow."""
         return self.state().data_schema
 
-    def timeline(self) -> list[Instant]:
-        """Every instant on the active timeline, oldest first, with action, state and times."""
-        return list(self.state().timeline.instants)
+    # ---------------------------------------------------------------- groups
+    @property
+    def services(self) -> TableServices:
+        """Table services: ``compact``, ``schedule_compaction``, ``cluster``,
+        ``schedule_clustering``, ``clean``, ``archive``, ``rollback``, ``upgrade``,
+        ``downgrade`` (:class:`~hudilite.table.groups.TableServices`)."""
+        return TableServices(self.spark, self.gw)
+
+    @property
+    def savepoints(self) -> Savepoints:
+        """Savepoints: ``create``, ``list`` (also ``t.savepoints()``), ``delete``,
+        ``restore`` (:class:`~hudilite.table.groups.Savepoints`)."""
+        return Savepoints(self.spark, self.gw)
+
+    @property
+    def alter(self) -> Alter:
+        """ALTER TABLE: ``add_columns``, ``set_properties``, ``unset_properties``,
+        ``rename`` (:class:`~hudilite.table.groups.Alter`)."""
+        return Alter(self.spark, self.gw)
+
+    @property
+    def inspect(self) -> Inspect:
+        """What the table holds: ``timeline``, ``archived_timeline``, ``properties``
+        (:class:`~hudilite.table.groups.Inspect`)."""
+        return Inspect(self.spark, self.gw)
 
     # ---------------------------------------------------------------- writes
     def write(
@@ -209,7 +207,7 @@ class Table:
         )
         df = to_dataframe(self.spark, data)
         check_operation(state.config, operation, stored_keys=RECORD_KEY_COL in df.columns)
-        given = _opts(options)
+        given = call_options(options)
         # The write's options are parsed here, once, for every layer below (issue 28).
         wc = resolve_write_config(state, given)
         result = run_write(
@@ -252,40 +250,10 @@ class Table:
         )
 
     def _after_write(self, result: WriteResult, options: dict[str, str]) -> WriteResult:
-        """Inline table services after a commit: compaction (MOR), automatic cleaning and
-        archival (``hoodie.archive.automatic``, as Hudi: beyond ``hoodie.keep.max.commits``).
+        # Hudi's inline services (compaction, clean, archive) after a commit; the policy is
+        # the engine's, the compaction's operations run as Spark tasks.
+        return after_write(self.gw, result, options, runner=spark_runner(self.spark))
 
-        Their results are reported in ``result.extra`` (``compactions``, ``clean``,
-        ``archive``).
-        """
-        state = self.state()
-        opts = state.options(options)
-        extra = dict(result.extra)
-        if state.config.is_mor and opts.get(cfg.INLINE_COMPACT):
-            try:
-                extra["compactions"] = run_compaction(self.spark, state, options, schedule=True)
-            except ConflictError as exc:  # a concurrent writer is mid-way: compact next time
-                extra["compaction_skipped"] = str(exc)
-            state = self.state()
-        elif state.config.is_mor and opts.get(cfg.SCHEDULE_INLINE_COMPACT):
-            extra["scheduled_compaction"] = schedule_compaction(state, options)
-            if extra["scheduled_compaction"] is not None:
-                state = self.state()  # a plan joined the timeline
-        # The triggers are checked on the timeline first: most writes neither clean nor
-        # archive, and then skip the services' locks, re-loads and listings. ``state`` is
-        # current unless another writer committed since; that writer runs the services
-        # after its own commit (and both services re-load under their lock).
-        if opts.get(cfg.AUTO_CLEAN):
-            extra["clean"] = clean(state, options) if may_clean(state, options) else None
-            if extra["clean"] is not None:
-                state = self.state()  # the clean completed an instant
-        if opts.get(cfg.AUTO_ARCHIVE) and may_archive(state, options):
-            archived = archive(state, options)
-            if archived.num_archived:
-                extra["archive"] = archived
-        return dataclasses.replace(result, extra=extra)
-
-    # ---------------------------------------------------------------- partitions, schema
     def delete_partitions(
         self, partitions: Sequence[str], *, options: Mapping[str, Any] | None = None
     ) -> WriteResult:
@@ -297,130 +265,19 @@ class Table:
         ``replaced_file_groups`` the file groups. An unknown partition raises
         :class:`~hudilite.errors.PartitionNotFoundError` and nothing is written.
         """
-        result = delete_partitions(
-            self.state(), partitions, _opts(options), count_merged=self._count_merged
-        )
-        return self._after_write(result, _opts(options))
+        given = call_options(options)
+        counter = merged_row_counter(self.spark)
+        result = delete_partitions(self.state(), partitions, given, count_merged=counter)
+        return self._after_write(result, given)
 
     def truncate(self, *, options: Mapping[str, Any] | None = None) -> WriteResult:
         """Delete every row: a DELETE_PARTITION of all partitions (``""`` if unpartitioned).
 
         Time travel to earlier instants keeps working until the cleaner runs.
         """
-        result = truncate_table(self.state(), _opts(options), count_merged=self._count_merged)
-        return self._after_write(result, _opts(options))
-
-    def _count_merged(self, state: TableState, plan: ScanPlan) -> int:
-        # Rows of merge-on-read slices with logs: merged and counted in executors.
-        return read_plan(self.spark, state, plan).count()
-
-    def add_columns(
-        self,
-        columns: pa.Schema | StructType | Sequence[pa.Field],
-        *,
-        options: Mapping[str, Any] | None = None,
-    ) -> WriteResult:
-        """ALTER TABLE ADD COLUMNS: append nullable columns to the schema (an empty
-        ``commit``/``deltacommit`` with operation ALTER_SCHEMA; no file is rewritten).
-
-        Rows written before read null in the new columns. An existing name
-        (case-insensitive) or a non-nullable column raises
-        :class:`~hudilite.errors.SchemaError` naming it.
-        """
-        fields = _to_arrow_schema(columns) if isinstance(columns, StructType) else columns
-        return add_columns(self.state(), fields, _opts(options))
-
-    # ---------------------------------------------------------------- properties
-    def set_properties(self, props: Mapping[str, str]) -> None:
-        """ALTER TABLE SET TBLPROPERTIES: Hudi table properties go to ``hoodie.properties``,
-        other options become write defaults of the table.
-
-        Aliases (``primaryKey``, ``preCombineField``, ``type``...) resolve as in options.
-        Changing a property fixed at creation (record key, partition and ordering fields,
-        table type and version, key generator, ...) raises
-        :class:`~hudilite.errors.ConfigError` naming the key and its current value.
-        """
-        cfg.check_options(props)
-        set_properties(self.state(), props)
-
-    def unset_properties(self, keys: Iterable[str]) -> None:
-        """ALTER TABLE UNSET TBLPROPERTIES: remove ``keys`` (keys not set are ignored)."""
-        keys = [keys] if isinstance(keys, str) else list(keys)
-        cfg.check_options(keys)
-        unset_properties(self.state(), keys)
-
-    def properties(self) -> dict[str, str]:
-        """``hoodie.properties`` as stored, overlaid with the table's write defaults."""
-        return dict(self.state().options().raw)
-
-    def rename(self, new_name: str) -> None:
-        """Change the table name in ``hoodie.properties`` (``hoodie.table.name``); the
-        table stays where it is."""
-        rename_table(self.state(), new_name)
-
-    # ---------------------------------------------------------------- table services
-    def schedule_compaction(
-        self, *, force: bool = False, options: Mapping[str, Any] | None = None
-    ) -> CompactionPlanResult | None:
-        """Plan a compaction of the slices with logs (merge-on-read) if its trigger fires.
-
-        ``force=True`` plans one regardless of the trigger; returns None when there is
-        nothing to compact. The plan is executed by :meth:`compact`.
-        """
-        return schedule_compaction(self.state(), _opts(options), force=force)
-
-    def compact(
-        self,
-        *,
-        instant_time: str | None = None,
-        force: bool = True,
-        schedule: bool = True,
-        options: Mapping[str, Any] | None = None,
-    ) -> list[CompactionResult]:
-        """Run pending compaction plans (FIFO, or ``hoodie.compaction.order=LIFO``).
-
-        With ``schedule`` a new plan is made first (``force``: even when the trigger
-        has not fired); ``instant_time`` runs only that pending plan. One Spark task
-        per file group; each result has the instant and its metrics.
-        """
-        return run_compaction(
-            self.spark,
-            self.state(),
-            _opts(options),
-            schedule=schedule and instant_time is None,
-            force=force,
-            instant_times=[instant_time] if instant_time else None,
-        )
-
-    def clean(self, *, options: Mapping[str, Any] | None = None) -> CleanResult | None:
-        """Delete file versions the cleaning policy no longer retains (None: nothing to do)."""
-        return clean(self.state(), _opts(options))
-
-    def savepoint(
-        self, instant_time: str | None = None, *, user: str = "", comments: str = ""
-    ) -> SavepointInfo:
-        """Savepoint a completed commit (default: the latest); its files are never cleaned."""
-        return create_savepoint(self.state(), instant_time, user=user, comments=comments)
-
-    def savepoints(self) -> list[SavepointInfo]:
-        """The table's savepoints, oldest first."""
-        return list_savepoints(self.state())
-
-    def delete_savepoint(self, instant_time: str) -> bool:
-        """Remove a savepoint; returns whether one existed."""
-        return delete_savepoint(self.state(), instant_time)
-
-    def rollback(
-        self, instant_time: str, *, options: Mapping[str, Any] | None = None
-    ) -> RollbackInstantResult:
-        """Roll back the latest completed write (or a pending one), deleting its files."""
-        return rollback_instant(self.state(), instant_time, _opts(options))
-
-    def restore(
-        self, savepoint_time: str, *, options: Mapping[str, Any] | None = None
-    ) -> RestoreResult:
-        """Restore the table to a savepoint: every later commit is rolled back."""
-        return restore(self.state(), savepoint_time, _opts(options))
+        given = call_options(options)
+        result = truncate_table(self.state(), given, count_merged=merged_row_counter(self.spark))
+        return self._after_write(result, given)
 
     # ---------------------------------------------------------------- reads
     def snapshot(self, as_of: str | int | datetime | None = None) -> TableSnapshot:
@@ -469,23 +326,8 @@ class Table:
         options: Mapping[str, Any] | None,
     ) -> DataFrame:
         """:meth:`read` of a loaded ``state`` (a :class:`TableSnapshot` passes its own)."""
-        partitions = None
-        if where:
-            try:  # pruned in Arrow when to_arrow takes the predicate, else by a Spark job
-                pred = Predicate.parse(where, state.storage_schema)
-            except ConfigError:
-                partitions = self._prune(state, where)
-            else:
-                partitions = self._prune_arrow(state, pred)
-        plan = self._plan(state, query_type, as_of, start, end, partitions, options)
-        try:
-            df = read_plan(self.spark, state, plan)
-        except Exception as exc:  # Spark lists the files now: one may have vanished since
-            mapped = read_error_from(exc)
-            if mapped is None:
-                raise
-            raise mapped from exc
-        return df.filter(F.expr(where)) if where else df
+        given = call_options(options)
+        return read_frame(self.spark, state, query_type, as_of, start, end, where, given)
 
     def to_arrow(
         self,
@@ -521,107 +363,67 @@ class Table:
         where: str | None = None,
     ) -> pa.Table:
         """:meth:`to_arrow` of a loaded ``state`` (a :class:`TableSnapshot` passes its own)."""
-        pred = Predicate.parse(where, state.storage_schema) if where else None
-        partitions = self._prune_arrow(state, pred) if pred else None
-        plan = self._plan(state, query_type, as_of, start, end, partitions, options)
-        wanted = columns
-        if pred is not None and columns is not None:  # the filter's columns are read too
-            wanted = list(dict.fromkeys([*columns, *sorted(pred.columns)]))
-        try:
-            table = read_plan_arrow(
-                state.gw,
-                plan,
-                state.storage_schema,
-                columns=wanted,
-                merge_spec=state.merge_spec(state.options()),
-            )
-        except FileNotFoundError as exc:
-            raise MissingFileError(f"a data file of {self.path} is missing: {exc}") from exc
-        except (pa.ArrowInvalid, OSError) as exc:
-            raise CorruptFileError(f"a data file of {self.path} is unreadable: {exc}") from exc
-        if pred is None:
-            return table
-        table = table.filter(pred.expression)
-        return table if columns is None else table.select(columns)
+        given = call_options(options)
+        return read_arrow(state, query_type, as_of, start, end, columns, given, where)
 
-    def _prune_arrow(self, state: TableState, pred: Predicate) -> list[str] | None:
-        """:meth:`_prune` without Spark: the partitions whose values satisfy ``pred``, or
-        None when it names other columns."""
-        if state.config.keygen_type not in (cfg.KEYGEN_SIMPLE, cfg.KEYGEN_COMPLEX):
-            return None
-        spec = state.keygen(state.options())
-        return pred.partitions(
-            listing_view(state.view).partitions(),  # the files partition when kept
-            lambda p: partition_values(spec, p),
-            state.config.partition_fields,
-            state.data_schema,
-        )
+    # ------------------------------------------- flat aliases of the grouped methods
+    def timeline(self) -> list[Instant]:
+        """Alias of ``t.inspect.timeline()``: the active timeline's instants, oldest first."""
+        return self.inspect.timeline()
 
-    def _plan(
+    def archived_timeline(self) -> list[ArchivedInstant]:
+        """Alias of ``t.inspect.archived_timeline()``: the archived instants, oldest first."""
+        return self.inspect.archived_timeline()
+
+    def properties(self) -> dict[str, str]:
+        """Alias of ``t.inspect.properties()``: ``hoodie.properties`` and write defaults."""
+        return self.inspect.properties()
+
+    def add_columns(
         self,
-        state: TableState,
-        query_type: str,
-        as_of: str | None,
-        start: str | None,
-        end: str | None,
-        partitions: list[str] | None,
+        columns: pa.Schema | StructType | Sequence[pa.Field],
+        *,
         options: Mapping[str, Any] | None = None,
-    ) -> ScanPlan:
-        ignore = bool(state.options(_opts(options)).get(cfg.READ_IGNORE_MISSING_FILES))
-        if query_type == "incremental":
-            if start is None:
-                raise ConfigError("an incremental read needs start=<instant time>")
-            return plan_incremental(
-                state.timeline, state.view, start, end, ignore_missing_files=ignore
-            )
-        if query_type in ("snapshot", "read_optimized"):
-            if start is not None or end is not None:
-                raise ConfigError("start/end apply to query_type='incremental' only")
-            return plan_snapshot(
-                state.view,
-                as_of=as_of,
-                partitions=partitions,
-                read_optimized=query_type == "read_optimized",
-                ignore_missing_files=ignore,
-            )
-        raise ConfigError(
-            f"unknown query_type {query_type!r}; use snapshot, read_optimized or incremental"
+    ) -> WriteResult:
+        """Alias of ``t.alter.add_columns()``: ALTER TABLE ADD COLUMNS (nullable ones)."""
+        return self.alter.add_columns(columns, options=options)
+
+    def set_properties(self, props: Mapping[str, str]) -> None:
+        """Alias of ``t.alter.set_properties()``: ALTER TABLE SET TBLPROPERTIES."""
+        self.alter.set_properties(props)
+
+    def unset_properties(self, keys: Iterable[str]) -> None:
+        """Alias of ``t.alter.unset_properties()``: ALTER TABLE UNSET TBLPROPERTIES."""
+        self.alter.unset_properties(keys)
+
+    def rename(self, new_name: str) -> None:
+        """Alias of ``t.alter.rename()``: change ``hoodie.table.name``."""
+        self.alter.rename(new_name)
+
+    def schedule_compaction(
+        self, *, force: bool = False, options: Mapping[str, Any] | None = None
+    ) -> CompactionPlanResult | None:
+        """Alias of ``t.services.schedule_compaction()``: plan a compaction if triggered."""
+        return self.services.schedule_compaction(force=force, options=options)
+
+    def compact(
+        self,
+        *,
+        instant_time: str | None = None,
+        force: bool = True,
+        schedule: bool = True,
+        options: Mapping[str, Any] | None = None,
+    ) -> list[CompactionResult]:
+        """Alias of ``t.services.compact()``: run pending compaction plans on Spark."""
+        return self.services.compact(
+            instant_time=instant_time, force=force, schedule=schedule, options=options
         )
 
-    def _prune(self, state: TableState, where: str) -> list[str] | None:
-        """Partitions whose values satisfy ``where``, or None when it names other columns."""
-        fields = list(state.config.partition_fields)
-        if not fields or state.config.keygen_type not in (cfg.KEYGEN_SIMPLE, cfg.KEYGEN_COMPLEX):
-            return None
-        spec = state.keygen(state.options())
-        parts = listing_view(state.view).partitions()  # the files partition when kept
-        types = {f.name: f.type for f in state.data_schema}
-        rows = [(p, *[partition_values(spec, p).get(f) for f in fields]) for p in parts]
-        frame = self.spark.createDataFrame(
-            rows, ", ".join(["`_hl_partition` string"] + [f"`{f}` string" for f in fields])
-        )
-        frame = frame.select(
-            "_hl_partition",
-            *[
-                F.col(f"`{f}`")
-                .cast(spark_schema(pa.schema([pa.field(f, types[f])]))[0].dataType)
-                .alias(f)
-                for f in fields
-            ],
-        )
-        try:
-            return [r[0] for r in frame.filter(F.expr(where)).select("_hl_partition").collect()]
-        except AnalysisException:
-            return None
-
-    # ---------------------------------------------------------------- clustering
     def schedule_clustering(
         self, *, options: Mapping[str, Any] | None = None
     ) -> ClusteringPlan | None:
-        """Plan a clustering of the small file slices (``hoodie.clustering.plan.*`` options,
-        e.g. ``hoodie.clustering.plan.strategy.sort.columns``); None when nothing qualifies.
-        The plan is executed by :meth:`cluster`."""
-        return schedule_clustering(self.state(), _opts(options))
+        """Alias of ``t.services.schedule_clustering()``: plan a clustering."""
+        return self.services.schedule_clustering(options=options)
 
     def cluster(
         self,
@@ -630,47 +432,50 @@ class Table:
         schedule: bool = True,
         options: Mapping[str, Any] | None = None,
     ) -> list[ClusteringResult]:
-        """Cluster: with ``schedule`` plan first and run the new plan (else every pending
-        one, oldest first); ``instant_time`` runs only that pending plan. One Spark task
-        per clustering group; each result has the instant and its metrics."""
-        return run_clustering(
-            self.spark,
-            self.state(),
-            _opts(options),
-            schedule=schedule and instant_time is None,
-            instant_times=[instant_time] if instant_time else None,
-        )
+        """Alias of ``t.services.cluster()``: run clustering plans on Spark."""
+        return self.services.cluster(instant_time=instant_time, schedule=schedule, options=options)
 
-    # ---------------------------------------------------------------- archival, table version
+    def clean(self, *, options: Mapping[str, Any] | None = None) -> CleanResult | None:
+        """Alias of ``t.services.clean()``: delete file versions no longer retained."""
+        return self.services.clean(options=options)
+
     def archive(self, *, options: Mapping[str, Any] | None = None) -> ArchiveResult:
-        """Archive old completed instants as Hudi's archiver does (``hoodie.keep.min.commits``
-        / ``hoodie.keep.max.commits``, default 20 / 30): v6 into ``.hoodie/archived`` log
-        files, v8 into the LSM timeline ``.hoodie/timeline/history``."""
-        return archive(self.state(), _opts(options))
+        """Alias of ``t.services.archive()``: archive old completed instants."""
+        return self.services.archive(options=options)
 
-    def archived_timeline(self) -> list[ArchivedInstant]:
-        """The archived instants (action, state, times, decoded metadata), oldest first."""
-        return archived_timeline(self.state())
+    def rollback(
+        self, instant_time: str, *, options: Mapping[str, Any] | None = None
+    ) -> RollbackInstantResult:
+        """Alias of ``t.services.rollback()``: roll back the latest (or a pending) write."""
+        return self.services.rollback(instant_time, options=options)
 
     def upgrade(
         self, to_version: int | str = 8, *, options: Mapping[str, Any] | None = None
     ) -> VersionChangeResult:
-        """Upgrade the table version (6 -> 8 -> 9; ``9`` or Hudi's ``"NINE"``), one step at a
-        time as Hudi's upgrade handlers do; merge-on-read tables are compacted first (on
-        Spark)."""
-        return upgrade_table(
-            self.state(), to_version, _opts(options), runner=spark_runner(self.spark)
-        )
+        """Alias of ``t.services.upgrade()``: upgrade the table version step by step."""
+        return self.services.upgrade(to_version, options=options)
 
     def downgrade(
         self, to_version: int | str = 6, *, options: Mapping[str, Any] | None = None
     ) -> VersionChangeResult:
-        """Downgrade the table version (9 -> 8 -> 6; ``8`` or ``"EIGHT"``), one step at a
-        time as Hudi's downgrade handlers do; merge-on-read tables are compacted first (on
-        Spark)."""
-        return downgrade_table(
-            self.state(), to_version, _opts(options), runner=spark_runner(self.spark)
-        )
+        """Alias of ``t.services.downgrade()``: downgrade the table version step by step."""
+        return self.services.downgrade(to_version, options=options)
+
+    def savepoint(
+        self, instant_time: str | None = None, *, user: str = "", comments: str = ""
+    ) -> SavepointInfo:
+        """Alias of ``t.savepoints.create()``: savepoint a completed commit."""
+        return self.savepoints.create(instant_time, user=user, comments=comments)
+
+    def delete_savepoint(self, instant_time: str) -> bool:
+        """Alias of ``t.savepoints.delete()``: remove a savepoint (whether one existed)."""
+        return self.savepoints.delete(instant_time)
+
+    def restore(
+        self, savepoint_time: str, *, options: Mapping[str, Any] | None = None
+    ) -> RestoreResult:
+        """Alias of ``t.savepoints.restore()``: roll back every commit after a savepoint."""
+        return self.savepoints.restore(savepoint_time, options=options)
 
     def __repr__(self) -> str:
         return f"Table({self.path!r})"

@@ -26,7 +26,7 @@ from hudilite import config as cfg
 from hudilite.auto_keys import check_new_keyless
 from hudilite.errors import ConfigError, SchemaError, TableExistsError
 from hudilite.schema import arrow_to_avro_schema, to_storage_schema
-from hudilite.storage.fs import FileSystemGateway
+from hudilite.storage.fs import FileSystemGateway, is_storage_option, storage_options_of
 from hudilite.tablestate import properties_file
 from hudilite.tablestate.properties_file import PROPERTIES_FILE, WRITE_DEFAULTS_FILE
 
@@ -189,4 +189,42 @@ def create_table(
     return config
 
 
-__all__ = ["TABLE_TYPES", "create_table", "keygen_type", "new_table_config"]
+def create_table_at(
+    path: str,
+    schema: pa.Schema,
+    *,
+    record_key: str | Sequence[str] | None,
+    ordering_field: str | None = None,
+    partition_by: Sequence[str] = (),
+    table_type: str = "cow",
+    table_version: int = 6,
+    name: str | None = None,
+    database: str = "default",
+    options: Mapping[str, Any] | None = None,
+    storage_options: Mapping[str, Any] | None = None,
+) -> FileSystemGateway:
+    """:func:`create_table` at ``path`` (a local path or a URI); returns the table's gateway.
+
+    Filesystem connection settings (``fs.s3a.*``, see :mod:`hudilite.storage.fs`) among
+    ``options`` count as ``storage_options``: the gateway uses them, the table never stores
+    them. ``Table.create`` and the first ``hudilite.save`` of a table create it here.
+    """
+    storage = {**storage_options_of(options), **storage_options_of(storage_options)}
+    kept = {k: v for k, v in (options or {}).items() if not is_storage_option(k)}
+    gw = FileSystemGateway(path, storage_options=storage)
+    create_table(
+        gw,
+        schema,
+        record_key=record_key,
+        ordering_field=ordering_field,
+        partition_by=partition_by,
+        table_type=table_type,
+        table_version=table_version,
+        name=name,
+        database=database,
+        options=kept,
+    )
+    return gw
+
+
+__all__ = ["TABLE_TYPES", "create_table", "create_table_at", "keygen_type", "new_table_config"]

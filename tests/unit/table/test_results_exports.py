@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 import hudilite
-from hudilite.table import results
+from hudilite.table import groups, results
 from hudilite.table.api import Table
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -36,35 +36,47 @@ def _classes(annotation: Any) -> Iterator[type]:
         yield origin
 
 
-def returned_types() -> dict[str, type]:
-    """Method or property name -> each hudilite class its return annotation names (Table
-    itself, which ``create``/``load`` return, is ``hudilite.Table``)."""
-    out: dict[str, type] = {}
-    for name, member in inspect.getmembers(Table):
-        if name.startswith("_"):
+def _returned(owner: type, prefix: str, out: dict[str, type]) -> None:
+    for name, member in inspect.getmembers(owner):
+        if name.startswith("_") and name != "__call__":
             continue
         func = member.fget if isinstance(member, property) else member
-        if not callable(func):
+        if not callable(func) or not hasattr(func, "__annotations__"):
             continue
         hints = typing.get_type_hints(func)
         for cls in _classes(hints.get("return")):
-            if cls.__module__.startswith("hudilite") and cls is not Table:
-                out[f"{name}:{cls.__name__}"] = cls
+            if cls.__module__ == groups.__name__:
+                # A method group (``t.services``, ``t.savepoints`` ...): what its methods
+                # return is what the table returns.
+                _returned(cls, f"{prefix}{name}.", out)
+            elif cls.__module__.startswith("hudilite") and cls is not Table:
+                out[f"{prefix}{name}:{cls.__name__}"] = cls
+
+
+def returned_types() -> dict[str, type]:
+    """Method or property name -> each hudilite class its return annotation names (Table
+    itself, which ``create``/``load`` return, is ``hudilite.Table``; a method group's
+    methods count as the table's, as ``savepoints.list``)."""
+    out: dict[str, type] = {}
+    _returned(Table, "", out)
     return out
 
 
 def test_every_type_a_table_method_returns_is_in_results():
     found = returned_types()
-    # The walker sees through lists, optionals and properties.
+    # The walker sees through lists, optionals, properties and the method groups.
     assert {
         "write:WriteResult",
         "clean:CleanResult",
-        "savepoints:SavepointInfo",
+        "services.clean:CleanResult",
+        "savepoints.list:SavepointInfo",
+        "savepoints.__call__:SavepointInfo",
         "compact:CompactionResult",
         "schedule_clustering:ClusteringPlan",
         "snapshot:TableSnapshot",
         "config:TableConfig",
         "timeline:Instant",
+        "inspect.timeline:Instant",
         "rollback:RollbackResult",
     } <= set(found)
     missing = {key for key, cls in found.items() if getattr(results, cls.__name__, None) is not cls}
