@@ -305,7 +305,7 @@ def timeline_file(gw: FileSystemGateway, instant: Instant) -> None:
         raise FileExistsError(f"metadata table: {name} exists")
 
 
-def _group_slice(
+def group_slice(
     gw: FileSystemGateway,
     fid: str,
     entries: Sequence[tuple[object, str]],
@@ -360,7 +360,7 @@ def read_partition(
     fids = sorted({p.file_id for p, _ in entries if isinstance(p, BaseFileName | LogFileName)})
     out: dict[str, csr.ColumnStats] = {}
     for fid in fids:
-        base, logs = _group_slice(gw, fid, entries, mdt, data_timeline)
+        base, logs = group_slice(gw, fid, entries, mdt, data_timeline)
         batches = [decode_hfile(gw.read_bytes(base))] if base else []
         for path in logs:
             for block in read_log_file(gw, path):

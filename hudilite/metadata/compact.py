@@ -37,7 +37,7 @@ from collections.abc import Mapping
 from hudilite import config as cfg
 from hudilite import failpoints
 from hudilite.errors import ConfigError
-from hudilite.metadata import hfiles
+from hudilite.metadata import column_stats_compact, hfiles
 from hudilite.metadata import records as rec
 from hudilite.metadata import table as mt
 from hudilite.storage.fs import FileSystemGateway, join
@@ -130,10 +130,11 @@ def compact(
         },
         "bootstrapFilePath": None,
     }
+    stats_units = column_stats_compact.units(gw, data_timeline, mdt)  # the stats partitions'
     plan = write_avro_record(
         "HoodieCompactionPlan",
         {
-            "operations": [operation],
+            "operations": [operation, *(u.operation(instant_time, gw) for u in stats_units)],
             "extraMetadata": {},
             "version": PLAN_VERSION,
             "strategy": None,
@@ -147,6 +148,7 @@ def compact(
     name = BaseFileName(mt.FILES_FILE_ID, mt.WRITE_TOKEN, instant_time, ".hfile").render()
     data = hfiles.encode_base_file(records.values(), file_name=name)
     gw.write_bytes(join(mt.METADATA_DIR, mt.FILES_PARTITION, name), data)
+    stats_written = [column_stats_compact.compact_unit(gw, u, instant_time) for u in stats_units]
     failpoints.check(None, AFTER_BASE_FILE)
     stat = WriteStat(
         file_id=mt.FILES_FILE_ID,
@@ -161,7 +163,14 @@ def compact(
         total_log_size_compacted=log_bytes,
     )
     metadata = CommitMetadata(
-        partition_to_write_stats={mt.FILES_PARTITION: [stat]},
+        partition_to_write_stats={
+            mt.FILES_PARTITION: [stat],
+            **{
+                p: [s for s in stats_written if s.partition_path == p]
+                for p in column_stats_compact.PARTITIONS
+                if any(s.partition_path == p for s in stats_written)
+            },
+        },
         operation_type=OPERATION,
         extra_metadata={"schema": rec.schema_json_without_meta()},
         compacted=True,
@@ -192,6 +201,8 @@ def roll_back_pending(
         parsed = parse_data_file_name(entry.name)
         if isinstance(parsed, BaseFileName) and parsed.instant_time in mdt.pending_compactions:
             gw.delete_file(entry.path)
+    for path in column_stats_compact.pending_base_files(gw, mdt.pending_compactions):
+        gw.delete_file(path)
     order = {State.INFLIGHT: 0, State.REQUESTED: 1}
     found = []
     for entry in gw.list_dir(mt.TIMELINE_DIR):

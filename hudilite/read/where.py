@@ -74,6 +74,17 @@ class Predicate:
         expression = builder.boolean(tree)
         return cls(where, expression, frozenset(builder.columns))
 
+    @classmethod
+    def parse_or_none(cls, where: str | None, schema: pa.Schema) -> Predicate | None:
+        """:meth:`parse`, or None when there is no ``where`` or it is not SQL this module
+        takes (a read that hands it to Spark SQL instead)."""
+        if not where:
+            return None
+        try:
+            return cls.parse(where, schema)
+        except ConfigError:
+            return None
+
     def partitions(
         self,
         partitions: Sequence[str],

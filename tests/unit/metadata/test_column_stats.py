@@ -113,6 +113,8 @@ def _enable(gw: FileSystemGateway) -> None:
     stored[cfg.METADATA_ENABLED.name] = "true"
     stored[cfg.METADATA_COLUMN_STATS_ENABLED.name] = "true"
     stored[cfg.METADATA_PARTITION_STATS_ENABLED.name] = "true"
+    # compacted every three deltacommits: the history reads compacted stats slices too
+    stored[cfg.METADATA_COMPACT_MAX_DELTA_COMMITS.name] = "3"
     gw.write_bytes(properties_file.WRITE_DEFAULTS_FILE, properties_file.encode(stored))
     with table_lock(gw):
         pass
@@ -281,6 +283,16 @@ def test_random_history_keeps_stats_exact(zip_rel: str, seed: int, tmp_path: Pat
         done.append(action)
         assert _indexed(gw) == _oracle(gw), done
         _check_partition_stats(gw)
+    # the stats partitions were compacted with the files partition (tombstones dropped)
+    compactions = mt.load_timeline(gw).compactions
+    bases = {
+        p.file_id
+        for part in (cs.PART_DIR, ps.PART_DIR)
+        for e in gw.list_dir(part)
+        if isinstance(p := parse_data_file_name(e.name), BaseFileName)
+        and p.instant_time in compactions
+    }
+    assert {"col-stats-0000-0", "col-stats-0001-0", "partition-stats-0000-0"} <= bases
 
 
 def test_turning_the_option_off_drops_the_partition(tmp_path: Path) -> None:
