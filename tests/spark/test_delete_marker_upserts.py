@@ -10,14 +10,12 @@ from __future__ import annotations
 import pyarrow as pa
 import pytest
 
-import hudilite
 from tests.helpers import DictOracle, hudi_rs_read, rows, spark_rows
+from tests.tables import TRIPS
 
-SCHEMA = pa.schema(
-    [("uuid", pa.string()), ("ts", pa.int64()), ("fare", pa.float64()), ("city", pa.string())]
-)
+SCHEMA = TRIPS.schema
 MARKED = SCHEMA.append(pa.field("_hoodie_is_deleted", pa.bool_()))
-DATA = ["uuid", "ts", "fare", "city"]
+DATA = TRIPS.columns
 
 
 def marked(*recs: tuple) -> pa.Table:
@@ -30,16 +28,7 @@ def marked(*recs: tuple) -> pa.Table:
     ids=["cow-v6", "cow-v8", "mor-v6", "mor-v8"],
 )
 def test_upsert_with_delete_marker_column(spark, tmp_path, kind, version):
-    t = hudilite.Table.create(
-        spark,
-        str(tmp_path / "t"),
-        SCHEMA,
-        record_key="uuid",
-        ordering_field="ts",
-        partition_by=["city"],
-        table_type=kind,
-        table_version=version,
-    )
+    t = TRIPS.create(spark, str(tmp_path / "t"), table_type=kind, table_version=version)
     oracle = DictOracle(["uuid"], "ts")
     first = marked(
         ("a", 1, 1.0, "sf", False), ("b", 1, 2.0, "sf", False), ("c", 1, 3.0, "la", False)

@@ -22,26 +22,19 @@ import pytest
 import hudilite
 from hudilite.storage.bloom_filter import from_footer
 from tests.helpers import hudi_rs_read, rows, spark_rows
+from tests.tables import TRIPS
 
-SCHEMA = pa.schema(
-    [("uuid", pa.string()), ("ts", pa.int64()), ("fare", pa.float64()), ("city", pa.string())]
-)
-DATA = ["uuid", "ts", "fare", "city"]
+DATA = TRIPS.columns
 WITH_PATH = [*DATA, "_hoodie_partition_path"]
 
 
-def batch(*recs: tuple) -> pa.Table:
-    return pa.Table.from_pylist([dict(zip(DATA, r, strict=True)) for r in recs], SCHEMA)
+batch = TRIPS.batch
 
 
 def make(spark, path, table_type="cow", version=8, **options) -> hudilite.Table:
-    return hudilite.Table.create(
+    return TRIPS.create(
         spark,
         str(path),
-        SCHEMA,
-        record_key="uuid",
-        ordering_field="ts",
-        partition_by=["city"],
         table_type=table_type,
         table_version=version,
         options={"hoodie.parquet.small.file.limit": "0", **options},

@@ -4,20 +4,16 @@ from __future__ import annotations
 
 import os
 
-import pyarrow as pa
 import pytest
 
 import hudilite
 from tests.helpers import DictOracle, hudi_rs_read, rows, spark_rows
+from tests.tables import TRIPS
 
-SCHEMA = pa.schema(
-    [("uuid", pa.string()), ("ts", pa.int64()), ("fare", pa.float64()), ("city", pa.string())]
-)
-DATA = ["uuid", "ts", "fare", "city"]
+DATA = TRIPS.columns
 
 
-def batch(*recs: tuple) -> pa.Table:
-    return pa.Table.from_pylist([dict(zip(DATA, r, strict=True)) for r in recs], SCHEMA)
+batch = TRIPS.batch
 
 
 def log_files(path: str) -> list[str]:
@@ -31,13 +27,9 @@ def log_files(path: str) -> list[str]:
 @pytest.fixture(params=[(6, "avro"), (8, "avro"), (6, "parquet")], ids=["v6", "v8", "v6-parquet"])
 def mor(request, spark, tmp_path) -> hudilite.Table:
     version, block_format = request.param
-    return hudilite.Table.create(
+    return TRIPS.create(
         spark,
         str(tmp_path / "trips"),
-        SCHEMA,
-        record_key="uuid",
-        ordering_field="ts",
-        partition_by=["city"],
         table_type="mor",
         table_version=version,
         options={"hoodie.logfile.data.block.format": block_format},
@@ -130,13 +122,9 @@ def test_index_finds_keys_living_only_in_logs(mor, local_rows):
 
 @pytest.mark.parametrize("version", [6, 8])
 def test_changelog_mode_keeps_every_change(spark, tmp_path, version):
-    t = hudilite.Table.create(
+    t = TRIPS.create(
         spark,
         str(tmp_path / "cl"),
-        SCHEMA,
-        record_key="uuid",
-        ordering_field="ts",
-        partition_by=["city"],
         table_type="mor",
         table_version=version,
         options={"changelog.enabled": "true"},
@@ -176,15 +164,8 @@ def test_changelog_mode_keeps_every_change(spark, tmp_path, version):
 
 
 def test_changelog_write_that_changes_nothing_names_no_log_file(spark, tmp_path):
-    t = hudilite.Table.create(
-        spark,
-        str(tmp_path / "cl0"),
-        SCHEMA,
-        record_key="uuid",
-        ordering_field="ts",
-        partition_by=["city"],
-        table_type="mor",
-        options={"changelog.enabled": "true"},
+    t = TRIPS.create(
+        spark, str(tmp_path / "cl0"), table_type="mor", options={"changelog.enabled": "true"}
     )
     t.write(batch(("a", 5, 1.0, "sf")))
     r = t.write(batch(("a", 1, 9.0, "sf")))  # older than the stored record: no change

@@ -17,15 +17,13 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
-import hudilite
 from hudilite.spark import write_job
 from tests.helpers import hudi_rs_read, rows
+from tests.tables import TRIPS
 
-SCHEMA = pa.schema(
-    [("uuid", pa.string()), ("ts", pa.int64()), ("fare", pa.float64()), ("city", pa.string())]
-)
+SCHEMA = TRIPS.schema
 MARKED = SCHEMA.append(pa.field("_hoodie_is_deleted", pa.bool_()))
-DATA = ["uuid", "ts", "fare", "city"]
+DATA = TRIPS.columns
 SPARK = {"hoodie.hudilite.write.local.max.rows": "0"}
 
 
@@ -44,14 +42,7 @@ def test_window_only_for_a_batch_of_deletes_and_inserts(
         return window(tagged)
 
     monkeypatch.setattr(write_job, "_drop_unknown_deletes", spy)
-    t = hudilite.Table.create(
-        spark,
-        str(tmp_path / "t"),
-        SCHEMA,
-        record_key="uuid",
-        ordering_field="ts",
-        partition_by=["city"],
-    )
+    t = TRIPS.create(spark, str(tmp_path / "t"))
     t.write(marked(("a", 1, 1.0, "sf", False), ("b", 1, 2.0, "la", False)), options=SPARK)
 
     # An ordinary upsert (the flag column all false or null): no window, no filter.
