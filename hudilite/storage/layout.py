@@ -176,12 +176,14 @@ def write_partition_metadata(
     """Create the partition's metadata file unless present; True when this call wrote it.
 
     ``depth`` defaults to the number of folder levels in ``partition_path``. The create is
-    exclusive, so concurrent writers of one partition agree on the first commit time.
+    exclusive, so concurrent writers of one partition agree on the first commit time. A
+    partition whose metadata is in the Parquet form (``repair_migrate_partition_meta``)
+    has it already: no text file is added beside it.
     """
     if depth is None:
         depth = partition_depth(partition_path)
     rel = join(partition_path, PARTITION_METADATA_FILE)
-    if gw.exists(rel):
+    if gw.exists(rel) or gw.exists(rel + ".parquet"):
         return False
     data = render_partition_metadata(instant_time, depth).encode("ascii")
     return gw.create_exclusive(rel, data)

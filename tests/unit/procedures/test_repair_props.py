@@ -113,3 +113,7 @@ def test_migrate_partition_meta(tmp_path: Path) -> None:
 
     again = call("repair_migrate_partition_meta", path=t.path, dry_run="true")
     assert again == [("x", "false", "true", "NONE"), ("y", "false", "true", "NONE")]
+    # a later write keeps the partition's one metadata file (no text file beside it)
+    t.write({("x", "a-0"): [("k1", 3, "v4")]})
+    assert not any(f.exists() for f in text)
+    assert rows(hudi_rs_read(t.path), DATA) == t.read() == [("k1", 3, "v4", "x"), before[-1]]
