@@ -147,10 +147,10 @@ def _not_parquet(gw: FileSystemGateway, path: str) -> bool:
     try:
         with gw.filesystem.open_input_file(_fs_path(gw, path)) as f:
             pq.ParquetFile(f).metadata  # noqa: B018 - reading the footer is the check
-    except FileNotFoundError:
-        return False  # Hudi only counts "is not a Parquet file"
-    except (pa.ArrowInvalid, OSError):
-        return True
+    except pa.ArrowInvalid:
+        return True  # no footer magic, or too short for a footer: not a Parquet file
+    except OSError:
+        return False  # missing or unreadable: Hudi only counts "is not a Parquet file"
     return False
 
 
