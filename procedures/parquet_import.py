@@ -244,6 +244,13 @@ def hdfs_parquet_import(ctx: ProcedureContext, args: dict[str, Any]) -> list[tup
     _check_keys(ctx, df, row_key, partition_key)
     if FileSystemGateway(target).exists(PROPERTIES_FILE):
         tbl = Table.load(ctx.spark, target)
+        config = tbl.config
+        if (config.record_key_fields, config.partition_fields) != ((row_key,), (partition_key,)):
+            raise ProcedureArgumentError(
+                f"{ctx.procedure}: row_key {row_key!r} / partition_key {partition_key!r} differ "
+                f"from the table at {target}: record key {','.join(config.record_key_fields)!r}, "
+                f"partition field {','.join(config.partition_fields)!r}"
+            )
     else:
         tbl = Table.create(
             ctx.spark,

@@ -100,6 +100,9 @@ def test_hdfs_parquet_import(session: Any, tmp_path: Path) -> None:
         ("k4", 4, "2024-01-03"),
     ]  # fmt: skip
     assert _commits(tgt) == [("commit", "INSERT"), ("commit", "UPSERT")]
+    other_key = up.replace("row_key => 'id'", "row_key => 'v'")
+    with pytest.raises(ProcedureArgumentError, match="row_key 'v' / partition_key 'dt' differ"):
+        call(s, f"hdfs_parquet_import({other_key}, command => 'upsert')")
     # An integer partition key: epoch seconds as yyyy/MM/dd folders (Hudi's formatter).
     schema_file.write_text(json.dumps(AVRO))
     epoch = (
