@@ -17,11 +17,7 @@ read through a session view, so conditions and expressions are plain Spark SQL.
 * ``UPDATE``/``DELETE`` select the affected rows of the snapshot and upsert/delete them.
 * ``MERGE INTO`` left-joins the source to the target snapshot; per source row the first
   ``WHEN`` clause whose condition holds decides: update (columns it leaves out keep their
-  stored values), delete, or insert. Source rows with the same key are combined by the
-  ordering field first; without one, two source rows matching one target row are an error.
-  On a table without a record key (generated keys), as in Hudi, the ON condition may be any
-  condition: a matched row carries the target row's ``_hoodie_record_key``, an inserted one
-  gets a generated key.
+  stored values), delete, or insert (:mod:`~hudilite.sqlext.dml_merge`).
 
 UPDATE, DELETE, MERGE INTO and an INSERT whose query reads the target compute their rows
 from the target's snapshot, so their write carries that snapshot (taken when the statement
@@ -40,7 +36,6 @@ import json
 import logging
 import warnings
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from pyspark.sql import functions as F
@@ -60,27 +55,31 @@ from pyspark.sql.types import (
 from hudilite import config as cfg
 from hudilite.auto_keys import is_keyless
 from hudilite.errors import ConflictError, LockError, SchemaError
-from hudilite.schema import IS_DELETED_COL, META_COLUMNS, RECORD_KEY_COL
-from hudilite.spark.convert import spark_schema
+from hudilite.schema import RECORD_KEY_COL
 from hudilite.spark.write_job import OVERWRITE_PARTITIONS_KEY
 from hudilite.table.api import Table
 from hudilite.write.conflict import ReadSnapshot
 
 from .context import Handler, Outcome, SqlContext, write_outcome
 from .ddl_common import partitions_for_spec
-from .dialect import key_expressions
+from .dml_common import (
+    StatementRun,
+    data_columns,
+    find_column,
+    is_foreign,
+    load_target,
+    quote,
+    strip_meta,
+)
+from .dml_merge import merge_into
 from .insert_rule import insert_into_rule
 from .statements import (
     Delete,
     InsertInto,
     MergeInto,
-    SqlError,
     SqlWarning,
     TableName,
     Update,
-    WhenMatched,
-    WhenNotMatched,
-    WhenNotMatchedBySource,
 )
 
 if TYPE_CHECKING:
@@ -93,31 +92,10 @@ if TYPE_CHECKING:
 __all__ = ["HANDLERS", "INSERT_OPERATION_KEY"]
 
 INSERT_OPERATION_KEY = cfg.INSERT_INTO_OPERATION.name
-_CLAUSE = "__hudilite_clause"
-_MATCHED = "__hudilite_matched"
-_FROM_SOURCE = "__hudilite_from_source"
-_SEQ = "__hudilite_seq"
-_RANK = "__hudilite_rank"
-_TARGET_KEY = "__hudilite_target_key"
 log = logging.getLogger(__name__)
 
 
-@dataclass
-class _Run:
-    """What one run of a statement learned that decides whether a conflict re-runs it:
-    whether its write read the target (an INSERT's query may not), and how many re-runs
-    ``hoodie.hudilite.sql.conflict.retries`` allows (session options over the table's)."""
-
-    reads_target: bool = True
-    retries: int = 0
-
-    def configure(self, session: SqlContext, state: TableState) -> None:
-        """Read the re-run limit for this statement on the table of ``state``."""
-        opts = state.options(session.write_options())
-        self.retries = max(0, int(opts.get(cfg.SQL_CONFLICT_RETRIES)))
-
-
-def _rerun_on_conflict(handler: Callable[[SqlContext, Any, _Run], Outcome]) -> Handler:
+def _rerun_on_conflict(handler: Callable[[SqlContext, Any, StatementRun], Outcome]) -> Handler:
     """``handler`` run again from the start when its write fails with ConflictError
     because a commit completed after the snapshot it read (see the module docstring);
     a LockError (the lock's wait ran out) is not re-run, nor is a blind INSERT."""
@@ -125,7 +103,7 @@ def _rerun_on_conflict(handler: Callable[[SqlContext, Any, _Run], Outcome]) -> H
     def run(session: SqlContext, stmt: Any) -> Outcome:
         reruns = 0
         while True:
-            attempt = _Run()
+            attempt = StatementRun()
             try:
                 return handler(session, stmt, attempt)
             except LockError:
@@ -142,34 +120,6 @@ def _rerun_on_conflict(handler: Callable[[SqlContext, Any, _Run], Outcome]) -> H
                 log.info("statement re-run %d of %d after: %s", reruns, attempt.retries, exc)
 
     return run
-
-
-def _q(name: str) -> str:
-    """``name`` as a back-quoted Spark identifier."""
-    return "`" + name.replace("`", "``") + "`"
-
-
-def _target(session: SqlContext, name: TableName) -> tuple[Table, TableState]:
-    """A handle on the hudilite table ``name`` and its state, read once (``session.table``
-    reads the state to check the table, and the statement reads it again right after); a
-    missing table raises the same TableNotFoundError from the read."""
-    tbl = session.handle(name)
-    return tbl, tbl.state()
-
-
-def _columns(state: TableState) -> StructType:
-    return spark_schema(state.data_schema)
-
-
-def _find(schema: StructType, name: str, what: str, display: str) -> str:
-    """The table's spelling of column ``name`` (case-insensitive) or a SchemaError."""
-    for f in schema.fields:
-        if f.name.lower() == name.lower():
-            return f.name
-    raise SchemaError(
-        f"{what}: column {name!r} is not a column of {display} "
-        f"({', '.join(f.name for f in schema.fields)})"
-    )
 
 
 # ---------------------------------------------------------------------------------------
@@ -222,14 +172,14 @@ def _assign(df: DataFrame, schema: StructType, display: str) -> DataFrame:
         # round trips, about 15 ms of a one-row INSERT's 150 (atomic type names are SQL).
         return df.selectExpr(
             *(
-                f"CAST({_q(f.name) if present else 'NULL'} AS {f.dataType.simpleString()}) "
-                f"AS {_q(f.name)}"
+                f"CAST({quote(f.name) if present else 'NULL'} AS {f.dataType.simpleString()}) "
+                f"AS {quote(f.name)}"
                 for f, present in cols
             )
         )
     return df.select(
         *(
-            (F.col(_q(f.name)) if present else F.lit(None)).cast(f.dataType).alias(f.name)
+            (F.col(quote(f.name)) if present else F.lit(None)).cast(f.dataType).alias(f.name)
             for f, present in cols
         )
     )
@@ -261,30 +211,14 @@ def _insert_operation(
     return rule.operation, options
 
 
-def _strip_meta(df: DataFrame) -> DataFrame:
-    """Drop Hudi's meta columns leading a ``SELECT *`` from another Hudi table."""
-    lead = [c for c in df.columns[: len(META_COLUMNS)] if c in META_COLUMNS]
-    return df.drop(*lead) if len(lead) == len(META_COLUMNS) else df
-
-
-def _foreign(session: SqlContext, name: TableName) -> bool:
-    """Whether ``name`` is a Spark table or view rather than a hudilite table."""
-    if session.is_hudilite(name):
-        return False
-    if name.db is None and session.is_temp_view(name.table):
-        return True
-    qualified = f"{name.db}.{name.table}" if name.db else name.table
-    return bool(session.spark.catalog.tableExists(qualified))
-
-
-def _insert(session: SqlContext, stmt: InsertInto, attempt: _Run) -> Outcome:
-    if _foreign(session, stmt.table):
+def _insert(session: SqlContext, stmt: InsertInto, attempt: StatementRun) -> Outcome:
+    if is_foreign(session, stmt.table):
         return session.run_in_spark(session.display(stmt.table))
     display = session.display(stmt.table)
-    tbl, state = _target(session, stmt.table)  # one load for the schema, config, options
+    tbl, state = load_target(session, stmt.table)  # one load for the schema, config, options
     attempt.configure(session, state)
     snap = ReadSnapshot.of(state.timeline)  # before the query reads anything
-    schema = _columns(state)
+    schema = data_columns(state)
     config = state.config
     verb = "INSERT OVERWRITE" if stmt.overwrite else "INSERT INTO"
     partition_fields = {p.lower(): p for p in config.partition_fields}
@@ -305,10 +239,10 @@ def _insert(session: SqlContext, stmt: InsertInto, attempt: _Run) -> Outcome:
     reads_target = tbl.path in session.views.reads
     attempt.reads_target = reads_target
     if stmt.columns is None:
-        df = _strip_meta(df)
+        df = strip_meta(df)
         names = [f.name for f in schema.fields if f.name not in static]
     else:
-        names = [_find(schema, c, verb, display) for c in stmt.columns]
+        names = [find_column(schema, c, verb, display) for c in stmt.columns]
         dup = {n for n in names if names.count(n) > 1}
         if dup:
             raise SchemaError(f"{verb} {display}: column {sorted(dup)[0]!r} is listed twice")
@@ -383,39 +317,39 @@ def _protected(config: cfg.TableConfig) -> set[str]:
 def _stored_key(config: cfg.TableConfig) -> list[str]:
     """A keyless table's rows are updated and deleted by their stored key, as Hudi does for
     tables with generated keys (:mod:`hudilite.auto_keys`)."""
-    return [_q(RECORD_KEY_COL)] if is_keyless(config) else []
+    return [quote(RECORD_KEY_COL)] if is_keyless(config) else []
 
 
-def _update(session: SqlContext, stmt: Update, attempt: _Run) -> Outcome:
-    if _foreign(session, stmt.table):
+def _update(session: SqlContext, stmt: Update, attempt: StatementRun) -> Outcome:
+    if is_foreign(session, stmt.table):
         return session.run_in_spark(session.display(stmt.table))
     display = session.display(stmt.table)
-    tbl, state = _target(session, stmt.table)
+    tbl, state = load_target(session, stmt.table)
     attempt.configure(session, state)
-    schema = _columns(state)
+    schema = data_columns(state)
     protected = _protected(state.config)
     assigned: dict[str, str] = {}
     for col, expr in stmt.assignments.items():
-        name = _find(schema, col, "UPDATE", display)
+        name = find_column(schema, col, "UPDATE", display)
         if name.lower() in protected:
             raise SchemaError(f"UPDATE {display}: cannot update key or partition column {name!r}")
         assigned[name] = expr
     select = [
-        f"CAST(({assigned[f.name]}) AS {f.dataType.simpleString()}) AS {_q(f.name)}"
+        f"CAST(({assigned[f.name]}) AS {f.dataType.simpleString()}) AS {quote(f.name)}"
         if f.name in assigned
-        else _q(f.name)
+        else quote(f.name)
         for f in schema.fields
     ] + _stored_key(state.config)
     snap = ReadSnapshot.of(state.timeline)
     return _write_selected(session, tbl, stmt.table, select, stmt.where, "upsert", snap)
 
 
-def _delete(session: SqlContext, stmt: Delete, attempt: _Run) -> Outcome:
-    if _foreign(session, stmt.table):
+def _delete(session: SqlContext, stmt: Delete, attempt: StatementRun) -> Outcome:
+    if is_foreign(session, stmt.table):
         return session.run_in_spark(session.display(stmt.table))
-    tbl, state = _target(session, stmt.table)
+    tbl, state = load_target(session, stmt.table)
     attempt.configure(session, state)
-    select = [_q(f.name) for f in _columns(state).fields] + _stored_key(state.config)
+    select = [quote(f.name) for f in data_columns(state).fields] + _stored_key(state.config)
     snap = ReadSnapshot.of(state.timeline)
     return _write_selected(session, tbl, stmt.table, select, stmt.where, "delete", snap)
 
@@ -433,7 +367,7 @@ def _write_selected(
     back with ``operation`` (UPDATE: upsert; DELETE: delete), checked against the commits
     ``snap`` (taken before the read) did not see."""
     view = session.views.table_view(name)
-    sql = f"SELECT {', '.join(select)} FROM {_q(view)} AS {_q(name.table)}"
+    sql = f"SELECT {', '.join(select)} FROM {quote(view)} AS {quote(name.table)}"
     if where:
         sql += f" WHERE {where}"
     # Subqueries of the condition and of SET expressions may read hudilite tables.
@@ -442,222 +376,9 @@ def _write_selected(
     return write_outcome(session.spark, result)
 
 
-# ---------------------------------------------------------------------------------------
-# MERGE INTO
-
-
-def _merge(session: SqlContext, stmt: MergeInto, attempt: _Run) -> Outcome:
-    if _foreign(session, stmt.target):
-        return session.run_in_spark(session.display(stmt.target))
-    display = session.display(stmt.target)
-    tbl, state = _target(session, stmt.target)
-    attempt.configure(session, state)
-    snap = ReadSnapshot.of(state.timeline)  # before the source or the target is read
-    schema = _columns(state)
-    config = state.config
-    t_alias = stmt.target_alias or stmt.target.table
-    if isinstance(stmt.source, TableName):
-        s_alias = stmt.source_alias or stmt.source.table
-        source_sql = session.views.rewrite(
-            "SELECT * FROM " + ".".join(_q(p) for p in (stmt.source.db, stmt.source.table) if p)
-        )
-    else:
-        s_alias = stmt.source_alias or "source"
-        source_sql = session.views.rewrite(stmt.source)
-    source = session.spark.sql(source_sql)
-    if isinstance(stmt.source, TableName) and session.is_hudilite(stmt.source):
-        source = _strip_meta(source)
-    source_cols = {c.lower(): c for c in source.columns}
-
-    keys = key_expressions(stmt.on, t_alias, config.record_key_fields)
-    if keys is None:
-        pk = ", ".join(f"{t_alias}.{k} = {s_alias}.{k}" for k in config.record_key_fields)
-        raise SqlError(
-            f"MERGE INTO {display}: the ON condition must equate every primary key column "
-            f"of the target with a source value (e.g. ON {pk}), got: {stmt.on}"
-        )
-    ordering = [f for f in config.ordering_fields if f.lower() in source_cols]
-    source_view = session.views.register_frame(source, "merge_source")
-    keyless = is_keyless(config)
-    if ordering and len(ordering) == len(config.ordering_fields) and not keyless:
-        # Combine source rows with the same key: the greatest ordering value wins, then
-        # the later row (Hudi's precombine).
-        part = ", ".join(keys[k] for k in config.record_key_fields)
-        order = ", ".join(f"{_q(s_alias)}.{_q(source_cols[f.lower()])} DESC" for f in ordering)
-        inner = (
-            f"SELECT {_q(s_alias)}.*, monotonically_increasing_id() AS {_SEQ} "
-            f"FROM {_q(source_view)} AS {_q(s_alias)}"
-        )
-        ranked = (
-            f"SELECT {_q(s_alias)}.*, row_number() OVER (PARTITION BY {part} "
-            f"ORDER BY {order}, {_SEQ} DESC) AS {_RANK} FROM ({inner}) AS {_q(s_alias)}"
-        )
-        combined = session.spark.sql(f"SELECT * FROM ({ranked}) WHERE {_RANK} = 1").drop(
-            _RANK, _SEQ
-        )
-        source_view = session.views.register_frame(combined, "merge_source_combined")
-
-    target_view = session.views.table_view(stmt.target)
-    data_cols = ", ".join(_q(f.name) for f in schema.fields)
-    if keyless:
-        # Hudi's MERGE INTO a table without a record key (MergeIntoHoodieTableCommand,
-        # "prepped"): the source is joined with the target on any condition, a matched
-        # row carries the target row's _hoodie_record_key (an update or delete of that
-        # record), an unmatched one none (an insert, its key generated).
-        data_cols += f", {_q(RECORD_KEY_COL)} AS {_TARGET_KEY}"
-    # WHEN NOT MATCHED BY SOURCE needs the target rows no source row matches: a full join,
-    # with a marker telling source rows from none.
-    by_source = any(isinstance(c, WhenNotMatchedBySource) for c in stmt.clauses)
-    source_from = f"{_q(source_view)} AS {_q(s_alias)}"
-    if by_source:
-        source_from = f"(SELECT *, true AS {_FROM_SOURCE} FROM {_q(source_view)}) AS {_q(s_alias)}"
-    joined_from = (
-        f"FROM {source_from} {'FULL OUTER' if by_source else 'LEFT'} JOIN "
-        f"(SELECT {data_cols}, true AS {_MATCHED} FROM {_q(target_view)}) AS {_q(t_alias)} "
-        f"ON {stmt.on}"
-    )
-    matched = f"{_q(t_alias)}.{_MATCHED} IS NOT NULL"
-    not_matched = f"NOT ({matched})"
-    not_matched_by_source = "false"
-    if by_source:
-        from_source = f"{_q(s_alias)}.{_FROM_SOURCE}"
-        matched = f"{matched} AND {from_source} IS NOT NULL"
-        not_matched = f"{_q(t_alias)}.{_MATCHED} IS NULL"
-        not_matched_by_source = f"{from_source} IS NULL"
-    # Two source rows matching one target row: combined by the ordering field when the
-    # source has it (a keyless table's rows are combined by the write, by their stored key).
-    if not ordering or (keyless and len(ordering) < len(config.ordering_fields)):
-        _check_single_match(session, display, joined_from, matched, t_alias, config)
-
-    conditions: list[str] = []
-    for clause in stmt.clauses:
-        if isinstance(clause, WhenMatched):
-            base = matched
-        elif isinstance(clause, WhenNotMatchedBySource):
-            base = not_matched_by_source
-        else:
-            base = not_matched
-        conditions.append(f"({base}) AND ({clause.condition})" if clause.condition else base)
-
-    def target_col(name: str) -> str:
-        return f"{_q(t_alias)}.{_q(name)}"
-
-    def source_col(name: str, what: str) -> str:
-        src = source_cols.get(name.lower())
-        if src is None:
-            raise SchemaError(
-                f"MERGE INTO {display}: {what} needs source column {name!r} "
-                f"(source columns: {', '.join(source.columns)})"
-            )
-        return f"{_q(s_alias)}.{_q(src)}"
-
-    per_clause: list[dict[str, str]] = []
-    key_cols = {k.lower(): k for k in config.record_key_fields}
-    for clause in stmt.clauses:
-        exprs: dict[str, str] = {}
-        if isinstance(clause, WhenMatched | WhenNotMatchedBySource) and clause.action == "delete":
-            exprs = {f.name: target_col(f.name) for f in schema.fields}
-        elif isinstance(clause, WhenNotMatchedBySource):
-            exprs = {f.name: target_col(f.name) for f in schema.fields}
-            for col, expr in (clause.assignments or {}).items():
-                name = _find(schema, col, "MERGE INTO NOT MATCHED BY SOURCE UPDATE", display)
-                if name.lower() in key_cols:
-                    raise SchemaError(
-                        f"MERGE INTO {display}: cannot update primary key column {name!r}"
-                    )
-                exprs[name] = f"({expr})"
-        elif isinstance(clause, WhenMatched):
-            if clause.assignments == "*":
-                exprs = {f.name: source_col(f.name, "UPDATE SET *") for f in schema.fields}
-            else:
-                exprs = {f.name: target_col(f.name) for f in schema.fields}
-                for col, expr in (clause.assignments or {}).items():
-                    name = _find(schema, col, "MERGE INTO UPDATE", display)
-                    if name.lower() in key_cols and expr != keys[key_cols[name.lower()]]:
-                        raise SchemaError(
-                            f"MERGE INTO {display}: cannot update primary key column {name!r} "
-                            f"(only to its matched value {keys[key_cols[name.lower()]]})"
-                        )
-                    exprs[name] = f"({expr})"
-        elif isinstance(clause, WhenNotMatched):
-            if clause.columns == "*":
-                exprs = {f.name: source_col(f.name, "INSERT *") for f in schema.fields}
-            else:
-                values = clause.values or []
-                if len(values) != len(clause.columns):
-                    raise SchemaError(
-                        f"MERGE INTO {display}: INSERT lists {len(clause.columns)} column(s) "
-                        f"but {len(values)} value(s)"
-                    )
-                given = {
-                    _find(schema, c, "MERGE INTO INSERT", display): f"({v})"
-                    for c, v in zip(clause.columns, values, strict=True)
-                }
-                for k in config.record_key_fields:
-                    if k not in given:
-                        raise SchemaError(
-                            f"MERGE INTO {display}: INSERT must give primary key column {k!r}"
-                        )
-                exprs = {f.name: given.get(f.name, "NULL") for f in schema.fields}
-        per_clause.append(exprs)
-
-    def case(values: list[str]) -> str:
-        whens = " ".join(
-            f"WHEN {cond} THEN {value}" for cond, value in zip(conditions, values, strict=True)
-        )
-        return f"CASE {whens} END"
-
-    selects = [
-        f"CAST({case([e[f.name] for e in per_clause])} AS {f.dataType.simpleString()}) "
-        f"AS {_q(f.name)}"
-        for f in schema.fields
-    ]
-    deletes = [
-        "true"
-        if isinstance(c, WhenMatched | WhenNotMatchedBySource) and c.action == "delete"
-        else "false"
-        for c in stmt.clauses
-    ]
-    selects.append(f"{case(deletes)} AS {_q(IS_DELETED_COL)}")
-    if keyless:
-        selects.append(f"{_q(t_alias)}.{_TARGET_KEY} AS {_q(RECORD_KEY_COL)}")
-    selects.append(f"{case([str(i) for i in range(len(stmt.clauses))])} AS {_CLAUSE}")
-    if not stmt.clauses:
-        raise SqlError(f"MERGE INTO {display}: no WHEN clause")
-    # Subqueries in ON, WHEN conditions and values may read hudilite tables.
-    df = session.spark.sql(session.views.rewrite(f"SELECT {', '.join(selects)} {joined_from}"))
-    df = df.where(F.col(_CLAUSE).isNotNull()).drop(_CLAUSE)
-    if "true" not in deletes:
-        df = df.drop(IS_DELETED_COL)
-    result = tbl.write(df, "upsert", options=session.write_options(), read_snapshot=snap)
-    return write_outcome(session.spark, result)
-
-
-def _check_single_match(
-    session: SqlContext, display: str, joined_from: str, matched: str, t_alias: str, config: Any
-) -> None:
-    """Without an ordering field, two source rows matching one target row are an error."""
-    fields = config.record_key_fields or (_TARGET_KEY,)  # a keyless table: the stored key
-    keys = ", ".join(f"{_q(t_alias)}.{_q(k)}" for k in fields)
-    dup = session.spark.sql(
-        session.views.rewrite(
-            f"SELECT {keys}, count(*) AS n {joined_from} WHERE {matched} "
-            f"GROUP BY {keys} HAVING count(*) > 1 LIMIT 1"
-        )
-    ).collect()
-    if dup:
-        row = dup[0]
-        names = config.record_key_fields or (RECORD_KEY_COL,)
-        shown = ", ".join(f"{k}={row[i]!r}" for i, k in enumerate(names))
-        raise SqlError(
-            f"MERGE INTO {display}: {row['n']} source rows match the target row with "
-            f"{shown}; combine them first or give the table an ordering field"
-        )
-
-
 HANDLERS: dict[type, Handler] = {
     InsertInto: _rerun_on_conflict(_insert),
     Update: _rerun_on_conflict(_update),
     Delete: _rerun_on_conflict(_delete),
-    MergeInto: _rerun_on_conflict(_merge),
+    MergeInto: _rerun_on_conflict(merge_into),
 }

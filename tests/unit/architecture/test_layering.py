@@ -78,6 +78,7 @@ PYSPARK_MODULES = {
     "hudilite.sqlext.ddl_create",
     "hudilite.sqlext.ddl_show",
     "hudilite.sqlext.dml",
+    "hudilite.sqlext.dml_merge",
     "hudilite.sqlext.session",
     "hudilite.sqlext.spark_types",
     # CALL procedures that raise Spark's AnalysisException or build columns

@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 
 from hudilite.errors import ConflictError, LockError
-from hudilite.sqlext.dml import _rerun_on_conflict, _Run
+from hudilite.sqlext.dml import _rerun_on_conflict
+from hudilite.sqlext.dml_common import StatementRun
 
 CONFLICT = (
     "write 20260101000000002 conflicts with commit(s) 20260101000000001 (same file groups), "
@@ -23,7 +24,7 @@ def handler(errors: list[Exception], retries: int, reads_target: bool = True) ->
     """A statement whose runs raise ``errors`` in turn, then return 'done'."""
     runs: list[int] = []
 
-    def run(session: Any, stmt: Any, attempt: _Run) -> Any:
+    def run(session: Any, stmt: Any, attempt: StatementRun) -> Any:
         attempt.retries, attempt.reads_target = retries, reads_target
         runs.append(len(runs))
         if len(runs) <= len(errors):
