@@ -28,7 +28,7 @@ from hudilite.errors import ConfigError, CorruptFileError, MissingFileError
 from hudilite.keygen import partition_values
 from hudilite.metadata.listing import listing_view
 from hudilite.read.arrow_reader import read_plan_arrow
-from hudilite.read.planner import ScanPlan, plan_incremental, plan_snapshot
+from hudilite.read.planner import ScanPlan, plan_incremental, plan_snapshot, skip_files
 from hudilite.read.where import Predicate
 from hudilite.tablestate.state import TableState
 
@@ -127,6 +127,7 @@ def read_arrow(
     pred = Predicate.parse(where, state.storage_schema) if where else None
     partitions = prune_partitions(state, pred) if pred else None
     plan = plan_query(state, query_type, as_of, start, end, partitions, options)
+    plan = skip_files(state, plan, pred, options)  # data skipping by column statistics
     wanted = columns
     if pred is not None and columns is not None:  # the filter's columns are read too
         wanted = list(dict.fromkeys([*columns, *sorted(pred.columns)]))

@@ -22,7 +22,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from hudilite.errors import ConfigError
-from hudilite.read.planner import ScanPlan
+from hudilite.read.planner import ScanPlan, skip_files
 from hudilite.read.query import partition_rows, plan_query, prune_partitions
 from hudilite.read.where import Predicate
 from hudilite.services.partitions import MergedRowCounter
@@ -87,6 +87,7 @@ def read_frame(
         else:
             partitions = prune_partitions(state, pred)
     plan = plan_query(state, query_type, as_of, start, end, partitions, options)
+    plan = skip_files(state, plan, Predicate.parse_or_none(where, state.storage_schema), options)
     try:
         df = read_plan(spark, state, plan)
     except Exception as exc:  # Spark lists the files now: one may have vanished since
