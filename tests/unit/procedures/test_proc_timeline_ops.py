@@ -91,6 +91,12 @@ def test_restore_keeps_the_metadata_table_exact(tmp_path: Path) -> None:
         call("restore_to_instant", path=t.path, instant_time=t1, enable_metadata=False)
 
 
+@pytest.fixture(scope="module")
+def refusals_table(tmp_path_factory: pytest.TempPathFactory) -> MiniTable:
+    """One table for the refusals (each writes nothing)."""
+    return _three_commits(tmp_path_factory.mktemp("refusals") / "t", 6)[0]
+
+
 @pytest.mark.parametrize(
     ("named", "message"),
     [
@@ -101,8 +107,10 @@ def test_restore_keeps_the_metadata_table_exact(tmp_path: Path) -> None:
         ({"instant_time": "1", "rollback_parallelism": 0}, "rollback_parallelism must be positive"),
     ],
 )
-def test_restore_argument_errors(tmp_path: Path, named: dict[str, Any], message: str) -> None:
-    t, _ = _three_commits(tmp_path / "t", 6)
+def test_restore_argument_errors(
+    refusals_table: MiniTable, named: dict[str, Any], message: str
+) -> None:
+    t = refusals_table
     before = sorted(e.name for e in t.gw.list_dir(".hoodie"))
     with pytest.raises(ProcedureArgumentError, match=message):
         call("restore_to_instant", path=t.path, **named)
