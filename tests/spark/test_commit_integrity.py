@@ -13,18 +13,16 @@ import os
 import pyarrow as pa
 import pytest
 
-import hudilite
 from hudilite.errors import ConflictError
 from hudilite.storage.layout import BaseFileName, LogFileName
 from hudilite.write.transaction import WriteTransaction
 from tests.helpers import hudi_rs_read, rows, spark_rows
+from tests.tables import ID_TS_V_P
 
 pytestmark = pytest.mark.spark
 
-SCHEMA = pa.schema(
-    [("id", pa.string()), ("ts", pa.int64()), ("v", pa.string()), ("p", pa.string())]
-)
-COLS = ["id", "ts", "v", "p"]
+SCHEMA = ID_TS_V_P.schema
+COLS = ID_TS_V_P.columns
 
 
 def batch(recs: list[tuple]) -> pa.Table:
@@ -45,9 +43,7 @@ def data_files(path: str) -> set[str]:
 def test_concurrent_upserts_of_the_same_new_keys_commit_once(spark, tmp_path, monkeypatch):
     """Writer A has written its files; before it commits, writer B upserts the same 1,000
     new keys and commits. A must fail: the file-group check alone let both commit."""
-    t = hudilite.Table.create(
-        spark, str(tmp_path / "t"), SCHEMA, record_key="id", ordering_field="ts", partition_by=["p"]
-    )
+    t = ID_TS_V_P.create(spark, str(tmp_path / "t"))
     t.write(batch([("seed", 1, "s", "p2")]))  # (p1 has no small file both could pick)
     keys = [f"n{i:04d}" for i in range(1000)]
     a_rows = [(k, 1, "a", "p1") for k in keys]
@@ -80,16 +76,7 @@ def test_v6_logs_written_while_a_compaction_is_pending_are_read(spark, tmp_path)
     reads only the logs in its plan). Hudi's snapshot read (``getLatestMergedFileSlices
     BeforeOrOn`` -> ``fetchMergedFileSlice``) merges the previous slice with T's logs, so
     the late write is visible at once; hudilite's readers follow that rule."""
-    t = hudilite.Table.create(
-        spark,
-        str(tmp_path / "t"),
-        SCHEMA,
-        record_key="id",
-        ordering_field="ts",
-        partition_by=["p"],
-        table_type="mor",
-        table_version=6,
-    )
+    t = ID_TS_V_P.create(spark, str(tmp_path / "t"), table_type="mor", table_version=6)
     t.write(batch([("a", 1, "v1", "p1"), ("b", 1, "v1", "p1")]))
     t.write(batch([("a", 2, "v2", "p1")]))
     planned = t.schedule_compaction(force=True)

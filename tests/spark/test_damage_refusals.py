@@ -14,21 +14,19 @@ import os
 import re
 import shutil
 
-import pyarrow as pa
 import pytest
 
 import hudilite
 from hudilite.errors import CorruptFileError, MissingFileError
 from hudilite.spark.task_errors import hudilite_error_from
 from tests.helpers import hudi_rs_read, rows, spark_rows
+from tests.tables import ID_TS_P
 
-SCHEMA = pa.schema([("id", pa.string()), ("ts", pa.int64()), ("p", pa.string())])
-COLS = ["id", "ts", "p"]
+COLS = ID_TS_P.columns
 SPARK = {"hoodie.hudilite.write.local.max.rows": "0"}
 
 
-def batch(*recs: tuple) -> pa.Table:
-    return pa.Table.from_pylist([dict(zip(COLS, r, strict=True)) for r in recs], SCHEMA)
+batch = ID_TS_P.batch
 
 
 def completed(t: hudilite.Table) -> list[tuple[str, str]]:
@@ -50,10 +48,7 @@ def newest_base(folder: str) -> str:
 def damaged(request, spark, tmp_path):
     """A table whose update's base file (COW) or compacted base file (MOR) is gone:
     ``(table, removed file's absolute path, kept copy, the committed rows)``."""
-    t = hudilite.Table.create(
-        spark, str(tmp_path / "t"), SCHEMA, record_key="id", ordering_field="ts",
-        partition_by=["p"], table_type=request.param,
-    )  # fmt: skip
+    t = ID_TS_P.create(spark, str(tmp_path / "t"), table_type=request.param)
     t.write(batch(("a", 1, "x"), ("b", 1, "x")))
     t.write(batch(("a", 2, "x")))  # COW: a new base file version; MOR: a log
     if request.param == "mor":
@@ -107,10 +102,7 @@ def log_files(folder: str) -> list[str]:
 def test_a_corrupt_committed_log_block_fails_reads_and_compaction(spark, tmp_path):
     # 40 flipped bytes in a committed delta commit's log were skipped: the update vanished
     # from reads and compaction made the loss permanent.
-    t = hudilite.Table.create(
-        spark, str(tmp_path / "t"), SCHEMA, record_key="id", ordering_field="ts",
-        partition_by=["p"], table_type="mor",
-    )  # fmt: skip
+    t = ID_TS_P.create(spark, str(tmp_path / "t"), table_type="mor")
     t.write(batch(("a", 1, "x"), ("b", 1, "x")))
     t.write(batch(("a", 2, "x")))
     folder = os.path.join(t.path, "p=x")
@@ -145,10 +137,7 @@ def test_a_corrupt_committed_log_block_fails_reads_and_compaction(spark, tmp_pat
 def test_a_torn_tail_no_commit_recorded_is_skipped(spark, tmp_path):
     # The bytes of a failed append (past what the completed commits recorded) are skipped,
     # as Hudi's reader skips them: reads and compaction go on with the committed blocks.
-    t = hudilite.Table.create(
-        spark, str(tmp_path / "t"), SCHEMA, record_key="id", ordering_field="ts",
-        partition_by=["p"], table_type="mor",
-    )  # fmt: skip
+    t = ID_TS_P.create(spark, str(tmp_path / "t"), table_type="mor")
     t.write(batch(("a", 1, "x")))
     t.write(batch(("a", 2, "x")))
     folder = os.path.join(t.path, "p=x")

@@ -8,22 +8,20 @@ from __future__ import annotations
 
 import os
 
-import pyarrow as pa
 import pytest
 
 import hudilite
 from hudilite.errors import CorruptFileError, MissingFileError
 from hudilite.tablestate import properties_file as pf
 from tests.helpers import rows, spark_rows
+from tests.tables import ID_TS_P
 
 pytestmark = pytest.mark.spark
 
-SCHEMA = pa.schema([("id", pa.string()), ("ts", pa.int64()), ("p", pa.string())])
-COLS = ["id", "ts", "p"]
+COLS = ID_TS_P.columns
 
 
-def batch(*recs: tuple) -> pa.Table:
-    return pa.Table.from_pylist([dict(zip(COLS, r, strict=True)) for r in recs], SCHEMA)
+batch = ID_TS_P.batch
 
 
 def test_missing_base_file_fails_every_reader_naming_it(spark, tmp_path):
@@ -51,10 +49,7 @@ def test_missing_base_file_fails_every_reader_naming_it(spark, tmp_path):
 
 
 def test_truncated_properties_are_refused_and_recovered_from_the_backup(spark, tmp_path):
-    t = hudilite.Table.create(
-        spark, str(tmp_path / "t"), SCHEMA, record_key="id", ordering_field="ts",
-        partition_by=["p"],
-    )  # fmt: skip
+    t = ID_TS_P.create(spark, str(tmp_path / "t"))
     t.write(batch(("a", 5, "x")))
     path = os.path.join(t.path, pf.PROPERTIES_FILE)
     with open(path, "rb") as fh:

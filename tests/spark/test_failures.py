@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import pyarrow as pa
 import pytest
 
 import hudilite
@@ -12,28 +11,17 @@ from hudilite.storage.layout import BaseFileName, new_file_id
 from hudilite.tablestate.state import TableState
 from hudilite.write.transaction import WriteTransaction
 from tests.helpers import hudi_rs_read, rows, spark_rows
+from tests.tables import ID_TS_V_P
 
-SCHEMA = pa.schema(
-    [("id", pa.string()), ("ts", pa.int64()), ("v", pa.string()), ("p", pa.string())]
-)
-COLS = ["id", "ts", "v", "p"]
+COLS = ID_TS_V_P.columns
 
 
-def batch(*recs: tuple) -> pa.Table:
-    return pa.Table.from_pylist([dict(zip(COLS, r, strict=True)) for r in recs], SCHEMA)
+batch = ID_TS_V_P.batch
 
 
 @pytest.fixture(params=[6, 8], ids=["v6", "v8"])
 def table(request, spark, tmp_path) -> hudilite.Table:
-    t = hudilite.Table.create(
-        spark,
-        str(tmp_path / "t"),
-        SCHEMA,
-        record_key="id",
-        ordering_field="ts",
-        partition_by=["p"],
-        table_version=request.param,
-    )
+    t = ID_TS_V_P.create(spark, str(tmp_path / "t"), table_version=request.param)
     t.write(batch(("a", 1, "x", "p1"), ("b", 1, "x", "p2")))
     return t
 

@@ -10,21 +10,19 @@ from __future__ import annotations
 
 import os
 
-import pyarrow as pa
 import pytest
 
 import hudilite
 from hudilite.errors import KeyGenerationError
 from tests.helpers import hudi_rs_read, rows, spark_rows
+from tests.tables import ID_TS_P
 
 pytestmark = pytest.mark.spark
 
-SCHEMA = pa.schema([("id", pa.string()), ("ts", pa.int64()), ("p", pa.string())])
-COLS = ["id", "ts", "p"]
+COLS = ID_TS_P.columns
 
 
-def batch(*recs: tuple) -> pa.Table:
-    return pa.Table.from_pylist([dict(zip(COLS, r, strict=True)) for r in recs], SCHEMA)
+batch = ID_TS_P.batch
 
 
 def all_readers(t: hudilite.Table) -> tuple[list, list, list]:
@@ -42,11 +40,11 @@ def files_under(root) -> set[str]:
 @pytest.mark.parametrize("hive", [False, True], ids=["plain", "hive"])
 def test_hostile_values_are_refused_and_nothing_is_written(spark, tmp_path, hive):
     root = tmp_path / "box"
-    t = hudilite.Table.create(
-        spark, str(root / "a" / "t"), SCHEMA, record_key="id", ordering_field="ts",
-        partition_by=["p"],
+    t = ID_TS_P.create(
+        spark,
+        str(root / "a" / "t"),
         options={"hoodie.datasource.write.hive_style_partitioning": str(hive).lower()},
-    )  # fmt: skip
+    )
     t.write(batch(("k0", 1, "ok")))
     before = files_under(root)
     hostile = ["../../outside", "a/../../b", "a\\b"]
@@ -68,10 +66,11 @@ def test_hostile_values_are_refused_and_nothing_is_written(spark, tmp_path, hive
 
 
 def test_hive_style_and_url_encoding_store_unusual_values_readably(spark, tmp_path):
-    hive = hudilite.Table.create(
-        spark, str(tmp_path / "hive"), SCHEMA, record_key="id", ordering_field="ts",
-        partition_by=["p"], options={"hoodie.datasource.write.hive_style_partitioning": "true"},
-    )  # fmt: skip
+    hive = ID_TS_P.create(
+        spark,
+        str(tmp_path / "hive"),
+        options={"hoodie.datasource.write.hive_style_partitioning": "true"},
+    )
     hive.write(batch(("k1", 1, ".."), ("k2", 1, ".hoodie"), ("k3", 1, ""), ("k4", 1, None)))
     expected = [("k1", 1, ".."), ("k2", 1, ".hoodie"), ("k3", 1, ""), ("k4", 1, None)]
     assert sorted(os.listdir(hive.path)) == [
@@ -80,13 +79,14 @@ def test_hive_style_and_url_encoding_store_unusual_values_readably(spark, tmp_pa
     got = rows(batch(*expected), COLS)
     assert all_readers(hive) == (got, got, got)
 
-    enc = hudilite.Table.create(
-        spark, str(tmp_path / "enc"), SCHEMA, record_key="id", ordering_field="ts",
-        partition_by=["p"], options={
+    enc = ID_TS_P.create(
+        spark,
+        str(tmp_path / "enc"),
+        options={
             "hoodie.datasource.write.partitionpath.urlencode": "true",
             "hoodie.datasource.write.hive_style_partitioning": "false",
         },
-    )  # fmt: skip
+    )
     enc.write(batch(("k1", 1, "a\\b"), ("k2", 1, "a/../../b")))
     assert sorted(os.listdir(enc.path)) == [".hoodie", "a%2F..%2F..%2Fb", "a%5Cb"]
     got = rows(batch(("k1", 1, "a\\b"), ("k2", 1, "a/../../b")), COLS)

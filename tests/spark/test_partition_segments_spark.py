@@ -12,9 +12,10 @@ import pytest
 import hudilite
 from hudilite.errors import KeyGenerationError
 from tests.helpers import hudi_rs_read, rows
+from tests.tables import ID_TS_P
 
-SCHEMA = pa.schema([("id", pa.string()), ("ts", pa.int64()), ("p", pa.string())])
-COLS = ["id", "ts", "p"]
+SCHEMA = ID_TS_P.schema
+COLS = ID_TS_P.columns
 MESSAGE = (
     "partition field 'p': the folder name 'p=" + "v" * 38 + "...' (302 bytes){} is longer "
     "than the 255 bytes a file system allows; shorten the value or partition by another field"
@@ -27,9 +28,7 @@ MESSAGE = (
     ids=["driver", "spark-native"],
 )
 def test_overlong_partition_value_is_refused_by_name(spark, tmp_path, options, row):
-    t = hudilite.Table.create(
-        spark, str(tmp_path / "t"), SCHEMA, record_key="id", partition_by=["p"]
-    )
+    t = ID_TS_P.create(spark, str(tmp_path / "t"), ordering_field=None)
     t.write(pa.table({"id": ["a"], "ts": [1], "p": ["x"]}, schema=SCHEMA))
     before = [(i.requested_time, i.action, i.state) for i in t.timeline()]
     data = pa.table({"id": ["b", "c"], "ts": [1, 1], "p": ["y", "v" * 300]}, schema=SCHEMA)
@@ -64,9 +63,7 @@ def test_a_slash_in_one_of_several_plain_partition_values_is_refused(spark, tmp_
 
 
 def test_the_default_partition_name_as_a_value_is_refused_by_spark_keys(spark, tmp_path):
-    t = hudilite.Table.create(
-        spark, str(tmp_path / "t"), SCHEMA, record_key="id", partition_by=["p"]
-    )
+    t = ID_TS_P.create(spark, str(tmp_path / "t"), ordering_field=None)
     t.write(pa.table({"id": ["a"], "ts": [1], "p": [""]}, schema=SCHEMA))
     data = pa.table({"id": ["b"], "ts": [1], "p": ["__HIVE_DEFAULT_PARTITION__"]}, schema=SCHEMA)
     with pytest.raises(KeyGenerationError, match=r"has value '__HIVE_DEFAULT_PARTITION__', the"):

@@ -13,19 +13,16 @@ import os
 import shutil
 from pathlib import Path
 
-import pyarrow as pa
 import pytest
 
-import hudilite
 from hudilite.errors import MissingFileError
 from tests.helpers import hudi_rs_read, rows, spark_rows
+from tests.tables import ID_TS_P
 
-SCHEMA = pa.schema([("id", pa.string()), ("ts", pa.int64()), ("p", pa.string())])
-COLS = ["id", "ts", "p"]
+COLS = ID_TS_P.columns
 
 
-def batch(*recs: tuple) -> pa.Table:
-    return pa.Table.from_pylist([dict(zip(COLS, r, strict=True)) for r in recs], SCHEMA)
+batch = ID_TS_P.batch
 
 
 def hoodie_files(base: str) -> dict[str, bytes]:
@@ -36,10 +33,7 @@ def hoodie_files(base: str) -> dict[str, bytes]:
 
 @pytest.mark.parametrize("kind, where", [("cow", "driver"), ("cow", "spark"), ("mor", "spark")])
 def test_a_refused_write_leaves_the_timeline_untouched(spark, tmp_path, kind, where):
-    t = hudilite.Table.create(
-        spark, str(tmp_path / "t"), SCHEMA, record_key="id", ordering_field="ts",
-        partition_by=["p"], table_type=kind,
-    )  # fmt: skip
+    t = ID_TS_P.create(spark, str(tmp_path / "t"), table_type=kind)
     t.write(batch(("a", 1, "x"), ("b", 1, "x")))
     t.write(batch(("a", 2, "x")))
     if kind == "mor":
