@@ -5,6 +5,7 @@ points are replaced by recorders."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -12,7 +13,7 @@ import pytest
 from hudilite.table import groups
 from hudilite.table.api import Table
 from tests.helpers import hudi_rs_read, rows
-from tests.unit.services.test_compaction_plan import DATA, MiniTable, mor_with_logs
+from tests.unit.services.test_compaction_plan import DATA, MiniTable
 
 #: (flat name, group, the group's name, arguments, the engine function the group calls)
 ALIASES: list[tuple[str, str, str, tuple[Any, ...], dict[str, Any], str]] = [
@@ -58,17 +59,28 @@ ALIASES: list[tuple[str, str, str, tuple[Any, ...], dict[str, Any], str]] = [
 ]
 
 
+def _table(root: Path) -> tuple[Table, MiniTable, list[str]]:
+    mini = MiniTable(root, version=8, mor=False)
+    times = [mini.write({("x", "a-0"): [("k1", i, f"v{i}")]}) for i in range(2)]
+    return Table(None, mini.gw), mini, times  # type: ignore[arg-type]
+
+
 @pytest.fixture
 def table(tmp_path) -> tuple[Table, MiniTable, list[str]]:
-    mini, times = mor_with_logs(tmp_path / "t", 8, deltas=1)
-    return Table(None, mini.gw), mini, times  # type: ignore[arg-type]
+    return _table(tmp_path / "t")
+
+
+@pytest.fixture(scope="module")
+def shared(tmp_path_factory) -> tuple[Table, MiniTable, list[str]]:
+    # The calls below reach recorders only: one table serves them all.
+    return _table(tmp_path_factory.mktemp("groups") / "t")
 
 
 @pytest.mark.parametrize("flat,group,name,args,kwargs,target", ALIASES, ids=[a[0] for a in ALIASES])
 def test_flat_and_grouped_names_call_one_implementation(
-    table, monkeypatch, flat, group, name, args, kwargs, target
+    shared, monkeypatch, flat, group, name, args, kwargs, target
 ):
-    t, _, _ = table
+    t, _, _ = shared
     calls: list[tuple[Any, ...]] = []
     done = object()
 
