@@ -181,6 +181,21 @@ METADATA_PARTITION_STATS_ENABLED = _key(
     "skip whole partitions by it before they look at files. Non-partitioned tables get none.",
     parse=parse_bool,
 )
+METADATA_BLOOM_FILTER_ENABLED = _key(
+    "hoodie.metadata.index.bloom.filter.enable",
+    False,
+    "Keep the metadata table's bloom_filters partition (with hoodie.metadata.enable): the "
+    "footer bloom filter of every live base file, kept exact by every action, built from "
+    "the files partition when turned on, dropped when turned off. The BLOOM index reads "
+    "filters from it with hoodie.bloom.index.use.metadata.",
+    parse=parse_bool,
+)
+METADATA_BLOOM_FILTER_FILE_GROUP_COUNT = _key(
+    "hoodie.metadata.index.bloom.filter.file.group.count",
+    4,
+    "File groups of the bloom_filters partition, fixed when it is built (at least 1).",
+    parse=parse_int,
+)
 DATA_SKIPPING_ENABLED = _key(
     "hoodie.enable.data.skipping",
     True,

@@ -89,6 +89,14 @@ BLOOM_INDEX_UPDATE_PARTITION_PATH = _key(
     "GLOBAL_BLOOM: as hoodie.simple.index.update.partition.path.",
     parse=parse_bool,
 )
+BLOOM_INDEX_USE_METADATA = _key(
+    "hoodie.bloom.index.use.metadata",
+    False,
+    "BLOOM and GLOBAL_BLOOM: read the files' bloom filters from the metadata table's "
+    "bloom_filters partition when the table has it, instead of each base file's footer "
+    "(a file without a record there is still read from its footer).",
+    parse=parse_bool,
+)
 INDEX_GLOBAL_ENABLED = _key(
     "index.global.enabled",
     None,

@@ -7,7 +7,11 @@ Index types (``hoodie.index.type``, Hudi's names, case-insensitive):
 * ``BLOOM``: Hudi's bloom index. Files are pruned per incoming key by their footer key
   range (``hoodie.bloom.index.prune.by.ranges``), then by the bloom filter in their footer;
   only files whose filter says "maybe" for some key have their keys read
-  (:func:`lookup_keys`, Hudi's ``HoodieKeyLookupHandle``).
+  (:func:`lookup_keys`, Hudi's ``HoodieKeyLookupHandle``). With
+  ``hoodie.bloom.index.use.metadata`` and the metadata table's ``bloom_filters`` partition
+  (:mod:`hudilite.metadata.bloom_filters`), the filters come from there
+  (:func:`metadata_filters`) instead of each file's footer, as Hudi's
+  ``HoodieBloomIndex`` does; a file without a record there is read from its footer.
 * ``GLOBAL_SIMPLE`` / ``GLOBAL_BLOOM``: the same lookups over every partition of the
   table, the key alone identifying a record. A record whose partition value changed moves
   (delete in the old partition, insert in the new) when
@@ -21,6 +25,7 @@ records (``true``) or keeps it per partition (``false``).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import numpy as np
@@ -29,7 +34,7 @@ import pyarrow.compute as pc
 
 from hudilite import config as cfg
 from hudilite.keygen import KeyGenSpec
-from hudilite.storage.bloom_filter import BloomConfig
+from hudilite.storage.bloom_filter import BloomConfig, BloomFilter
 from hudilite.storage.fs import FileSystemGateway
 from hudilite.storage.parquet_io import read_bloom_filter, read_stored_keys
 
@@ -52,6 +57,8 @@ class IndexSettings:
     is_global: bool = False
     update_partition_path: bool = True
     prune_by_ranges: bool = True
+    #: ``hoodie.bloom.index.use.metadata``: filters from the bloom_filters partition
+    use_metadata: bool = False
 
 
 def index_settings(opts: cfg.Options) -> IndexSettings:
@@ -75,7 +82,30 @@ def index_settings(opts: cfg.Options) -> IndexSettings:
         is_global=is_global,
         update_partition_path=update,
         prune_by_ranges=bool(opts.get(cfg.BLOOM_PRUNE_BY_RANGES)),
+        use_metadata=bool(opts.get(cfg.BLOOM_INDEX_USE_METADATA)),
     )
+
+
+def metadata_filters(
+    gw: FileSystemGateway, files: Iterable[tuple[str, str]], settings: IndexSettings
+) -> dict[str, BloomFilter]:
+    """Table-relative base file path -> its bloom filter from the metadata table's
+    ``bloom_filters`` partition, for ``files`` (partition, path) that have a record there;
+    empty unless ``settings`` is a BLOOM index using the metadata table and the table lists
+    the partition (then every file is read from its footer)."""
+    from hudilite.metadata import bloom_filters  # the metadata package imports the engine
+    from hudilite.tablestate import properties_file
+    from hudilite.timeline.timeline import Timeline
+
+    if settings.kind != cfg.INDEX_BLOOM or not settings.use_metadata:
+        return {}
+    props = properties_file.load(gw)
+    if not bloom_filters.listed(props):
+        return {}
+    by_name = {(p, rel.rsplit("/", 1)[-1]): rel for p, rel in files}
+    timeline = Timeline.load(gw, cfg.TableConfig.from_properties(props))
+    found = bloom_filters.filters_for(gw, by_name, timeline)
+    return {by_name[f]: bloom for f, bloom in found.items()}
 
 
 def lookup_keys(
@@ -83,19 +113,23 @@ def lookup_keys(
     rel_path: str,
     keys: pa.Array | pa.ChunkedArray,
     virtual: KeyGenSpec | None = None,
+    bloom: BloomFilter | None = None,
 ) -> tuple[pa.Array, bool]:
     """The ``keys`` (candidates for one base file) that the file really holds.
 
     Keys the footer's bloom filter rules out are dropped first; only when some key may be
     in the file are its record keys read. Returns ``(keys found, whether keys were read)``.
     A file without a bloom filter (written by a tool that omits it, or in a table without
-    meta fields) is always read; ``virtual``: see :mod:`hudilite.virtual_keys`.
+    meta fields) is always read; ``virtual``: see :mod:`hudilite.virtual_keys`. ``bloom``:
+    the file's filter from the metadata table (:func:`metadata_filters`); None reads the
+    footer's.
     """
     if isinstance(keys, pa.ChunkedArray):
         keys = keys.combine_chunks()
     if len(keys) == 0:
         return pa.array([], pa.string()), False
-    bloom = read_bloom_filter(gw, rel_path)
+    if bloom is None:
+        bloom = read_bloom_filter(gw, rel_path)
     if bloom is not None:
         maybe = bloom.might_contain_many(keys)
         if not maybe.any():

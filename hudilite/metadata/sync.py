@@ -39,7 +39,7 @@ from typing import Any
 
 from hudilite import config as cfg
 from hudilite import failpoints
-from hudilite.metadata import clean, column_stats, compact, convert, partition_stats
+from hudilite.metadata import bloom_filters, clean, column_stats, compact, convert, partition_stats
 from hudilite.metadata import records as rec
 from hudilite.metadata import table as mt
 from hudilite.storage.fs import FileSystemGateway, join
@@ -103,6 +103,8 @@ def before_complete(gw: FileSystemGateway, instant: Instant, content: bytes) -> 
         options = {**props, **properties_file.read_write_defaults(gw)}
         if column_stats.enabled(options):
             column_stats.initialize(gw)  # rebuilt from the listing with the files partition
+        if bloom_filters.enabled(options):
+            bloom_filters.initialize(gw)
         if partition_stats.enabled(options):
             partition_stats.initialize(gw)
         return
@@ -127,13 +129,22 @@ def before_complete(gw: FileSystemGateway, instant: Instant, content: bytes) -> 
 def _stats_writer(
     gw: FileSystemGateway, props: Mapping[str, str], time: str, records: list[rec.FilesRecord]
 ) -> Callable[[], list[WriteStat]] | None:
-    """The column_stats part of the deltacommit of ``records`` when the table keeps it."""
-    if not column_stats.listed(props):
+    """The column_stats (and partition_stats) and bloom_filters parts of the deltacommit of
+    ``records``, for the partitions the table keeps."""
+    stats_on = column_stats.listed(props)
+    blooms_on = bloom_filters.listed(props)
+    if not stats_on and not blooms_on:
         return None
 
     def write() -> list[WriteStat]:
+        out: list[WriteStat] = []
+        if blooms_on:
+            blooms = bloom_filters.records_for(gw, records, time)
+            out += bloom_filters.write_logs(gw, time, blooms)
+        if not stats_on:
+            return out
         new = column_stats.records_for(gw, props, records)
-        out = column_stats.write_logs(gw, time, new)
+        out += column_stats.write_logs(gw, time, new)
         if partition_stats.listed(props):
             stats = partition_stats.records_for(gw, props, records, new)
             out += partition_stats.write_log(gw, time, stats)
@@ -215,6 +226,7 @@ def remove_deltacommit(gw: FileSystemGateway, instant_time: str) -> bool:
             join(mt.METADATA_DIR, mt.FILES_PARTITION),
             column_stats.PART_DIR,
             partition_stats.PART_DIR,
+            bloom_filters.PART_DIR,
         )
         for e in gw.list_dir(part_dir)
         if isinstance(p := parse_data_file_name(e.name), LogFileName)

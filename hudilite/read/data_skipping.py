@@ -27,8 +27,11 @@ not for time travel), with the same rules.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import date, datetime
+from decimal import Decimal
 from typing import Any
 
 import pyarrow as pa
@@ -254,3 +257,65 @@ def table_stats(
         part_records = ps.read_partition(gw, timeline, metadata)
         by_partition = ps.by_partition(part_records, {s.partition for s in slices}, cols)
     return TableStats(cs.stats_by_file(records, files, cols), by_partition)
+
+
+# ------------------------------------------------------------- filters Spark hands a source
+
+_SPARK_FILTER_OPS = {
+    "EqualTo": "=",
+    "GreaterThan": ">",
+    "GreaterThanOrEqual": ">=",
+    "LessThan": "<",
+    "LessThanOrEqual": "<=",
+}
+
+
+def _sql_literal(value: Any) -> str | None:
+    """A Python value of a Spark filter as a SQL literal :class:`Predicate` takes, or None
+    (timestamps are left out: their literal's zone would be Spark's session's)."""
+    if isinstance(value, bool):
+        return "TRUE" if value else "FALSE"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        return repr(value) if math.isfinite(value) else None
+    if isinstance(value, Decimal):
+        return str(value)
+    if isinstance(value, str):
+        return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
+    if isinstance(value, date) and not isinstance(value, datetime):
+        return f"DATE '{value.isoformat()}'"
+    return None
+
+
+def _sql_of(f: Any) -> str | None:
+    kind = type(f).__name__
+    if kind == "Not":
+        inner = _sql_of(f.child)
+        return None if inner is None else f"NOT ({inner})"
+    attribute = getattr(f, "attribute", None)
+    if not isinstance(attribute, tuple) or len(attribute) != 1:
+        return None  # a nested field: no statistics
+    column = "`" + str(attribute[0]).replace("`", "``") + "`"
+    if kind == "IsNull":
+        return f"{column} IS NULL"
+    if kind == "IsNotNull":
+        return f"{column} IS NOT NULL"
+    if kind == "In":
+        values = [_sql_literal(v) for v in f.value]
+        if not values or any(v is None for v in values):
+            return None
+        return f"{column} IN ({', '.join(v for v in values if v is not None)})"
+    if kind in _SPARK_FILTER_OPS:
+        literal = _sql_literal(f.value)
+        return None if literal is None else f"{column} {_SPARK_FILTER_OPS[kind]} {literal}"
+    return None
+
+
+def filters_sql(filters: Iterable[Any]) -> str | None:
+    """The AND of the filters Spark pushes to a Python data source (``pyspark.sql.
+    datasource.Filter``) that this module can skip by, as SQL; None when there is none.
+    The others are left out: the AND of a subset holds wherever all of them do, so a file
+    skipped by it holds no row Spark would keep."""
+    parts = [p for p in (_sql_of(f) for f in filters) if p is not None]
+    return " AND ".join(f"({p})" for p in parts) if parts else None

@@ -80,6 +80,7 @@ from pyspark.sql.types import StructType
 
 from hudilite.errors import ConfigError, InstantNotFoundError
 from hudilite.merge.spec import MergeSpec
+from hudilite.read.data_skipping import filters_sql
 from hudilite.read.file_group_reader import conform, read_file_slice, read_slice_changes
 from hudilite.read.planner import (
     ScanPlan,
@@ -87,7 +88,9 @@ from hudilite.read.planner import (
     normalize_instant,
     plan_incremental,
     plan_snapshot,
+    skip_files,
 )
+from hudilite.read.where import Predicate
 from hudilite.schema import COMMIT_TIME_COL, cast_to_schema
 from hudilite.spark.cdc import (
     CDC_SPARK_SCHEMA,
@@ -300,6 +303,13 @@ class HudiliteBatchReader(DataSourceReader):
         self.options = CaseInsensitiveDict(resolve_read_options(options, streaming=False))
         self.schema = schema
         self.cdc = is_cdc(self.options)
+        self.where: str | None = None
+
+    def pushFilters(self, filters: list[Any]) -> list[Any]:
+        """Keep the filters data skipping can use (:func:`~hudilite.read.data_skipping.
+        filters_sql`); every filter is handed back, so Spark still applies them all."""
+        self.where = filters_sql(filters)
+        return list(filters)
 
     def _cdc_partitions(self, state: TableState) -> Sequence[InputPartition]:
         """The ``cdc`` incremental format: change rows of the commits in (begin, end]."""
@@ -321,6 +331,8 @@ class HudiliteBatchReader(DataSourceReader):
             return self._cdc_partitions(state)
         try:
             plan = batch_plan(state, self.options)
+            where = Predicate.parse_or_none(self.where, state.storage_schema)
+            plan = skip_files(state, plan, where, self.options)  # files no filter can match
         except InstantNotFoundError:
             begin = self.options.get(BEGIN)
             if not (begin and _true(self.options.get(FALLBACK_FULL_SCAN, "false"))):
@@ -523,6 +535,8 @@ def register(spark: Any) -> None:
     refuses a Python source whose name a JVM source already has (with Hudi's bundle on
     the classpath ``hudi`` stays Hudi's), and looks JVM sources up first anyway.
     """
+    # Spark hands a Python source its filters only with this on (hudilite skips files by them)
+    spark.conf.set("spark.sql.python.filterPushdown.enabled", "true")
     spark.dataSource.register(HudiliteDataSource)
     try:
         spark.dataSource.register(HudiAliasDataSource)

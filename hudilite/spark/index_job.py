@@ -38,7 +38,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from hudilite.config.vocab import INDEX_BLOOM
-from hudilite.index.bloom_index import IndexSettings, lookup_keys
+from hudilite.index.bloom_index import IndexSettings, lookup_keys, metadata_filters
 from hudilite.index.simple import (
     LOCATION_SCHEMA,
     IndexMetrics,
@@ -59,6 +59,7 @@ from hudilite.schema import (
 )
 from hudilite.spark.convert import arrow_schema, spark_schema
 from hudilite.spark.read_job import base_file_keys
+from hudilite.storage.bloom_filter import deserialize
 from hudilite.storage.parquet_io import read_key_range
 from hudilite.tablestate.state import TableState
 from hudilite.virtual_keys import virtual_key_spec, with_stored_keys
@@ -237,12 +238,20 @@ def _bloom_lookup(
             F.broadcast(table), (F.col(PARTITION_PATH_COL) == F.col("_f_partition")) & in_range
         )
     pairs = pairs.select(RECORD_KEY_COL, "_f_partition", "_f_path")
+    # Filters from the metadata table travel to the tasks serialized (a file without one
+    # there is read from its footer in its task).
+    stored = {
+        rel: (f.serialize(), f.type_code)
+        for rel, f in metadata_filters(gw, [(r[0], r[1]) for r in rows], settings).items()
+    }
 
     def lookup(batch: pa.Table) -> pa.Table:
         rel = batch["_f_path"][0].as_py()
         partition = batch["_f_partition"][0].as_py()
         file_id = rel.rsplit("/", 1)[-1].split("_", 1)[0]
-        found, read = lookup_keys(gw, rel, batch[RECORD_KEY_COL], virtual)
+        given = stored.get(rel)
+        bloom = deserialize(*given) if given is not None else None
+        found, read = lookup_keys(gw, rel, batch[RECORD_KEY_COL], virtual, bloom)
         n = len(found)
         return pa.table(
             {

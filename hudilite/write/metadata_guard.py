@@ -42,7 +42,7 @@ import warnings
 from hudilite import config as cfg
 from hudilite import failpoints
 from hudilite.errors import CorruptFileError, HudiliteWarning, TableNotFoundError
-from hudilite.metadata import column_stats, compact, partition_stats, sync
+from hudilite.metadata import bloom_filters, column_stats, compact, partition_stats, sync
 from hudilite.metadata import table as mt
 from hudilite.storage.fs import FileSystemGateway
 from hudilite.tablestate import properties_file
@@ -169,6 +169,11 @@ def _keep(gw: FileSystemGateway, props: dict[str, str], options: dict[str, str])
     stats_on = column_stats.enabled(options)
     part_stats_on = partition_stats.enabled(options)
     kept = [p for p in sorted(listed) if keep_files and _keeps(p, stats_on, part_stats_on)]
+    blooms_on = bloom_filters.enabled(options)
+    if blooms_on and keep_files and bloom_filters.PARTITION in listed:
+        kept = sorted([*kept, bloom_filters.PARTITION])
+    elif bloom_filters.PARTITION in listed:
+        bloom_filters.remove(gw)  # unlisted, then its folder and initialization instant
     changed = False
     if pending or sorted(listed) != kept:
         props = properties_file.store(gw, props, metadata_partitions=",".join(kept))
@@ -188,6 +193,8 @@ def _keep(gw: FileSystemGateway, props: dict[str, str], options: dict[str, str])
             column_stats.initialize(gw)
         if part_stats_on:
             partition_stats.initialize(gw)
+        if blooms_on:
+            bloom_filters.initialize(gw)
         log.info("built the metadata table of %s from a listing", gw.uri(""))
         return True
     config = cfg.TableConfig.from_properties(props)
@@ -200,6 +207,9 @@ def _keep(gw: FileSystemGateway, props: dict[str, str], options: dict[str, str])
         changed = True
     if part_stats_on and partition_stats.PARTITION not in kept:
         partition_stats.initialize(gw)  # turned on: built from column_stats
+        changed = True
+    if blooms_on and bloom_filters.PARTITION not in kept:
+        bloom_filters.initialize(gw)  # turned on: built from the files partition's listing
         changed = True
     return changed
 

@@ -29,7 +29,7 @@ import pyarrow.compute as pc
 
 from hudilite import config as cfg
 from hudilite.errors import ConfigError
-from hudilite.index.bloom_index import IndexSettings, lookup_keys
+from hudilite.index.bloom_index import IndexSettings, lookup_keys, metadata_filters
 from hudilite.index.bucket import bucket_file_id_column, bucket_file_ids, hash_fields
 from hudilite.index.simple import (
     LOCATION_SCHEMA,
@@ -165,7 +165,8 @@ def locate(
                 keys = keys.filter(pc.and_(pc.greater_equal(keys, r[0]), pc.less_equal(keys, r[1])))
             if len(keys):
                 jobs.append((p, rel, keys))
-        results = _map(lambda j: lookup_keys(gw, j[1], j[2], virtual), jobs)
+        stored = metadata_filters(gw, [(p, rel) for p, rel, _ in jobs], settings)
+        results = _map(lambda j: lookup_keys(gw, j[1], j[2], virtual, stored.get(j[1])), jobs)
         files_after_pruning = len(jobs)
         for (p, rel, _), (keys, read) in zip(jobs, results, strict=True):
             files_read += int(read)

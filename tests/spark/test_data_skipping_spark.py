@@ -3,7 +3,8 @@
 group each (small files not filled). ``Table.read(where=)`` with a selective predicate plans
 only the file whose statistics may match -- ``DataFrame.inputFiles()`` lists that one file --
 and returns exactly the rows hudi-rs reads for the predicate; an update keeps it exact; with
-``hoodie.enable.data.skipping=false`` every file is read."""
+``hoodie.enable.data.skipping=false`` every file is read. ``spark.read.format("hudilite")``
+with the same filters plans one input partition (one file slice) instead of three."""
 
 from __future__ import annotations
 
@@ -54,6 +55,11 @@ def test_selective_where_reads_only_the_matching_file(spark: Any, tmp_path: Path
         df = t.read(where=where)
         assert len(df.inputFiles()) == 1, where
         assert spark_rows(df, COLS) == expected(where)
+    # the hudilite data source: Spark hands it the filter, one slice is planned
+    source = spark.read.format("hudilite").load(t.path)
+    assert source.rdd.getNumPartitions() == 3
+    assert source.where("id = 'm'").rdd.getNumPartitions() == 1
+    assert spark_rows(source.where("id = 'm'"), COLS) == expected("id = 'm'")
     off = t.read(where="id = 'm'", options={"hoodie.enable.data.skipping": "false"})
     assert len(off.inputFiles()) == 3
     assert spark_rows(off, COLS) == expected("id = 'm'")

@@ -24,7 +24,7 @@ from hudilite import config as cfg
 from hudilite.filegroup.slices import BaseFile, FileSlice
 from hudilite.metadata.column_stats_records import INT, STRING, ColumnStats
 from hudilite.read.arrow_reader import read_plan_arrow
-from hudilite.read.data_skipping import skip_slices
+from hudilite.read.data_skipping import filters_sql, skip_slices
 from hudilite.read.planner import plan_snapshot, skip_files
 from hudilite.read.where import Predicate
 from hudilite.storage.fs import FileSystemGateway
@@ -191,3 +191,23 @@ def test_skipped_plans_read_the_rows_hudi_rs_reads(zip_rel: str, tmp_path: Path)
     total = len(full.native_paths) + len(full.merge_slices)
     assert sizes["txn_id = 'TXN-007'"] < total
     assert sizes["merchant_name IS NULL"] < total
+
+
+def test_filters_spark_hands_the_data_source_become_a_predicate() -> None:
+    from pyspark.sql.datasource import EqualTo, GreaterThan, In, IsNull, Not, StringStartsWith
+
+    pushed = [
+        EqualTo(("s",), "o'k"),
+        Not(In(("x",), (1, 2))),
+        IsNull(("x",)),
+        StringStartsWith(("s",), "a"),  # no statistics rule: left out
+        GreaterThan(("x", "nested"), 1),  # a nested field: left out
+    ]
+    sql = filters_sql(pushed)
+    assert sql == "(`s` = 'o\\'k') AND (NOT (`x` IN (1, 2))) AND (`x` IS NULL)"
+    table = pa.table({"x": pa.array([None, 3], pa.int32()), "s": ["o'k", "o'k"]})
+    assert table.filter(Predicate.parse(sql, SCHEMA).expression).num_rows == 0  # NULL IN
+    assert filters_sql([StringStartsWith(("s",), "a")]) is None
+    quoted = filters_sql([EqualTo(("s",), "o'k\\")])  # a quote and a backslash
+    kept = pa.table({"x": pa.array([1, 2], pa.int32()), "s": ["o'k\\", "o'k"]})
+    assert kept.filter(Predicate.parse(quoted, SCHEMA).expression)["x"].to_pylist() == [1]
