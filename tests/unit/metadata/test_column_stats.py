@@ -29,9 +29,11 @@ import pyarrow.parquet as pq
 import pytest
 
 from hudilite import config as cfg
+from hudilite import failpoints
 from hudilite.metadata import column_stats as cs
 from hudilite.metadata import column_stats_records as csr
 from hudilite.metadata import partition_stats as ps
+from hudilite.metadata import sync
 from hudilite.metadata import table as mt
 from hudilite.services.clean import clean
 from hudilite.services.clustering import cluster
@@ -312,3 +314,32 @@ def test_turning_the_option_off_drops_the_partition(tmp_path: Path) -> None:
         pass
     assert properties_file.load(gw)["hoodie.table.metadata.partitions"] == "files"
     assert not gw.exists(cs.PART_DIR)
+
+
+def test_turned_on_for_a_table_with_a_metadata_table_and_a_crash(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    gw = _unzip(V9_COW, tmp_path)
+    stored = properties_file.read_write_defaults(gw)
+    stored[cfg.METADATA_ENABLED.name] = "true"
+    gw.write_bytes(properties_file.WRITE_DEFAULTS_FILE, properties_file.encode(stored))
+    with table_lock(gw):
+        pass
+    _commit_copy(gw, random.Random(1))  # a deltacommit of the files partition alone
+    assert properties_file.load(gw)["hoodie.table.metadata.partitions"] == "files"
+    _enable(gw)  # built from the files partition's listing, the copy's file included
+    assert _indexed(gw) == _oracle(gw) != {}
+    # A write dying between its metadata deltacommit and its completion: the stats it wrote
+    # are read by no one, and the next lock removes them with the deltacommit.
+    monkeypatch.setenv(failpoints.ENV_VAR, sync.AFTER_DELTACOMMIT)
+    with pytest.raises(Exception, match="simulated failure"):
+        _commit_copy(gw, random.Random(2))
+    monkeypatch.delenv(failpoints.ENV_VAR)
+    stray = max(sync.deltacommit_times(gw))
+    assert any(stray in e.name for e in gw.list_dir(cs.PART_DIR))
+    assert _indexed(gw) == _oracle(gw)
+    with table_lock(gw):
+        pass
+    assert not any(stray in e.name for e in gw.list_dir(cs.PART_DIR) + gw.list_dir(ps.PART_DIR))
+    assert stray not in sync.deltacommit_times(gw)
+    assert _indexed(gw) == _oracle(gw)
