@@ -24,6 +24,11 @@ written, and only when the table's ``hoodie.table.metadata.partitions`` names ``
   and completed files already, and a listing is what Hudi falls back to when the metadata
   table cannot be restored to the savepoint.
 
+When the table lists ``column_stats`` (and ``partition_stats``), the same deltacommit carries
+their logs, derived from the instant's files-partition records
+(:func:`hudilite.metadata.column_stats.records_for`); rolling back a deltacommit removes
+them with it, and a restore rebuilds them after the files partition.
+
 A metadata deltacommit whose data instant never completed (a crash between the two) is
 skipped by :func:`~hudilite.metadata.table.read_files_partition` given the data timeline, and
 :func:`roll_back_strays` (run by the guard under the table lock) removes it: an instant
@@ -40,6 +45,7 @@ from typing import Any
 from hudilite import config as cfg
 from hudilite import failpoints
 from hudilite.metadata import bloom_filters, clean, column_stats, compact, convert, partition_stats
+from hudilite.metadata import record_index as ri
 from hudilite.metadata import records as rec
 from hudilite.metadata import table as mt
 from hudilite.storage.fs import FileSystemGateway, join
@@ -107,14 +113,18 @@ def before_complete(gw: FileSystemGateway, instant: Instant, content: bytes) -> 
             bloom_filters.initialize(gw)
         if partition_stats.enabled(options):
             partition_stats.initialize(gw)
+        if ri.enabled(options):
+            ri.initialize(gw)  # the restored table's keys, from its latest slices
         return
     if action == ROLLBACK:
         _on_rollback(gw, time, read_avro_record(content))
         return
+    metadata = None
     if action == CLEAN:
         records = convert.clean_records(read_avro_record(content))
     else:
-        records = convert.commit_records(CommitMetadata.from_bytes(content))
+        metadata = CommitMetadata.from_bytes(content)
+        records = convert.commit_records(metadata)
     remove_deltacommit(gw, time)  # a leftover of an earlier attempt at this instant
     # Hudi compacts the metadata table before it writes the instant's deltacommit.
     options = {**props, **properties_file.read_write_defaults(gw)}
@@ -122,8 +132,29 @@ def before_complete(gw: FileSystemGateway, instant: Instant, content: bytes) -> 
         gw, cfg.TableConfig.from_properties(props), compact.max_delta_commits(options)
     )
     clean.clean_if_due(gw)
-    mt.write_deltacommit(gw, time, records, _stats_writer(gw, props, time, records))
+    more = _stats_writer(gw, props, time, records)
+    if metadata is not None and ri.listed(props):
+        more = _with_record_index(gw, props, instant, metadata, more)
+    mt.write_deltacommit(gw, time, records, more)
     failpoints.check(None, AFTER_DELTACOMMIT)
+
+
+def _with_record_index(
+    gw: FileSystemGateway,
+    props: Mapping[str, str],
+    instant: Instant,
+    metadata: CommitMetadata,
+    other: Callable[[], list[WriteStat]] | None,
+) -> Callable[[], list[WriteStat]]:
+    """``other`` followed by the record_index logs of the instant (:mod:`~hudilite.metadata.
+    record_index`), read against the index as the completed data instants left it."""
+
+    def write() -> list[WriteStat]:
+        out = list(other()) if other is not None else []
+        data = tl.Timeline.load(gw, cfg.TableConfig.from_properties(props))
+        return out + ri.write_logs(gw, instant.action, instant.requested_time, metadata, data)
+
+    return write
 
 
 def _stats_writer(
@@ -227,6 +258,7 @@ def remove_deltacommit(gw: FileSystemGateway, instant_time: str) -> bool:
             column_stats.PART_DIR,
             partition_stats.PART_DIR,
             bloom_filters.PART_DIR,
+            ri.PART_DIR,
         )
         for e in gw.list_dir(part_dir)
         if isinstance(p := parse_data_file_name(e.name), LogFileName)
