@@ -215,8 +215,8 @@ def _parse_partial_update_mode(value: str) -> str:
 PARTIAL_UPDATE_MODE = _key(
     "hoodie.table.partial.update.mode",
     None,
-    "Hudi 1.1 partial update mode: NONE | IGNORE_DEFAULTS (KEEP_VALUES, FILL_UNAVAILABLE "
-    "are refused).",
+    "Hudi 1.1 partial update mode: NONE | IGNORE_DEFAULTS | FILL_UNAVAILABLE (a column "
+    "holding the table's unavailable value keeps the stored value; KEEP_VALUES is refused).",
     aliases=("hoodie.write.partial.update.mode",),
     parse=_parse_partial_update_mode,
     scope="table",

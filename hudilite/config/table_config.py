@@ -106,11 +106,24 @@ class PayloadMigration:
     merge_mode: str
     partial_update_mode: str | None = None
     merge_properties: tuple[tuple[str, str], ...] = ()
+    #: The ordering fields Hudi 1.1 sets whatever the caller gave (the Debezium payloads').
+    ordering_fields: tuple[str, ...] = ()
 
+
+#: Debezium's placeholder for an unchanged TOAST column, which Hudi 1.1's FILL_UNAVAILABLE
+#: partial update replaces by the stored value (``HoodieTableConfig.DEBEZIUM_UNAVAILABLE_VALUE``).
+DEBEZIUM_UNAVAILABLE_VALUE = "__debezium_unavailable_value"
+#: The merge property naming the value FILL_UNAVAILABLE replaces (``PARTIAL_UPDATE_UNAVAILABLE_
+#: VALUE``, stored as ``hoodie.record.merge.property.partial.update.unavailable.value``).
+UNAVAILABLE_VALUE_PROPERTY = "partial.update.unavailable.value"
+_DEBEZIUM_DELETES = (
+    ("hoodie.payload.delete.field", "_change_operation_type"),
+    ("hoodie.payload.delete.marker", "d"),
+)
 
 #: The deprecated payloads hudilite can merge (simple class name -> migration); the payload
-#: classes are recorded as ``hoodie.table.legacy.payload.class``. Hudi also migrates the two
-#: Debezium payloads, whose merges hudilite does not implement (refused by name).
+#: classes are recorded as ``hoodie.table.legacy.payload.class``, as Hudi 1.1's
+#: ``EightToNineUpgradeHandler`` and ``inferMergingConfigsForV9TableCreation`` record them.
 V9_PAYLOAD_MIGRATIONS: dict[str, PayloadMigration] = {
     "DefaultHoodieRecordPayload": PayloadMigration(EVENT_TIME_ORDERING),
     "EventTimeAvroPayload": PayloadMigration(EVENT_TIME_ORDERING),
@@ -124,14 +137,29 @@ V9_PAYLOAD_MIGRATIONS: dict[str, PayloadMigration] = {
         None,
         (("hoodie.payload.delete.field", "Op"), ("hoodie.payload.delete.marker", "D")),
     ),
+    # Event time by the log position, deletes by the operation column, and an unchanged
+    # TOAST column filled from the stored row.
+    "PostgresDebeziumAvroPayload": PayloadMigration(
+        EVENT_TIME_ORDERING,
+        "FILL_UNAVAILABLE",
+        ((UNAVAILABLE_VALUE_PROPERTY, DEBEZIUM_UNAVAILABLE_VALUE), *_DEBEZIUM_DELETES),
+        ("_event_lsn",),
+    ),
 }
-#: Hudi 1.1 deprecates these payloads too, with merges hudilite does not implement.
-UNSUPPORTED_V9_PAYLOADS = ("MySqlDebeziumAvroPayload", "PostgresDebeziumAvroPayload")
+#: Hudi 1.1 deprecates this payload too, ordering its records by two fields
+#: (``_event_bin_file,_event_pos``): hudilite orders by one (refused by name).
+UNSUPPORTED_V9_PAYLOADS = ("MySqlDebeziumAvroPayload",)
 #: Partial update modes hudilite merges (its columns default to null, so IGNORE_DEFAULTS is
-#: "a null keeps the stored value").
-SUPPORTED_PARTIAL_UPDATE_MODES = ("NONE", "IGNORE_DEFAULTS")
-#: Merge properties hudilite honours (they are aliases of its delete options).
-SUPPORTED_MERGE_PROPERTIES = ("hoodie.payload.delete.field", "hoodie.payload.delete.marker")
+#: "a null keeps the stored value"; FILL_UNAVAILABLE: a column holding the table's
+#: unavailable value keeps the stored value).
+SUPPORTED_PARTIAL_UPDATE_MODES = ("NONE", "IGNORE_DEFAULTS", "FILL_UNAVAILABLE")
+#: Merge properties hudilite honours (aliases of its delete options, and FILL_UNAVAILABLE's
+#: value).
+SUPPORTED_MERGE_PROPERTIES = (
+    "hoodie.payload.delete.field",
+    "hoodie.payload.delete.marker",
+    UNAVAILABLE_VALUE_PROPERTY,
+)
 
 
 def simple_class_name(class_name: str) -> str:
@@ -283,7 +311,14 @@ class TableConfig:
         if partial and partial.upper() not in SUPPORTED_PARTIAL_UPDATE_MODES:
             out.append(
                 f"{PARTIAL_UPDATE_MODE_KEY}={partial!r} "
-                f"(hudilite merges {' and '.join(SUPPORTED_PARTIAL_UPDATE_MODES)})"
+                f"(hudilite merges {', '.join(SUPPORTED_PARTIAL_UPDATE_MODES)})"
+            )
+        elif partial.upper() == "FILL_UNAVAILABLE" and not self.merge_properties.get(
+            UNAVAILABLE_VALUE_PROPERTY
+        ):
+            out.append(
+                f"{PARTIAL_UPDATE_MODE_KEY}={partial!r} without "
+                f"{MERGE_PROPERTY_PREFIX}{UNAVAILABLE_VALUE_PROPERTY} (the unavailable value)"
             )
         for key in sorted(self.merge_properties):
             if key not in SUPPORTED_MERGE_PROPERTIES:
@@ -381,6 +416,9 @@ class TableConfig:
         migration = v9_payload_migration(payload_class) if version >= 9 else None
         if version >= 9 and payload_class:
             _refuse_unsupported_v9_payload(payload_class)
+        if migration is not None and migration.ordering_fields:
+            # Hudi 1.1 reconciles a Debezium payload's ordering to its own column.
+            order = migration.ordering_fields
         if merge_mode is not None:
             mode = choice(EVENT_TIME_ORDERING, COMMIT_TIME_ORDERING, CUSTOM_MERGE)(merge_mode)
         elif migration is not None:
@@ -583,7 +621,11 @@ def _v9_creation_props(
         _refuse_unsupported_v9_payload(payload_class)
     if migration is not None:
         assert payload_class is not None
-        name = payload_class if "." in payload_class else _PAYLOAD_PACKAGE + payload_class
+        cdc = cdc_payload(payload_class)
+        if cdc is not None:
+            name = cdc.class_name  # org.apache.hudi.common.model.debezium.* included
+        else:
+            name = payload_class if "." in payload_class else _PAYLOAD_PACKAGE + payload_class
         props[LEGACY_PAYLOAD_KEY] = name
         if migration.partial_update_mode:
             props.setdefault(PARTIAL_UPDATE_MODE_KEY, migration.partial_update_mode)
@@ -597,5 +639,6 @@ def _refuse_unsupported_v9_payload(payload_class: str) -> None:
     if simple_class_name(payload_class) in UNSUPPORTED_V9_PAYLOADS:
         raise ConfigError(
             f"payload class {payload_class!r} is not supported by hudilite on table version 9 "
-            "(Hudi 1.1 replaces it with merges hudilite does not implement)"
+            "(Hudi 1.1 orders its records by two fields, _event_bin_file,_event_pos; "
+            "hudilite orders by one): use table version 6 or 8"
         )

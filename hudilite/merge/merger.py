@@ -36,7 +36,9 @@ a whole; partial update and sequence groups then refine single columns):
   never supplies field values; and ``OverwriteNonDefaultsWithLatestAvroPayload``
   merges partially inside a batch too (its Java ``preCombine`` keeps only the
   latest record). Meta columns (``_hoodie_*``) and internal columns are never
-  filled.
+  filled. With ``spec.unavailable_value`` (Hudi 1.1's ``FILL_UNAVAILABLE``, the
+  Postgres Debezium mapping) a field is missing when it holds that text instead of
+  when it is null: a null overrides like any value (:func:`_present`).
 * Sequence groups (``spec.sequence_groups``, beyond Hudi, like Paimon's
   ``fields.<seq>.sequence-group``): the columns of a group, its ordering column
   included, are replaced as a unit -- nulls included -- by ``b``'s when ``b`` is
@@ -497,7 +499,11 @@ def _fold(
     if spec.partial_update:
         for name in table.column_names:
             if name not in _NOT_DATA and name not in grouped:
-                sources[name] = _partial_source(table[name], part, is_max, epoch, epoch_start)
+                present = _present(spec, table[name])
+                src = _partial_source(present, part, is_max, epoch, epoch_start)
+                # No record of the epoch has a value: the winner's own (a null, or the
+                # unavailable value when there is nothing to fill it from).
+                sources[name] = _as_array(pc.coalesce(src, winner))
     for group in spec.sequence_groups:
         src = _group_source(table, group, part, epoch, epoch_start, stored)
         for name in group.all_columns:
@@ -512,7 +518,7 @@ def _fold(
 
 
 def _partial_source(
-    column: pa.ChunkedArray | pa.Array,
+    present: pa.Array,
     part: pa.Array,
     is_max: pa.Array,
     epoch: pa.Array,
@@ -528,7 +534,7 @@ def _partial_source(
     """
     n = len(part)
     pos = _arange(n)
-    valid = pc.and_(part, pc.is_valid(column))
+    valid = pc.and_(part, present)
     last_winner = _cummax(pc.if_else(pc.and_(valid, is_max), pos, -1))
     # First valid position of the epoch so far: a running max of n - position.
     big = n + 1
@@ -635,10 +641,10 @@ def _merge_columns(
         for name in combined.column_names:
             if name in _NOT_DATA or name in grouped:
                 continue
-            column = _as_array(combined[name])
+            present = _present(spec, combined[name])
             fill = pc.and_(
-                pc.is_null(column.take(row_src)),
-                pc.fill_null(pc.is_valid(column.take(loser)), False),
+                pc.invert(present.take(row_src)),
+                pc.fill_null(present.take(loser), False),
             )
             fill = pc.fill_null(pc.and_(fill, pc.is_valid(loser)), False)
             sources[name] = _as_array(pc.if_else(fill, loser, row_src))
@@ -687,6 +693,19 @@ def _merge_columns(
 
 
 # --- helpers -------------------------------------------------------------------------------
+
+
+def _present(spec: MergeSpec, column: pa.ChunkedArray | pa.Array) -> pa.Array:
+    """Per row: does a partially updated ``column`` hold a value (else it takes the other
+    version's)? Not null; with ``spec.unavailable_value``, not that text (any other
+    value, null included, counts, and non-text columns always do)."""
+    values = _as_array(column)
+    if spec.unavailable_value is None:
+        return _as_array(pc.is_valid(values))
+    if not (pa.types.is_string(values.type) or pa.types.is_large_string(values.type)):
+        return pa.repeat(True, len(values))
+    same = pc.equal(values, pa.scalar(spec.unavailable_value, values.type))
+    return _as_array(pc.invert(pc.fill_null(same, False)))
 
 
 def _combine(parts: list[pa.Table]) -> pa.Table:

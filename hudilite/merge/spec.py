@@ -63,8 +63,10 @@ Configuration (:meth:`MergeSpec.from_config`; write options win over the table's
   (``hoodie.datasource.write.partial.update=true|false``), then Hudi 1.1's
   :data:`PARTIAL_UPDATE_MODE` (``hoodie.table.partial.update.mode``: ``NONE`` or
   ``IGNORE_DEFAULTS``; hudilite's columns all default to null, so "ignore defaults"
-  is "a null keeps the stored value"; ``KEEP_VALUES`` and ``FILL_UNAVAILABLE`` are
-  refused), then the payload class;
+  is "a null keeps the stored value"; ``FILL_UNAVAILABLE``: a text column holding the
+  table's ``hoodie.record.merge.property.partial.update.unavailable.value`` keeps the
+  stored value, as a version 9 ``PostgresDebeziumAvroPayload`` table merges Debezium's
+  TOAST placeholder; ``KEEP_VALUES`` is refused), then the payload class;
 * sequence groups: :data:`SEQUENCE_GROUPS` (``hoodie.hudilite.sequence.groups``),
   syntax in :func:`parse_sequence_groups`;
 * deletes: ``hoodie.payload.delete.field`` (default ``_hoodie_is_deleted``) and
@@ -97,6 +99,11 @@ from hudilite.config import (
 from hudilite.config.sequence_groups import SequenceGroup as SequenceGroup  # re-exported
 from hudilite.config.sequence_groups import format_sequence_groups as format_sequence_groups
 from hudilite.config.sequence_groups import parse_sequence_groups as parse_sequence_groups
+from hudilite.config.table_config import (
+    DEBEZIUM_UNAVAILABLE_VALUE,
+    UNAVAILABLE_VALUE_PROPERTY,
+    v9_payload_migration,
+)
 from hudilite.config.vocab import CdcPayload, cdc_payload
 from hudilite.errors import ConfigError
 from hudilite.keygen import KeyGenSpec
@@ -173,6 +180,9 @@ class MergeSpec:
     pair of numbers. ``toast_check``: records holding Debezium's TOAST placeholder are
     refused (:meth:`check_records`). ``cdc_deletes``: the delete marker is compared
     ignoring case and ``_hoodie_is_deleted`` deletes too (the CDC payloads' rule).
+    ``unavailable_value`` (Hudi 1.1's ``FILL_UNAVAILABLE`` partial update, with
+    ``partial_update``): a text column holding this value is "unavailable" and takes the
+    other version's value, where a null is an ordinary value.
     """
 
     mode: str = COMMIT_TIME_ORDERING
@@ -186,6 +196,7 @@ class MergeSpec:
     binlog_seq: bool = False
     toast_check: bool = False
     cdc_deletes: bool = False
+    unavailable_value: str | None = None
 
     def __post_init__(self) -> None:
         mode = str(self.mode).strip().upper()
@@ -315,10 +326,13 @@ class MergeSpec:
 
         partial_text = _lookup(PARTIAL_UPDATE, options, config)
         partial_mode = _lookup(PARTIAL_UPDATE_MODE, options, config)
+        unavailable: str | None = None
         if partial_text is not None:
             partial = _parse(PARTIAL_UPDATE, partial_text)
         elif partial_mode is not None and partial_mode.strip():
             partial = _partial_from_mode(partial_mode)
+            if partial_mode.strip().upper() == "FILL_UNAVAILABLE":
+                unavailable = _unavailable_value(config)
         else:
             partial = payload[1] if payload is not None else False
 
@@ -327,6 +341,10 @@ class MergeSpec:
 
         changelog_text = _lookup(CHANGELOG_ENABLED, options, config)
         cdc = cdc_payload(option_payload or config.payload_class)
+        if cdc is not None and config.table_version >= 9 and v9_payload_migration(cdc.class_name):
+            # Hudi 1.1 merges a version 9 table by its merge mode and merge properties, which
+            # the table recorded for the payload when it was created (a payload option too).
+            cdc = None
         cdc_deletes = False
         delete_field = _lookup(DELETE_FIELD, options, config)
         delete_marker = _lookup(DELETE_MARKER, options, config)
@@ -347,11 +365,20 @@ class MergeSpec:
             binlog_seq=cdc is not None and cdc.binlog_seq and mode == EVENT_TIME_ORDERING,
             toast_check=cdc is not None and cdc.class_name.endswith("PostgresDebeziumAvroPayload"),
             cdc_deletes=cdc_deletes,
+            unavailable_value=unavailable,
         )
 
 
-#: Debezium's placeholder for an unchanged TOAST column (``DebeziumConstants``).
-DEBEZIUM_UNAVAILABLE_VALUE = "__debezium_unavailable_value"
+def _unavailable_value(config: TableConfig) -> str:
+    """FILL_UNAVAILABLE's value: the table's merge property (Hudi 1.1 writes it with the
+    mode); a table naming none is refused, as there is nothing to compare with."""
+    value = config.merge_properties.get(UNAVAILABLE_VALUE_PROPERTY)
+    if not value:
+        raise ConfigError(
+            f"{PARTIAL_UPDATE_MODE.name}=FILL_UNAVAILABLE needs the table property "
+            f"hoodie.record.merge.property.{UNAVAILABLE_VALUE_PROPERTY} (the unavailable value)"
+        )
+    return value
 
 
 def _cdc_ordering(cdc: CdcPayload, table_field: str | None, mode: str) -> str | None:
@@ -398,11 +425,11 @@ def _partial_from_mode(value: str) -> bool:
     mode = value.strip().upper()
     if mode == "NONE":
         return False
-    if mode == "IGNORE_DEFAULTS":
+    if mode in ("IGNORE_DEFAULTS", "FILL_UNAVAILABLE"):
         return True
     raise ConfigError(
         f"unsupported value {value!r} for option {PARTIAL_UPDATE_MODE.name!r} "
-        "(hudilite supports NONE and IGNORE_DEFAULTS)"
+        "(hudilite supports NONE, IGNORE_DEFAULTS and FILL_UNAVAILABLE)"
     )
 
 

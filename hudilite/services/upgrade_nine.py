@@ -43,7 +43,6 @@ from hudilite.config.table_config import (
     MERGE_PROPERTY_PREFIX,
     PARTIAL_UPDATE_MODE_KEY,
     PAYLOAD_STRATEGY_ID,
-    UNSUPPORTED_V9_PAYLOADS,
     V9_PAYLOAD_MIGRATIONS,
     simple_class_name,
 )
@@ -63,8 +62,11 @@ DEFAULT_INDEX_DEFS = ".hoodie/.index_defs/index.json"
 _PKG = "org.apache.hudi.common.model."
 _DEFAULT_PAYLOAD = _PKG + "DefaultHoodieRecordPayload"
 _OVERWRITE_PAYLOAD = _PKG + "OverwriteWithLatestAvroPayload"
+#: Upgrading or downgrading a Debezium table is refused (its ordering and TOAST rules change
+#: with the version); a version 9 table is created with PostgresDebeziumAvroPayload's mapping.
+_DEBEZIUM_PAYLOADS = ("MySqlDebeziumAvroPayload", "PostgresDebeziumAvroPayload")
 #: ``UpgradeDowngradeUtils.PAYLOAD_CLASSES_TO_HANDLE`` (simple names).
-_HANDLED_PAYLOADS = frozenset(V9_PAYLOAD_MIGRATIONS) | frozenset(UNSUPPORTED_V9_PAYLOADS)
+_HANDLED_PAYLOADS = frozenset(V9_PAYLOAD_MIGRATIONS) | frozenset(_DEBEZIUM_PAYLOADS)
 #: The payloads a CUSTOM v8 table is moved to a built-in merge mode for on upgrade
 #: (``PAYLOADS_MAPPED_TO_*_MERGE_MODE``: not the default and overwrite payloads).
 _REMAPPED = frozenset(
@@ -84,7 +86,7 @@ _STRATEGY_OF_MODE = {
 
 
 def _refuse_debezium(payload: str, direction: str) -> None:
-    if simple_class_name(payload) in UNSUPPORTED_V9_PAYLOADS:
+    if simple_class_name(payload) in _DEBEZIUM_PAYLOADS:
         raise ConfigError(
             f"cannot {direction} a table with payload class {payload!r}: hudilite does not "
             "implement the merges Hudi 1.1 replaces it with"

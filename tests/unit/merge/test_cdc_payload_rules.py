@@ -132,3 +132,59 @@ def test_postgres_toast_placeholders_are_refused_before_anything_merges() -> Non
         r"'__debezium_unavailable_value': hudilite does not merge unchanged TOAST values",
     ):
         precombine(spec, batch)
+
+
+def test_v9_postgres_table_is_hudi_11s_mapping_and_fills_unavailable_values() -> None:
+    props = table(9, PG, ("ts",)).to_properties()
+    v9 = {k: v for k, v in props.items() if "merge" in k or "payload" in k or "order" in k}
+    v9 |= {k: v for k, v in props.items() if "partial" in k or "precombine" in k}
+    assert v9 == {  # EightToNineUpgradeHandler's change set for this payload
+        "hoodie.record.merge.mode": "EVENT_TIME_ORDERING",
+        "hoodie.table.legacy.payload.class": PG,
+        "hoodie.table.partial.update.mode": "FILL_UNAVAILABLE",
+        "hoodie.record.merge.property.partial.update.unavailable.value": (
+            "__debezium_unavailable_value"
+        ),
+        "hoodie.record.merge.property.hoodie.payload.delete.field": "_change_operation_type",
+        "hoodie.record.merge.property.hoodie.payload.delete.marker": "d",
+        "hoodie.table.ordering.fields": "_event_lsn",  # the payload's, whatever was given
+    }
+    spec = MergeSpec.from_config(TableConfig.from_properties(props))
+    assert (spec.mode, spec.ordering_field, spec.partial_update, spec.toast_check) == (
+        "EVENT_TIME_ORDERING", "_event_lsn", True, False,
+    )  # fmt: skip
+    toast = "__debezium_unavailable_value"
+
+    def pg(key: int, body: str | None, name: str | None, lsn: int, op: str, s: int) -> dict:
+        return {
+            "_hoodie_record_key": str(key), "id": key, "body": body, "name": name,
+            "_event_lsn": lsn, "_change_operation_type": op, "_hl_seq": s,
+            "_hl_delete": op == "d",
+        }  # fmt: skip
+
+    def data(t: pa.Table) -> list[tuple]:
+        return sorted(
+            zip(*(t[c].to_pylist() for c in ("id", "body", "name", "_event_lsn")), strict=True)
+        )
+
+    stored = pa.Table.from_pylist(
+        [pg(1, "long", "a", 10, "c", 0), pg(2, "text", "b", 10, "c", 1)]
+    ).drop_columns(["_hl_seq", "_hl_delete"])
+    incoming = pa.Table.from_pylist(
+        [
+            pg(1, toast, None, 20, "u", 0),  # TOAST unchanged: the stored body; null name
+            pg(2, toast, "b-old", 5, "u", 1),  # older: loses
+            pg(3, toast, "c", 7, "c", 2),  # new key: nothing to fill from, kept as sent
+        ]
+    )
+    merged = merge_file_group(spec, stored, incoming).table
+    assert data(merged) == [(1, "long", None, 20), (2, "text", "b", 10), (3, toast, "c", 7)]
+    # In one batch: a later record's unavailable body takes the earlier record's.
+    batch = pa.Table.from_pylist(
+        [pg(4, "v1", "d", 20, "u", 0), pg(4, toast, "d2", 25, "u", 1), pg(5, "x", "e", 3, "d", 2)]
+    )
+    assert data(precombine(spec, batch)) == [(4, "v1", "d2", 25), (5, "x", "e", 3)]
+    alone = pa.Table.from_pylist([pg(6, toast, "f", 1, "u", 0)])  # nothing to fill it from
+    assert data(precombine(spec, alone)) == [(6, toast, "f", 1)]
+    deleted = merge_file_group(spec, stored, pa.Table.from_pylist([pg(1, None, None, 30, "d", 0)]))
+    assert data(deleted.table) == [(2, "text", "b", 10)]
