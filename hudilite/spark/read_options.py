@@ -23,10 +23,12 @@ Flink names with a Spark meaning (Hudi's ``FlinkOptions``):
                                     time and are not delivered again; ``false`` is refused
 ==================================  ===========================================================
 
-A Flink name and its Spark name given together must agree. Any other read option the
-option registry declares unsupported (``read.tasks``, ``read.streaming.skip_insertoverwrite``,
-``read.cdc.from.changelog``=false, ...) raises :class:`ConfigError` with the reason; options
-of other scopes (write, table) do not change a read and pass.
+``hoodie.datasource.read.begin.instanttime`` = ``0`` (or ``000``, as Hudi's guides write it)
+is ``earliest``. A Flink name and its Spark name given together must agree. Any other read
+option the option registry declares unsupported (``read.tasks``,
+``read.streaming.skip_insertoverwrite``, ``read.cdc.from.changelog``=false, ...) raises
+:class:`ConfigError` with the reason; options of other scopes (write, table) do not change a
+read and pass.
 """
 
 from __future__ import annotations
@@ -95,6 +97,11 @@ def resolve_read_options(options: Mapping[str, str], *, streaming: bool) -> dict
         key = cfg.find_key(name)
         assert key is not None
         _FLINK_NAMES[key.name](out, name, value, streaming)
+    begin = cfg.BEGIN_INSTANT.name.lower()
+    if set(out.get(begin, "").strip()) == {"0"}:
+        # Hudi's guides begin at 0 or "000": before every instant (Hudi compares instant
+        # times as text), which is the earliest.
+        out[begin] = EARLIEST
     return out
 
 

@@ -7,7 +7,9 @@ A pipeline written for Hudi keeps its option dictionaries; only the write call c
 
 What it does, as Hudi's ``HoodieSparkSqlWriter`` does:
 
-* **The first write creates the table** from ``hoodie.table.name`` (required),
+* **The first write creates the table** from ``hoodie.table.name`` (required; a write
+  into an existing table without ``mode="overwrite"`` may leave it out, as Hudi fills the
+  options a write omits from the table's config, its name included),
   ``hoodie.datasource.write.recordkey.field`` (none: a keyless table, Hudi 0.14+'s
   auto-generated keys), ``.partitionpath.field``,
   ``.precombine.field`` (or Hudi 1.x's ``hoodie.table.ordering.fields``), ``.table.type``,
@@ -48,6 +50,7 @@ beside :class:`~hudilite.table.api.Table`, runs the write through the facade.
 
 from __future__ import annotations
 
+import dataclasses
 import fnmatch
 from collections.abc import Mapping
 from typing import Any
@@ -114,6 +117,15 @@ def save(
     spark = df.sparkSession
     data = without_meta_columns(df)
     where = gw.abs_path("")
+    if (
+        not req.opts.is_set(cfg.TABLE_NAME)
+        and req.mode != "overwrite"
+        and gw.exists(PROPERTIES_FILE)
+    ):
+        # Hudi's mergeParamsAndGetHoodieConfig: the existing table's config fills what the
+        # options leave out, its name included (the quick start's CDC append gives none).
+        name = TableState.load(gw).config.name
+        req = dataclasses.replace(req, options={**req.options, cfg.TABLE_NAME.name: name})
     req.table_name  # noqa: B018  (required before anything else, as in Hudi)
     if gw.exists(PROPERTIES_FILE):
         # Hudi's order: the options are checked against the table, then the mode applies.
