@@ -165,8 +165,8 @@ def locate(
                 keys = keys.filter(pc.and_(pc.greater_equal(keys, r[0]), pc.less_equal(keys, r[1])))
             if len(keys):
                 jobs.append((p, rel, keys))
-        stored = metadata_filters(gw, [(p, rel) for p, rel, _ in jobs], settings)
-        results = _map(lambda j: lookup_keys(gw, j[1], j[2], virtual, stored.get(j[1])), jobs)
+        filters = metadata_filters(gw, [(p, rel) for p, rel, _ in jobs], settings)
+        results = _map(lambda j: lookup_keys(gw, j[1], j[2], virtual, filters.get(j[1])), jobs)
         files_after_pruning = len(jobs)
         for (p, rel, _), (keys, read) in zip(jobs, results, strict=True):
             files_read += int(read)
