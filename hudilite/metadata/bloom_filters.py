@@ -223,7 +223,10 @@ def records_for(
     gw: FileSystemGateway, files_records: Iterable[rec.FilesRecord], time: str
 ) -> list[BloomRecord]:
     """The bloom_filters records of the data instant ``time`` whose files-partition
-    records are ``files_records``: added base files' filters, deleted ones' deletions."""
+    records are ``files_records``: added base files' filters, deleted ones' deletions
+    (typed, as Hudi's, with the table's ``hoodie.bloom.index.filter.type``)."""
+    options = {**properties_file.load(gw), **properties_file.read_write_defaults(gw)}
+    deleted_type = str(cfg.Options(options).get(cfg.BLOOM_FILTER_TYPE)).upper()
     out: list[BloomRecord] = []
     for record in files_records:
         if record.type != rec.FILE_LIST:
@@ -233,7 +236,8 @@ def records_for(
             if not isinstance(parse_data_file_name(name), BaseFileName):
                 continue
             if info.deleted:
-                out.append(BloomRecord(record_key(partition, name), SIMPLE, time, deleted=True))
+                key = record_key(partition, name)
+                out.append(BloomRecord(key, deleted_type, time, deleted=True))
             elif (found := footer_record(gw, partition, name, time)) is not None:
                 out.append(found)
     return out
