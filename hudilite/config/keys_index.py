@@ -6,7 +6,9 @@ from hudilite.config.parsers import (
     choice,
     parse_bool,
     parse_fields,
+    parse_float,
     parse_int,
+    parse_size,
 )
 from hudilite.config.registry import _key
 from hudilite.config.vocab import INDEX_SIMPLE, INDEX_TYPES
@@ -103,4 +105,44 @@ INDEX_GLOBAL_ENABLED = _key(
     "Flink: true makes the index global (a key changing partition moves); false keeps "
     "the index per partition. Unset: hoodie.index.type decides.",
     parse=parse_bool,
+)
+RECORD_INDEX_UPDATE_PARTITION_PATH = _key(
+    "hoodie.record.index.update.partition.path",
+    False,
+    "RECORD_INDEX: a record whose partition value changed moves to its new partition "
+    "(deleted from the old one); false (Hudi's default) updates it in the old partition.",
+    parse=parse_bool,
+)
+METADATA_RECORD_INDEX_ENABLED = _key(
+    "hoodie.metadata.record.index.enable",
+    False,
+    "Keep the metadata table's record_index partition (with hoodie.metadata.enable): the "
+    "partition and file group of every record key, kept exact by every action, built from "
+    "the table's latest file slices when turned on, dropped when turned off. The "
+    "RECORD_INDEX index type looks keys up in it.",
+    parse=parse_bool,
+)
+RECORD_INDEX_MIN_FILE_GROUPS = _key(
+    "hoodie.metadata.record.index.min.filegroup.count",
+    10,
+    "Fewest file groups of record_index, fixed when it is built.",
+    parse=parse_int,
+)
+RECORD_INDEX_MAX_FILE_GROUPS = _key(
+    "hoodie.metadata.record.index.max.filegroup.count",
+    10000,
+    "Most file groups of record_index.",
+    parse=parse_int,
+)
+RECORD_INDEX_GROWTH_FACTOR = _key(
+    "hoodie.metadata.record.index.growth.factor",
+    2.0,
+    "The key count record_index is sized for when built: the table's keys times this.",
+    parse=parse_float,
+)
+RECORD_INDEX_MAX_FILE_GROUP_SIZE = _key(
+    "hoodie.metadata.record.index.max.filegroup.size",
+    1073741824,
+    "Bytes of entries (48 a key) one record_index file group is sized for.",
+    parse=parse_size,
 )

@@ -43,6 +43,7 @@ from hudilite import config as cfg
 from hudilite import failpoints
 from hudilite.errors import CorruptFileError, HudiliteWarning, TableNotFoundError
 from hudilite.metadata import bloom_filters, column_stats, compact, partition_stats, sync
+from hudilite.metadata import record_index as ri
 from hudilite.metadata import table as mt
 from hudilite.storage.fs import FileSystemGateway
 from hudilite.tablestate import properties_file
@@ -168,7 +169,8 @@ def _keep(gw: FileSystemGateway, props: dict[str, str], options: dict[str, str])
     keep_files = mt.FILES_PARTITION in listed
     stats_on = column_stats.enabled(options)
     part_stats_on = partition_stats.enabled(options)
-    kept = [p for p in sorted(listed) if keep_files and _keeps(p, stats_on, part_stats_on)]
+    ri_on = ri.enabled(options)
+    kept = [p for p in sorted(listed) if keep_files and _keeps(p, stats_on, part_stats_on, ri_on)]
     blooms_on = bloom_filters.enabled(options)
     if blooms_on and keep_files and bloom_filters.PARTITION in listed:
         kept = sorted([*kept, bloom_filters.PARTITION])
@@ -193,6 +195,8 @@ def _keep(gw: FileSystemGateway, props: dict[str, str], options: dict[str, str])
             column_stats.initialize(gw)
         if part_stats_on:
             partition_stats.initialize(gw)
+        if ri_on:
+            ri.initialize(gw)
         if blooms_on:
             bloom_filters.initialize(gw)
         log.info("built the metadata table of %s from a listing", gw.uri(""))
@@ -208,19 +212,23 @@ def _keep(gw: FileSystemGateway, props: dict[str, str], options: dict[str, str])
     if part_stats_on and partition_stats.PARTITION not in kept:
         partition_stats.initialize(gw)  # turned on: built from column_stats
         changed = True
+    if ri_on and ri.PARTITION not in kept:
+        ri.initialize(gw)  # turned on: built from the latest file slices
+        changed = True
     if blooms_on and bloom_filters.PARTITION not in kept:
         bloom_filters.initialize(gw)  # turned on: built from the files partition's listing
         changed = True
     return changed
 
 
-def _keeps(partition: str, stats_on: bool, part_stats_on: bool) -> bool:
-    """Whether the guard keeps a listed metadata partition (files; column_stats and
-    partition_stats while their options are on)."""
+def _keeps(partition: str, stats_on: bool, part_stats_on: bool, ri_on: bool = False) -> bool:
+    """Whether the guard keeps a listed metadata partition (files; column_stats,
+    partition_stats and record_index while their options are on)."""
     return (
         partition == mt.FILES_PARTITION
         or (stats_on and partition == column_stats.PARTITION)
         or (part_stats_on and partition == partition_stats.PARTITION)
+        or (ri_on and partition == ri.PARTITION)
     )
 
 

@@ -299,9 +299,9 @@ def test_unsupported_key_warns_by_name_with_the_reason(name: str) -> None:
 def test_undeclared_keys_of_unsupported_families_are_refused_by_name() -> None:
     (msg,) = _warned({"hive_sync.some_new_option": "1"})
     assert "'hive_sync.some_new_option' is not supported" in msg and "Hive metastore" in msg
-    (msg,) = _warned({"hoodie.metadata.record.index.enable": "true"})
+    (msg,) = _warned({"hoodie.metadata.index.expression.enable": "true"})
     assert "metadata table" in msg
-    assert _warned({"hoodie.metadata.record.index.enable": "false"}) == []
+    assert _warned({"hoodie.metadata.index.expression.enable": "false"}) == []
 
 
 def test_unsupported_key_set_to_what_hudilite_does_is_quiet() -> None:
