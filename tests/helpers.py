@@ -25,41 +25,6 @@ META = [
 ]
 
 
-#: The (key, ordering, value) schema of the Table API tests' small tables.
-KV_SCHEMA = pa.schema([("id", pa.string()), ("ts", pa.int64()), ("v", pa.int64())])
-KV_COLS = ["id", "ts", "v"]
-
-
-def kv_batch(*recs: tuple) -> pa.Table:
-    """``(id, ts, v)`` tuples as an Arrow table of :data:`KV_SCHEMA`."""
-    return pa.Table.from_pylist([dict(zip(KV_COLS, r, strict=True)) for r in recs], KV_SCHEMA)
-
-
-def kv_table(
-    spark: Any,
-    path: str,
-    *,
-    table_type: str = "cow",
-    table_version: int = 6,
-    ordering_field: str | None = "ts",
-    options: dict[str, str] | None = None,
-) -> Any:
-    """A new unpartitioned table of :data:`KV_SCHEMA` keyed by ``id`` at ``path``
-    (``Table.create``'s defaults otherwise; ordering by ``ts`` unless told)."""
-    import hudilite
-
-    return hudilite.Table.create(
-        spark,
-        path,
-        KV_SCHEMA,
-        record_key="id",
-        ordering_field=ordering_field,
-        table_type=table_type,  # type: ignore[arg-type]
-        table_version=table_version,  # type: ignore[arg-type]
-        options=options,
-    )
-
-
 def hudi_rs_read(path: str, **opts: str) -> pa.Table:
     """Read a table with hudi-rs (``hudi==0.5.0``), the independent oracle."""
     from hudi import HudiQueryType, HudiReadOptions, HudiTableBuilder

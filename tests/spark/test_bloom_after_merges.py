@@ -10,12 +10,12 @@ from __future__ import annotations
 import pyarrow as pa
 import pytest
 
-import hudilite
 from hudilite.read.planner import plan_snapshot
 from hudilite.storage.parquet_io import read_base_file, read_bloom_filter
 from tests.helpers import hudi_rs_read, rows
+from tests.tables import UUID_TS_CITY
 
-SCHEMA = pa.schema([("uuid", pa.string()), ("ts", pa.int64()), ("city", pa.string())])
+SCHEMA = UUID_TS_CITY.schema
 
 
 def batch(keys: range | list[int], ts: int) -> pa.Table:
@@ -33,15 +33,8 @@ def batch(keys: range | list[int], ts: int) -> pa.Table:
 def test_bloom_index_finds_every_key_after_merges_deletes_and_compaction(
     spark, tmp_path, table_type
 ):
-    t = hudilite.Table.create(
-        spark,
-        str(tmp_path / "t"),
-        SCHEMA,
-        record_key="uuid",
-        ordering_field="ts",
-        partition_by=["city"],
-        table_type=table_type,
-        options={"hoodie.index.type": "BLOOM"},
+    t = UUID_TS_CITY.create(
+        spark, str(tmp_path / "t"), table_type=table_type, options={"hoodie.index.type": "BLOOM"}
     )
     t.write(batch(range(0, 300), 1))
     t.write(batch(range(250, 400), 2))  # updates and inserts: files rewritten or logged

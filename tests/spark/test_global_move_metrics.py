@@ -19,8 +19,8 @@ import pytest
 import hudilite
 from hudilite.spark.write_job import RECORDS_MOVED_KEY
 from tests.helpers import hudi_rs_read, rows, spark_rows
+from tests.tables import UUID_TS_CITY
 
-SCHEMA = pa.schema([("uuid", pa.string()), ("ts", pa.int64()), ("city", pa.string())])
 COLS = ["uuid", "ts", "city", "_hoodie_partition_path"]
 
 
@@ -29,14 +29,15 @@ def _batch(*recs: tuple[str, int, str]) -> pa.Table:
 
 
 def _table(spark: Any, path: str, kind: str, update_path: str) -> hudilite.Table:
-    return hudilite.Table.create(
-        spark, path, SCHEMA, record_key="uuid", ordering_field="ts", partition_by=["city"],
-        table_type=kind,  # type: ignore[arg-type]
+    return UUID_TS_CITY.create(
+        spark,
+        path,
+        table_type=kind,
         options={
             "hoodie.index.type": "GLOBAL_SIMPLE",
             "hoodie.simple.index.update.partition.path": update_path,
         },
-    )  # fmt: skip
+    )
 
 
 def _moved_in_commit(t: hudilite.Table, instant: str) -> str | None:
@@ -80,10 +81,7 @@ def test_a_record_kept_in_its_partition_leaves_no_folder_for_the_new_value(spark
     assert sorted(p.name for p in (tmp_path / "t").iterdir()) == [".hoodie", "city=sf"]
     _check(t, [("a", 2, "nyc", "city=sf"), ("b", 1, "sf", "city=sf")])
     # A delete of a key no partition holds creates no folder either (non-global index).
-    plain = hudilite.Table.create(
-        spark, str(tmp_path / "p"), SCHEMA, record_key="uuid", ordering_field="ts",
-        partition_by=["city"],
-    )  # fmt: skip
+    plain = UUID_TS_CITY.create(spark, str(tmp_path / "p"))
     plain.write(_batch(("a", 1, "sf")))
     plain.write(_batch(("z", 1, "la")), operation="delete")
     assert sorted(p.name for p in (tmp_path / "p").iterdir()) == [".hoodie", "city=sf"]

@@ -27,29 +27,22 @@ from __future__ import annotations
 
 from typing import Any
 
-import pyarrow as pa
 import pytest
 
 import hudilite
 from hudilite.sqlext.statements import TableName
 from tests.helpers import hudi_rs_read, rows, spark_rows
+from tests.tables import TRIPS
 
-SCHEMA = pa.schema(
-    [("uuid", pa.string()), ("ts", pa.int64()), ("fare", pa.float64()), ("city", pa.string())]
-)
-DATA = ["uuid", "ts", "fare", "city"]
+DATA = TRIPS.columns
 WITH_PATH = [*DATA, "_hoodie_partition_path"]
 
 
 def _table(spark: Any, path: str, table_type: str, **options: str) -> hudilite.Table:
-    return hudilite.Table.create(
+    return TRIPS.create(
         spark,
         path,
-        SCHEMA,
-        record_key="uuid",
-        ordering_field="ts",
-        partition_by=["city"],
-        table_type=table_type,  # type: ignore[arg-type]
+        table_type=table_type,
         options={"hoodie.index.type": "GLOBAL_SIMPLE", **options},
     )
 
@@ -57,7 +50,7 @@ def _table(spark: Any, path: str, table_type: str, **options: str) -> hudilite.T
 def _batch(spark: Any, source: str, *recs: tuple[str, int, float, str]) -> Any:
     """The records as an Arrow table, or as a Spark DataFrame of literals (non-null columns)."""
     if source == "arrow":
-        return pa.Table.from_pylist([dict(zip(DATA, r, strict=True)) for r in recs], SCHEMA)
+        return TRIPS.batch(*recs)
     selects = [
         f"SELECT '{k}' AS uuid, CAST({ts} AS BIGINT) AS ts, CAST({fare} AS DOUBLE) AS fare, "
         f"'{city}' AS city"
@@ -164,15 +157,11 @@ _COMMIT_TIME = "org.apache.hudi.common.model.OverwriteWithLatestAvroPayload"
 def test_an_older_incoming_record_moves_only_when_it_wins_the_merge(
     spark: Any, tmp_path: Any, table_type: str, version: int, merge: dict[str, str], moves: bool
 ) -> None:
-    t = hudilite.Table.create(
+    t = TRIPS.create(
         spark,
         str(tmp_path / "t"),
-        SCHEMA,
-        record_key="uuid",
-        ordering_field="ts",
-        partition_by=["city"],
-        table_type=table_type,  # type: ignore[arg-type]
-        table_version=version,  # type: ignore[arg-type]
+        table_type=table_type,
+        table_version=version,
         options={"hoodie.index.type": "GLOBAL_SIMPLE", **merge},
     )
     t.write(_batch(spark, "spark-literals", ("a", 5, 1.0, "sf"), ("b", 5, 2.0, "sf")))

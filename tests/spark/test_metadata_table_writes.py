@@ -31,11 +31,10 @@ from hudilite.tablestate import properties_file
 from hudilite.timeline.instant import CLEAN, COMMIT, DELTA_COMMIT, REPLACE_COMMIT
 from hudilite.timeline.timeline import Timeline
 from tests.helpers import DictOracle, hudi_rs_read, rows, spark_rows
+from tests.tables import ID_TS_V_P
 
-SCHEMA = pa.schema(
-    [("id", pa.string()), ("ts", pa.int64()), ("v", pa.string()), ("p", pa.string())]
-)
-COLS = ["id", "ts", "v", "p"]
+SCHEMA = ID_TS_V_P.schema
+COLS = ID_TS_V_P.columns
 MDT_ACTIONS = (COMMIT, DELTA_COMMIT, REPLACE_COMMIT, CLEAN)
 
 
@@ -69,15 +68,11 @@ def check(t: hudilite.Table, oracle: DictOracle, since: str = "") -> None:
 def test_every_action_keeps_the_files_partition(
     spark: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, version: int, table_type: str
 ) -> None:
-    t = hudilite.Table.create(
+    t = ID_TS_V_P.create(
         spark,
         str(tmp_path / "t"),
-        SCHEMA,
-        record_key="id",
-        ordering_field="ts",
-        partition_by=["p"],
-        table_type=table_type,  # type: ignore[arg-type]
-        table_version=version,  # type: ignore[arg-type]
+        table_type=table_type,
+        table_version=version,
         # Compacting the metadata table every 3 deltacommits: the reads below list the
         # table through compacted slices.
         options={

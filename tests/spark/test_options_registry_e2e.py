@@ -8,16 +8,17 @@ import pytest
 
 from hudilite.errors import ConfigError, OptionWarning
 from hudilite.sqlext.statements import TableName
-from tests.helpers import KV_COLS, kv_batch, kv_table, spark_rows
+from tests.helpers import spark_rows
+from tests.tables import KV
 
-COLS = KV_COLS
-batch = kv_batch
+COLS = KV.columns
+batch = KV.batch
 
 
 def test_write_precombine_field_keeps_the_newer_event(spark, tmp_path):
     # Merge-on-read (its reader merges log files over base files by the ordering field too);
     # one table type: the subject is the option's name, not the table type.
-    t = kv_table(
+    t = KV.create(
         spark,
         str(tmp_path / "t"),
         table_type="mor",
@@ -41,7 +42,7 @@ def test_write_precombine_field_in_sql_tblproperties(session):
 
 
 def test_compaction_delta_commits_compacts_after_two_delta_commits(spark, tmp_path):
-    t = kv_table(
+    t = KV.create(
         spark,
         str(tmp_path / "t"),
         table_type="mor",
@@ -62,7 +63,7 @@ def test_compaction_delta_commits_compacts_after_two_delta_commits(spark, tmp_pa
 
 
 def test_compaction_delta_seconds_with_time_elapsed_trigger(spark, tmp_path):
-    t = kv_table(
+    t = KV.create(
         spark,
         str(tmp_path / "t"),
         table_type="mor",

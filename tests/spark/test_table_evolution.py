@@ -17,18 +17,15 @@ from hudilite.config import parse_properties, table_checksum
 from hudilite.errors import ConfigError, ConflictError, PartitionNotFoundError, SchemaError
 from hudilite.timeline.metadata import CommitMetadata, read_avro_record
 from tests.helpers import hudi_rs_read, rows, spark_rows
+from tests.tables import TRIPS
 
-SCHEMA = pa.schema(
-    [("uuid", pa.string()), ("ts", pa.int64()), ("fare", pa.float64()), ("city", pa.string())]
-)
-DATA = ["uuid", "ts", "fare", "city"]
+DATA = TRIPS.columns
 KINDS = [("cow", 6), ("cow", 8), ("mor", 6), ("mor", 8)]
 IDS = ["cow-v6", "cow-v8", "mor-v6", "mor-v8"]
 DIAGONAL = [("cow", 6), ("mor", 8)]
 
 
-def batch(*recs: tuple, schema: pa.Schema = SCHEMA) -> pa.Table:
-    return pa.Table.from_pylist([dict(zip(schema.names, r, strict=True)) for r in recs], schema)
+batch = TRIPS.batch
 
 
 def timeline_dir(t: hudilite.Table) -> str:
@@ -68,16 +65,7 @@ def last_metadata(t: hudilite.Table) -> CommitMetadata:
 @pytest.fixture(params=KINDS, ids=IDS)
 def table(request, spark, tmp_path) -> hudilite.Table:
     kind, version = request.param
-    return hudilite.Table.create(
-        spark,
-        str(tmp_path / "trips"),
-        SCHEMA,
-        record_key="uuid",
-        ordering_field="ts",
-        partition_by=["city"],
-        table_type=kind,
-        table_version=version,
-    )
+    return TRIPS.create(spark, str(tmp_path / "trips"), table_type=kind, table_version=version)
 
 
 def _three_partitions(t: hudilite.Table) -> None:
@@ -135,13 +123,9 @@ def test_delete_partitions_replaces_every_file_group(table):
 
 
 def test_delete_several_partitions_and_plain_paths(spark, tmp_path):
-    t = hudilite.Table.create(
+    t = TRIPS.create(
         spark,
         str(tmp_path / "plain"),
-        SCHEMA,
-        record_key="uuid",
-        ordering_field="ts",
-        partition_by=["city"],
         table_type="mor",
         table_version=8,
         options={"hoodie.datasource.write.hive_style_partitioning": "false"},
@@ -190,15 +174,7 @@ def test_failed_partition_delete_leaves_previous_state(table):
 
 
 def test_partition_with_pending_compaction_is_refused(spark, tmp_path):
-    t = hudilite.Table.create(
-        spark,
-        str(tmp_path / "mor"),
-        SCHEMA,
-        record_key="uuid",
-        ordering_field="ts",
-        partition_by=["city"],
-        table_type="mor",
-    )
+    t = TRIPS.create(spark, str(tmp_path / "mor"), table_type="mor")
     _three_partitions(t)
     plan = t.schedule_compaction(force=True)
     assert plan is not None
@@ -219,12 +195,9 @@ def test_partition_with_pending_compaction_is_refused(spark, tmp_path):
     ids=["cow-partitioned", "mor-unpartitioned"],
 )
 def test_truncate(spark, tmp_path, kind, partitioned):
-    t = hudilite.Table.create(
+    t = TRIPS.create(
         spark,
         str(tmp_path / "t"),
-        SCHEMA,
-        record_key="uuid",
-        ordering_field="ts",
         partition_by=["city"] if partitioned else [],
         table_type=kind,
         table_version=8 if kind == "mor" else 6,
@@ -321,13 +294,9 @@ def test_add_columns(table):
 
 @pytest.mark.parametrize("version", [6, 8])
 def test_set_unset_properties_and_rename(spark, tmp_path, version):
-    t = hudilite.Table.create(
+    t = TRIPS.create(
         spark,
         str(tmp_path / "t"),
-        SCHEMA,
-        record_key="uuid",
-        ordering_field="ts",
-        partition_by=["city"],
         table_version=version,
         options={"hoodie.parquet.small.file.limit": "0"},
     )

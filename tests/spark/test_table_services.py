@@ -5,15 +5,16 @@ from __future__ import annotations
 import pytest
 
 from hudilite.errors import InstantNotFoundError
-from tests.helpers import KV_COLS, hudi_rs_read, kv_batch, kv_table, rows, spark_rows
+from tests.helpers import hudi_rs_read, rows, spark_rows
+from tests.tables import KV
 
-COLS = KV_COLS
-batch = kv_batch
+COLS = KV.columns
+batch = KV.batch
 
 
 @pytest.mark.parametrize("version", [6, 8])
 def test_inline_compaction_after_num_commits(spark, tmp_path, version):
-    t = kv_table(
+    t = KV.create(
         spark,
         str(tmp_path / "t"),
         table_type="mor",
@@ -34,7 +35,7 @@ def test_inline_compaction_after_num_commits(spark, tmp_path, version):
 
 
 def test_scheduled_compaction_runs_later_in_lifo_or_fifo_order(spark, tmp_path):
-    t = kv_table(
+    t = KV.create(
         spark,
         str(tmp_path / "t"),
         table_type="mor",
@@ -59,7 +60,7 @@ def test_scheduled_compaction_runs_later_in_lifo_or_fifo_order(spark, tmp_path):
 
 @pytest.mark.services
 def test_automatic_cleaning_and_time_travel_to_a_cleaned_instant(spark, tmp_path):
-    t = kv_table(spark, str(tmp_path / "t"), options={"hoodie.cleaner.commits.retained": "1"})
+    t = KV.create(spark, str(tmp_path / "t"), options={"hoodie.cleaner.commits.retained": "1"})
     first = t.write(batch(("a", 1, 0)))
     t.write(batch(("a", 2, 1)))
     third = t.write(batch(("a", 3, 2)))
@@ -73,7 +74,7 @@ def test_automatic_cleaning_and_time_travel_to_a_cleaned_instant(spark, tmp_path
 
 @pytest.mark.services
 def test_savepoint_keeps_files_and_restore_returns_to_it(spark, tmp_path):
-    t = kv_table(spark, str(tmp_path / "t"), options={"hoodie.cleaner.commits.retained": "1"})
+    t = KV.create(spark, str(tmp_path / "t"), options={"hoodie.cleaner.commits.retained": "1"})
     first = t.write(batch(("a", 1, 0), ("b", 1, 0)))
     sp = t.savepoint()
     assert sp.instant_time == first.instant_time

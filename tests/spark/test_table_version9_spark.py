@@ -11,7 +11,6 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-import pyarrow as pa
 import pytest
 
 import hudilite
@@ -19,17 +18,14 @@ from hudilite.config import parse_properties
 from hudilite.errors import ConfigError
 from hudilite.sqlext.statements import TableName
 from tests.helpers import hudi_rs_read
+from tests.tables import ID_TS_V_P
 
-SCHEMA = pa.schema(
-    [("id", pa.string()), ("ts", pa.int64()), ("v", pa.string()), ("p", pa.string())]
-)
-COLS = ["id", "ts", "v", "p"]
+COLS = ID_TS_V_P.columns
 PKG = "org.apache.hudi.common.model."
 EVENT_ID = "eeb8d96f-b1e4-49fd-bbf8-28ac514178e5"
 
 
-def batch(*recs: tuple[str, int, str | None, str]) -> pa.Table:
-    return pa.Table.from_pylist([dict(zip(COLS, r, strict=True)) for r in recs], SCHEMA)
+batch = ID_TS_V_P.batch
 
 
 def theirs(path: str) -> list[tuple[Any, ...]]:
@@ -62,14 +58,11 @@ def test_table_api_v9_tables_read_exactly_in_hudi_rs(
     spark: Any, tmp_path: Path, table_type: str, partitioned: bool
 ) -> None:
     path = str(tmp_path / "t")
-    t = hudilite.Table.create(
+    t = ID_TS_V_P.create(
         spark,
         path,
-        SCHEMA,
-        record_key="id",
-        ordering_field="ts",
         partition_by=["p"] if partitioned else [],
-        table_type=table_type,  # type: ignore[arg-type]
+        table_type=table_type,
         table_version=9,
     )
     p = props(path)
@@ -134,14 +127,12 @@ def test_sql_v9_table_reads_exactly_in_hudi_rs(s: Any) -> None:
 
 def test_v9_table_with_a_partial_update_payload(spark: Any, tmp_path: Path) -> None:
     path = str(tmp_path / "t")
-    t = hudilite.Table.create(
+    t = ID_TS_V_P.create(
         spark,
         path,
-        SCHEMA,
-        record_key="id",
-        ordering_field="ts",
         table_version=9,
         options={"hoodie.datasource.write.payload.class": PKG + "PartialUpdateAvroPayload"},
+        partition_by=[],
     )
     p = props(path)
     assert p["hoodie.table.legacy.payload.class"] == PKG + "PartialUpdateAvroPayload"
@@ -159,16 +150,7 @@ def test_v9_table_with_a_partial_update_payload(spark: Any, tmp_path: Path) -> N
 @pytest.mark.parametrize("table_type", ["cow", "mor"])
 def test_table_api_upgrade_and_downgrade(spark: Any, tmp_path: Path, table_type: str) -> None:
     path = str(tmp_path / "t")
-    t = hudilite.Table.create(
-        spark,
-        path,
-        SCHEMA,
-        record_key="id",
-        ordering_field="ts",
-        partition_by=["p"],
-        table_type=table_type,  # type: ignore[arg-type]
-        table_version=8,
-    )
+    t = ID_TS_V_P.create(spark, path, table_type=table_type, table_version=8)
     rows = {"a": ("a", 1, "a1", "x"), "b": ("b", 1, "b1", "y")}
     t.write(batch(*rows.values()), "insert")
     t.write(batch(("a", 2, "a2", "x")))  # a log file on MOR
@@ -266,15 +248,7 @@ def test_unsupported_v9_features_are_refused_before_anything_is_written(
     path = str(tmp_path / "t")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # hoodie.table.format: "not supported" at create
-        t = hudilite.Table.create(
-            spark,
-            path,
-            SCHEMA,
-            record_key="id",
-            ordering_field="ts",
-            table_version=9,
-            options=options,
-        )
+        t = ID_TS_V_P.create(spark, path, table_version=9, options=options, partition_by=[])
     (value,) = options.values()
     for op in ("insert", "upsert", "bulk_insert"):
         with pytest.raises(ConfigError) as refused:
