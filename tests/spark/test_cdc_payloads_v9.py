@@ -1,6 +1,7 @@
 """CDC payloads on version 9 tables (issue 30): Hudi 1.1's merge modes instead of payloads.
 
-A version 9 table created with ``PostgresDebeziumAvroPayload`` or ``AWSDmsAvroPayload``
+A version 9 table created with ``PostgresDebeziumAvroPayload``, ``AWSDmsAvroPayload`` or
+``DefaultHoodieRecordPayload`` with a delete marker (``hoodie.payload.delete.field/marker``)
 records what Hudi 1.1 records (``HoodieTableConfig.inferMergingConfigsForV9TableCreation``,
 ``EightToNineUpgradeHandler``): the merge mode, ``hoodie.table.legacy.payload.class``, the
 ordering fields, the partial update mode and the merge properties (delete field and marker,
@@ -73,6 +74,33 @@ CASES: dict[str, dict[str, Any]] = {
         ],
         "deletes": [[], [DeleteKey("2", "", 30)], []],
     },
+    "default_marker": {
+        "payload": "org.apache.hudi.common.model.DefaultHoodieRecordPayload",
+        "schema": pa.schema(
+            [("id", pa.int64()), ("name", pa.string()), ("ts", pa.int64()), ("op", pa.string())]
+        ),
+        "ordering": "ts",
+        "options": {"hoodie.payload.delete.field": "op", "hoodie.payload.delete.marker": "D"},
+        "props": {
+            "hoodie.record.merge.mode": "EVENT_TIME_ORDERING",
+            "hoodie.table.legacy.payload.class": (
+                "org.apache.hudi.common.model.DefaultHoodieRecordPayload"
+            ),
+            "hoodie.table.ordering.fields": "ts",
+        },
+        "batches": [
+            [(1, "a", 10, "I"), (2, "b", 20, "I"), (3, "c", 30, "I")],
+            [(1, "a-old", 5, "U"), (2, "b", 25, "D"), (3, "c2", 35, "U")],
+            [(4, "d", 40, "I"), (3, "c-old", 31, "D")],  # an older delete loses
+        ],
+        "expected": [
+            {1: ("a", 10, "I"), 2: ("b", 20, "I"), 3: ("c", 30, "I")},
+            {1: ("a", 10, "I"), 3: ("c2", 35, "U")},
+            {1: ("a", 10, "I"), 3: ("c2", 35, "U"), 4: ("d", 40, "I")},
+        ],
+        # Event time: each delete carries its ts, the losing one too (the reader drops it).
+        "deletes": [[], [DeleteKey("2", "", 25)], [DeleteKey("3", "", 31)]],
+    },
     "dms": {
         "payload": DMS,
         "schema": pa.schema([("id", pa.int64()), ("name", pa.string()), ("Op", pa.string())]),
@@ -123,7 +151,8 @@ def test_v9_change_stream_on_merge_on_read(spark: Any, tmp_path: Path, case: str
         record_key="id",
         table_type="mor",
         table_version=9,
-        options={"hoodie.datasource.write.payload.class": c["payload"]},
+        ordering_field=c.get("ordering"),
+        options={"hoodie.datasource.write.payload.class": c["payload"], **c.get("options", {})},
     )
     props = properties_file.decode((path / ".hoodie" / "hoodie.properties").read_bytes())
     merge = {
