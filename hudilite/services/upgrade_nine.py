@@ -21,15 +21,17 @@ upgrade 8 -> 9
 downgrade 9 -> 8
     ``hoodie.table.partial.update.mode`` is removed; a legacy payload class goes back to
     ``hoodie.compaction.payload.class`` (payloads other than the overwrite, default and
-    event-time ones make the table CUSTOM with the payload-based strategy), the AWS DMS
-    merge properties are removed; the ordering fields go back to the precombine key.
+    event-time ones make the table CUSTOM with the payload-based strategy), the AWS DMS and
+    Postgres Debezium merge properties are removed; the ordering fields go back to the
+    precombine key.
 
 Index definitions (``hoodie.table.index.defs.path``): the upgrade gives every definition
 without a ``version`` the version ``V1``; the downgrade drops definitions above ``V1`` (Hudi
 drops their metadata-table partitions, which removes them from the file). Both handlers
 refuse a table whose complex key generator has one record key field, unless
-``hoodie.write.complex.keygen.validation.enable=false``. The Debezium payloads are refused by
-name: their migrated merges are not implemented by hudilite.
+``hoodie.write.complex.keygen.validation.enable=false``. ``PostgresDebeziumAvroPayload``
+moves to event time on ``_event_lsn`` with ``FILL_UNAVAILABLE`` and its merge properties
+(and back); ``MySqlDebeziumAvroPayload`` is refused by name: Hudi 1.1 orders it by two fields.
 """
 
 from __future__ import annotations
@@ -62,9 +64,10 @@ DEFAULT_INDEX_DEFS = ".hoodie/.index_defs/index.json"
 _PKG = "org.apache.hudi.common.model."
 _DEFAULT_PAYLOAD = _PKG + "DefaultHoodieRecordPayload"
 _OVERWRITE_PAYLOAD = _PKG + "OverwriteWithLatestAvroPayload"
-#: Upgrading or downgrading a Debezium table is refused (its ordering and TOAST rules change
-#: with the version); a version 9 table is created with PostgresDebeziumAvroPayload's mapping.
+#: Upgrading or downgrading a MySQL Debezium table is refused: Hudi 1.1 orders it by two
+#: fields (``_event_bin_file,_event_pos``), hudilite by one.
 _DEBEZIUM_PAYLOADS = ("MySqlDebeziumAvroPayload", "PostgresDebeziumAvroPayload")
+_REFUSED_PAYLOADS = ("MySqlDebeziumAvroPayload",)
 #: ``UpgradeDowngradeUtils.PAYLOAD_CLASSES_TO_HANDLE`` (simple names).
 _HANDLED_PAYLOADS = frozenset(V9_PAYLOAD_MIGRATIONS) | frozenset(_DEBEZIUM_PAYLOADS)
 #: The payloads a CUSTOM v8 table is moved to a built-in merge mode for on upgrade
@@ -75,6 +78,7 @@ _REMAPPED = frozenset(
         "PartialUpdateAvroPayload",
         "AWSDmsAvroPayload",
         "OverwriteNonDefaultsWithLatestAvroPayload",
+        "PostgresDebeziumAvroPayload",
     }
 )
 #: Legacy payloads that stay with their own merge mode on downgrade.
@@ -86,10 +90,10 @@ _STRATEGY_OF_MODE = {
 
 
 def _refuse_debezium(payload: str, direction: str) -> None:
-    if simple_class_name(payload) in _DEBEZIUM_PAYLOADS:
+    if simple_class_name(payload) in _REFUSED_PAYLOADS:
         raise ConfigError(
-            f"cannot {direction} a table with payload class {payload!r}: hudilite does not "
-            "implement the merges Hudi 1.1 replaces it with"
+            f"cannot {direction} a table with payload class {payload!r}: Hudi 1.1 orders its "
+            "records by two fields (_event_bin_file,_event_pos), hudilite by one"
         )
 
 
@@ -162,8 +166,10 @@ def upgrade_properties(props: Mapping[str, str], options: cfg.Options) -> dict[s
     if simple in _HANDLED_PAYLOADS:
         add[LEGACY_PAYLOAD_KEY] = payload
         remove.append(PAYLOAD_KEY)
-    # Ordering fields.
+    # Ordering fields (a Debezium payload's own, as the handler sets them).
     ordering = props.get(ORDERING_KEY) or props.get(PRECOMBINE_KEY)
+    if migration is not None and migration.ordering_fields:
+        ordering = ",".join(migration.ordering_fields)
     if ordering:
         add[ORDERING_KEY] = ordering
         remove.append(PRECOMBINE_KEY)
@@ -184,7 +190,7 @@ def downgrade_properties(props: Mapping[str, str], options: cfg.Options) -> dict
         if simple not in _PLAIN:
             add[STRATEGY_KEY] = add[STRATEGY_ALT_KEY] = PAYLOAD_STRATEGY_ID
             add[MERGE_MODE_KEY] = cfg.CUSTOM_MERGE
-        if simple == "AWSDmsAvroPayload":
+        if simple in ("AWSDmsAvroPayload", "PostgresDebeziumAvroPayload"):
             remove += [
                 MERGE_PROPERTY_PREFIX + k for k, _ in V9_PAYLOAD_MIGRATIONS[simple].merge_properties
             ]

@@ -14,6 +14,7 @@ import pytest
 from hudilite import config as cfg
 from hudilite.config import Options, TableConfig, parse_properties, render_properties
 from hudilite.errors import ConfigError
+from hudilite.merge import MergeSpec
 from hudilite.services.upgrade import change_table_version, parse_table_version
 from hudilite.services.upgrade_nine import (
     downgrade_index_defs,
@@ -354,9 +355,47 @@ def test_complex_key_generator_with_one_key_field_is_refused_unless_disabled() -
     assert downgrade_properties(after, off)["hoodie.table.version"] == "8"
 
 
-@pytest.mark.parametrize("name", ["MySqlDebeziumAvroPayload", "PostgresDebeziumAvroPayload"])
-def test_debezium_payloads_are_refused_by_name(name: str) -> None:
-    payload = PKG + "debezium." + name
+def test_postgres_debezium_table_upgrades_as_hudi_11_and_back() -> None:
+    payload = PKG + "debezium.PostgresDebeziumAvroPayload"
+    v8 = TableConfig.new(
+        "t", table_version=8, record_key_fields=("id",), payload_class=payload
+    ).to_properties()
+    assert (v8["hoodie.record.merge.mode"], v8["hoodie.table.precombine.field"]) == (
+        "CUSTOM",
+        "_event_lsn",
+    )
+    nine = upgrade_properties(v8, NO_OPTS)
+    changed = {k: v for k, v in nine.items() if v8.get(k) != v}
+    assert changed == {  # EightToNineUpgradeHandler's change set
+        "hoodie.table.version": "9",
+        "hoodie.record.merge.mode": "EVENT_TIME_ORDERING",
+        "hoodie.record.merge.strategy.id": "eeb8d96f-b1e4-49fd-bbf8-28ac514178e5",
+        "hoodie.compaction.record.merger.strategy": "eeb8d96f-b1e4-49fd-bbf8-28ac514178e5",
+        "hoodie.table.legacy.payload.class": payload,
+        "hoodie.table.partial.update.mode": "FILL_UNAVAILABLE",
+        "hoodie.record.merge.property.partial.update.unavailable.value": (
+            "__debezium_unavailable_value"
+        ),
+        "hoodie.record.merge.property.hoodie.payload.delete.field": "_change_operation_type",
+        "hoodie.record.merge.property.hoodie.payload.delete.marker": "d",
+        "hoodie.table.ordering.fields": "_event_lsn",
+    }
+    assert not {"hoodie.compaction.payload.class", "hoodie.table.precombine.field"} & set(nine)
+    spec = MergeSpec.from_config(TableConfig.from_properties(nine))
+    assert (spec.ordering_field, spec.unavailable_value) == (
+        "_event_lsn",
+        "__debezium_unavailable_value",
+    )
+    back = downgrade_properties(nine, NO_OPTS)
+    for key in ("hoodie.compaction.payload.class", "hoodie.record.merge.mode"):
+        assert back[key] == v8[key]
+    assert back["hoodie.table.precombine.field"] == "_event_lsn"
+    assert not [k for k in back if "partial.update" in k or "merge.property" in k]
+    assert "hoodie.table.legacy.payload.class" not in back
+
+
+def test_mysql_debezium_payload_is_refused_by_name() -> None:
+    payload = PKG + "debezium.MySqlDebeziumAvroPayload"
     with pytest.raises(
         ConfigError, match=f"upgrade to table version 9 a table with payload class '{payload}'"
     ):
