@@ -30,6 +30,7 @@ merged by every reader (Hudi's compactions of it are read).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Mapping, Sequence
 
 import pyarrow as pa
@@ -76,6 +77,8 @@ FILE_GROUPS = 2
 #: The initialization instant (``createIndexInitTimestamp(SOLO_COMMIT_TIMESTAMP, 1)``).
 INIT_INSTANT = "00000000000000001"
 PART_DIR = join(mt.METADATA_DIR, PARTITION)
+#: Where Hudi keeps index definitions unless ``hoodie.table.index.defs.path`` says otherwise.
+DEFAULT_INDEX_DEFS = ".hoodie/.index_defs/index.json"
 
 
 def file_id(index: int) -> str:
@@ -295,7 +298,59 @@ def initialize(gw: FileSystemGateway) -> int:
         write_log_file(gw, join(PART_DIR, log), [delete_block([], INIT_INSTANT)])
     mt._complete(gw, INIT_INSTANT, stats, "UPSERT_PREPPED")
     add_listed(gw, PARTITION)
+    write_definition(gw, columns)
     return len(records)
+
+
+def _defs_path(props: Mapping[str, str]) -> str:
+    return (props.get(cfg.INDEX_DEFS_PATH.name) or "").strip().lstrip("/") or DEFAULT_INDEX_DEFS
+
+
+def definition(columns: Sequence[str]) -> dict[str, object]:
+    """Hudi 1.1's index definition of column_stats (``HoodieIndexDefinition``, version V2)."""
+    return {
+        "indexName": PARTITION,
+        "indexType": PARTITION,
+        "indexFunction": PARTITION,
+        "sourceFields": list(columns),
+        "indexOptions": {},
+        "version": "V2",
+    }
+
+
+def write_definition(gw: FileSystemGateway, columns: Sequence[str]) -> None:
+    """Record column_stats in the table's index definitions (``hoodie.table.index.defs.path``,
+    set to Hudi's default when unset), as Hudi 1.x does on version 9 tables: Hudi's readers
+    take the indexed columns from it. Version 8 tables get none (their definitions are V1,
+    whose records carry no value types)."""
+    props = properties_file.load(gw)
+    if cfg.TableConfig.from_properties(props).table_version < 9:
+        return
+    rel = _defs_path(props)
+    data = {"indexDefinitions": {PARTITION: definition(columns)}}
+    gw.write_bytes(rel, json.dumps(data, indent=2).encode("utf-8"))
+    if not props.get(cfg.INDEX_DEFS_PATH.name):
+        listed_now = props.get(cfg.METADATA_PARTITION_KEYS[0]) or ""
+        props = {**props, cfg.INDEX_DEFS_PATH.name: rel}
+        properties_file.store(gw, props, metadata_partitions=listed_now)
+
+
+def keep_definitions(gw: FileSystemGateway, rel: str, kept: Iterable[str]) -> bool:
+    """Trim the index definitions file ``rel`` to the definitions of the ``kept`` metadata
+    partitions (column_stats', record_index'...); False when none is left (the caller
+    deletes the file). Written only when it changes."""
+    try:
+        data = json.loads(gw.read_bytes(rel).decode("utf-8"))
+        defs = data.get("indexDefinitions") or {}
+    except (ValueError, AttributeError):
+        return False
+    if not isinstance(defs, dict):
+        return False
+    names = set(kept)
+    mine = {n: d for n, d in defs.items() if n in names}
+    if mine and mine != defs:
+        gw.write_bytes(rel, json.dumps({"indexDefinitions": mine}, indent=2).encode("utf-8"))
+    return bool(mine)
 
 
 def timeline_file(gw: FileSystemGateway, instant: Instant) -> None:

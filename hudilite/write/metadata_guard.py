@@ -186,7 +186,8 @@ def _keep(gw: FileSystemGateway, props: dict[str, str], options: dict[str, str])
             gw.delete_dir(entry.path)  # record_index, secondary indexes, ...
             changed = True
     defs = index_defs_path(props)
-    if gw.exists(defs):
+    # the definitions of the partitions kept stay (column_stats', record_index'...)
+    if gw.exists(defs) and not column_stats.keep_definitions(gw, defs, kept):
         gw.delete_file(defs)  # the definitions of the partitions just dropped
         changed = True
     if not keep_files or not gw.exists(mt.PROPERTIES) or sync.foreign_actions(gw):

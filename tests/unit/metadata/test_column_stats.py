@@ -16,6 +16,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import shutil
@@ -252,8 +253,17 @@ def _commit_copy(gw: FileSystemGateway, rng: random.Random) -> str:
 def test_random_history_keeps_stats_exact(zip_rel: str, seed: int, tmp_path: Path) -> None:
     gw = _unzip(zip_rel, tmp_path)
     _enable(gw)
-    listed = properties_file.load(gw)["hoodie.table.metadata.partitions"]
-    assert listed == "column_stats,files,partition_stats"
+    props = properties_file.load(gw)
+    assert props["hoodie.table.metadata.partitions"] == "column_stats,files,partition_stats"
+    # Hudi 1.1's index definition of column_stats, which its readers take the columns from
+    defs = json.loads(gw.read_bytes(props["hoodie.table.index.defs.path"]))["indexDefinitions"]
+    assert defs == {"column_stats": cs.definition(cs.table_columns(gw, props)[1])}
+    assert defs["column_stats"]["sourceFields"][:4] == [
+        "_hoodie_commit_time",
+        "_hoodie_partition_path",
+        "_hoodie_record_key",
+        "txn_id",
+    ]
     assert _indexed(gw) == _oracle(gw) != {}
     _check_partition_stats(gw)
     rng = random.Random(seed)
@@ -314,6 +324,7 @@ def test_turning_the_option_off_drops_the_partition(tmp_path: Path) -> None:
         pass
     assert properties_file.load(gw)["hoodie.table.metadata.partitions"] == "files"
     assert not gw.exists(cs.PART_DIR)
+    assert not gw.exists(cs.DEFAULT_INDEX_DEFS)
 
 
 def test_turned_on_for_a_table_with_a_metadata_table_and_a_crash(

@@ -11,6 +11,7 @@ fewer files for selective ones, and the option off keeps the plan whole.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -174,7 +175,11 @@ def test_skipped_plans_read_the_rows_hudi_rs_reads(zip_rel: str, tmp_path: Path)
     gw.write_bytes(properties_file.WRITE_DEFAULTS_FILE, properties_file.encode(stored))
     with table_lock(gw):
         pass  # the guard keeps Hudi's column_stats, or builds it
-    assert "column_stats" in properties_file.load(gw)["hoodie.table.metadata.partitions"]
+    props = properties_file.load(gw)
+    assert "column_stats" in props["hoodie.table.metadata.partitions"]
+    # the index definitions keep column_stats' alone (Hudi's record and secondary indexes go)
+    defs = json.loads(gw.read_bytes(props["hoodie.table.index.defs.path"]))
+    assert list(defs["indexDefinitions"]) == ["column_stats"]
     state = TableState.load(gw)
     everything = hudi_rs_read(gw.abs_path(""))
     full = plan_snapshot(state.view)
