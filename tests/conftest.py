@@ -83,8 +83,14 @@ if importlib.util.find_spec("xdist") is not None:
     # refuses hooks of plugins it does not have).
 
     def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
-        """Schedule by :func:`_xdist_scope` (xdist's ``loadscope`` with our scopes)."""
+        """Schedule by :func:`_xdist_scope` (xdist's ``loadscope`` with our scopes), in
+        collection order (see :data:`LONG_FIRST`)."""
         from xdist.scheduler import LoadScopeScheduling
+
+        # pytest-xdist 3.x hands out scopes by their number of tests, largest first, unless
+        # told not to: the long folders' files hold a few slow tests each, so they started
+        # last and one worker ran them alone at the end of the suite.
+        config.option.loadscopereorder = False
 
         class FileAndFolderScheduling(LoadScopeScheduling):
             def _split_scope(self, nodeid: str) -> str:
