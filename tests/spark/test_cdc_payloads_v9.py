@@ -1,7 +1,8 @@
 """CDC payloads on version 9 tables (issue 30): Hudi 1.1's merge modes instead of payloads.
 
-A version 9 table created with ``PostgresDebeziumAvroPayload``, ``AWSDmsAvroPayload`` or
-``DefaultHoodieRecordPayload`` with a delete marker (``hoodie.payload.delete.field/marker``)
+A version 9 table created with ``PostgresDebeziumAvroPayload``, ``AWSDmsAvroPayload``,
+``OverwriteNonDefaultsWithLatestAvroPayload`` or ``DefaultHoodieRecordPayload`` with a
+delete marker (``hoodie.payload.delete.field/marker``)
 records what Hudi 1.1 records (``HoodieTableConfig.inferMergingConfigsForV9TableCreation``,
 ``EightToNineUpgradeHandler``): the merge mode, ``hoodie.table.legacy.payload.class``, the
 ordering fields, the partial update mode and the merge properties (delete field and marker,
@@ -100,6 +101,35 @@ CASES: dict[str, dict[str, Any]] = {
         ],
         # Event time: each delete carries its ts, the losing one too (the reader drops it).
         "deletes": [[], [DeleteKey("2", "", 25)], [DeleteKey("3", "", 31)]],
+    },
+    "nondefaults": {
+        "payload": "org.apache.hudi.common.model.OverwriteNonDefaultsWithLatestAvroPayload",
+        "schema": pa.schema(
+            [
+                ("id", pa.int64()),
+                ("name", pa.string()),
+                ("age", pa.int64()),
+                ("_hoodie_is_deleted", pa.bool_()),
+            ]
+        ),
+        "props": {
+            "hoodie.record.merge.mode": "COMMIT_TIME_ORDERING",
+            "hoodie.table.legacy.payload.class": (
+                "org.apache.hudi.common.model.OverwriteNonDefaultsWithLatestAvroPayload"
+            ),
+            "hoodie.table.partial.update.mode": "IGNORE_DEFAULTS",
+        },
+        "batches": [
+            [(1, "a", 10, False), (2, "b", 20, False)],
+            [(1, None, 11, False), (2, "b2", None, False), (3, "c", None, False)],
+            [(2, None, None, True), (1, "a3", None, False)],  # a null keeps the stored value
+        ],
+        "expected": [
+            {1: ("a", 10, False), 2: ("b", 20, False)},
+            {1: ("a", 11, False), 2: ("b2", 20, False), 3: ("c", None, False)},
+            {1: ("a3", 11, False), 3: ("c", None, False)},
+        ],
+        "deletes": [[], [], [DeleteKey("2", "", 0)]],
     },
     "dms": {
         "payload": DMS,
