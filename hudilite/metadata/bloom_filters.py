@@ -28,7 +28,8 @@ built), a key going to the group of its Java ``String.hashCode`` modulo the coun
 * :func:`filters_for` hands the BLOOM index (:mod:`hudilite.index.bloom_index`) the live
   filters of the files it asks for, merging each group's latest slice by the column_stats
   rule (:func:`~hudilite.metadata.column_stats.group_slice`); only the entries asked for are
-  decoded. The files partition's compaction leaves these file groups alone.
+  decoded. A metadata-table compaction (:mod:`~hudilite.metadata.compact`) writes each group
+  with logs a new base file (:func:`compaction_units`, :func:`compact_unit`).
 """
 
 from __future__ import annotations
@@ -45,6 +46,7 @@ import fastavro
 from hudilite import config as cfg
 from hudilite.errors import ConfigError, CorruptFileError
 from hudilite.metadata import column_stats as cs
+from hudilite.metadata import column_stats_compact as csc
 from hudilite.metadata import column_stats_records as csr
 from hudilite.metadata import hfiles
 from hudilite.metadata import records as rec
@@ -58,7 +60,15 @@ from hudilite.storage.bloom_filter import (
     deserialize,
 )
 from hudilite.storage.fs import FileSystemGateway, join
-from hudilite.storage.hfile import SCHEMA_KEY, HFileReader, HFileWriter
+from hudilite.storage.hfile import (
+    BLOOM_FILTER_META_BLOCK,
+    BLOOM_FILTER_TYPE_CODE,
+    MAX_RECORD_KEY,
+    MIN_RECORD_KEY,
+    SCHEMA_KEY,
+    HFileReader,
+    HFileWriter,
+)
 from hudilite.storage.layout import (
     BaseFileName,
     LogFileName,
@@ -186,11 +196,22 @@ def decode_datum(key: str, data: bytes) -> BloomRecord:
 
 
 def encode_hfile(records: Sequence[BloomRecord], *, base_file: str | None = None) -> bytes:
-    """An HFile of ``records`` sorted by key: a log block's content, or a base file."""
+    """An HFile of ``records`` sorted by key: a log block's content, or with ``base_file``
+    (its name) a compaction's base file with the key bloom filter and key range Hudi's
+    metadata base files carry."""
+    ordered = sorted(records, key=lambda r: r.key.encode("utf-8"))
     writer = HFileWriter(block_size=hfiles.BLOCK_SIZE, compression="GZ")
-    for record in sorted(records, key=lambda r: r.key.encode("utf-8")):
+    for record in ordered:
         writer.append(record.key.encode("utf-8"), encode_datum(record, file_name=base_file))
     writer.append_file_info(SCHEMA_KEY, rec.schema_json().encode("utf-8"))
+    if base_file is not None:
+        keys = hfiles.BLOOM.new_filter()
+        keys.add([r.key for r in ordered])
+        writer.append_file_info(BLOOM_FILTER_TYPE_CODE, keys.type_code.encode("ascii"))
+        if ordered:
+            writer.append_file_info(MIN_RECORD_KEY, ordered[0].key.encode("utf-8"))
+            writer.append_file_info(MAX_RECORD_KEY, ordered[-1].key.encode("utf-8"))
+        writer.append_meta_block(BLOOM_FILTER_META_BLOCK, keys.serialize().encode("ascii"))
     return writer.finish()
 
 
@@ -376,3 +397,63 @@ def filters_for(
     by_key = {record_key(p, n): (p, n) for p, n in files}
     found = read_partition(gw, data_timeline, by_key)
     return {by_key[k]: r.filter() for k, r in found.items() if not r.deleted}
+
+
+# ------------------------------------------------------------------ metadata compaction
+
+
+def compaction_units(
+    gw: FileSystemGateway, data_timeline: Timeline | None, timeline: mt.MetadataTimeline
+) -> list[csc.Unit]:
+    """The file groups whose latest slice has log files, for a metadata-table compaction
+    (:mod:`~hudilite.metadata.compact` compacts every partition's groups in one instant,
+    as Hudi does)."""
+    if not gw.exists(PART_DIR):
+        return []
+    entries = [(parse_data_file_name(e.name), e.path) for e in gw.list_dir(PART_DIR)]
+    fids = sorted({p.file_id for p, _ in entries if isinstance(p, BaseFileName | LogFileName)})
+    out = []
+    for fid in fids:
+        base, logs = cs.group_slice(gw, fid, entries, timeline, data_timeline)
+        if not logs:
+            continue
+        parsed = parse_data_file_name(base.rsplit("/", 1)[-1]) if base else None
+        base_instant = parsed.instant_time if isinstance(parsed, BaseFileName) else None
+        out.append(csc.Unit(PARTITION, fid, base_instant, base, tuple(logs)))
+    return out
+
+
+def compact_unit(gw: FileSystemGateway, unit: csc.Unit, instant_time: str) -> WriteStat:
+    """Write the group's new base file ``<fileId>_0-0-0_<instant>.hfile``: its slice's
+    records merged (the newer wins), deleted ones dropped (no older file is read again)."""
+    merged: dict[str, BloomRecord] = {}
+    contents = [gw.read_bytes(unit.base_path)] if unit.base_path else []
+    for path in unit.logs:
+        contents += [b.content for b in read_log_file(gw, path) if b.block_type == BlockType.HFILE]
+    for content in contents:
+        merged.update((r.key, r) for r in decode_hfile(content))
+    records = [r for r in merged.values() if not r.deleted]
+    name = BaseFileName(unit.file_id, mt.WRITE_TOKEN, instant_time, ".hfile").render()
+    data = encode_hfile(records, base_file=name)
+    gw.write_bytes(join(PART_DIR, name), data)
+    return WriteStat(
+        file_id=unit.file_id,
+        path=f"{PARTITION}/{name}",
+        partition_path=PARTITION,
+        prev_commit=unit.base_instant or "null",
+        num_writes=len(records),
+        num_update_writes=len(records),
+        total_write_bytes=len(data),
+        file_size_in_bytes=len(data),
+        total_log_files_compacted=len(unit.logs),
+        total_log_size_compacted=sum(gw.size(p) for p in unit.logs),
+    )
+
+
+def pending_base_files(gw: FileSystemGateway, pending: frozenset[str]) -> list[str]:
+    """The base files written by the metadata compactions ``pending`` (never completed)."""
+    return [
+        e.path
+        for e in gw.list_dir(PART_DIR)
+        if isinstance(p := parse_data_file_name(e.name), BaseFileName) and p.instant_time in pending
+    ]

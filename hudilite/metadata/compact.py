@@ -37,7 +37,7 @@ from collections.abc import Mapping
 from hudilite import config as cfg
 from hudilite import failpoints
 from hudilite.errors import ConfigError
-from hudilite.metadata import column_stats_compact, hfiles
+from hudilite.metadata import bloom_filters, column_stats_compact, hfiles
 from hudilite.metadata import records as rec
 from hudilite.metadata import table as mt
 from hudilite.storage.fs import FileSystemGateway, join
@@ -131,6 +131,7 @@ def compact(
         "bootstrapFilePath": None,
     }
     stats_units = column_stats_compact.units(gw, data_timeline, mdt)  # the stats partitions'
+    stats_units += bloom_filters.compaction_units(gw, data_timeline, mdt)
     plan = write_avro_record(
         "HoodieCompactionPlan",
         {
@@ -148,7 +149,14 @@ def compact(
     name = BaseFileName(mt.FILES_FILE_ID, mt.WRITE_TOKEN, instant_time, ".hfile").render()
     data = hfiles.encode_base_file(records.values(), file_name=name)
     gw.write_bytes(join(mt.METADATA_DIR, mt.FILES_PARTITION, name), data)
-    stats_written = [column_stats_compact.compact_unit(gw, u, instant_time) for u in stats_units]
+    stats_written = [
+        (
+            bloom_filters.compact_unit
+            if u.partition == bloom_filters.PARTITION
+            else column_stats_compact.compact_unit
+        )(gw, u, instant_time)
+        for u in stats_units
+    ]
     failpoints.check(None, AFTER_BASE_FILE)
     stat = WriteStat(
         file_id=mt.FILES_FILE_ID,
@@ -167,7 +175,7 @@ def compact(
             mt.FILES_PARTITION: [stat],
             **{
                 p: [s for s in stats_written if s.partition_path == p]
-                for p in column_stats_compact.PARTITIONS
+                for p in (*column_stats_compact.PARTITIONS, bloom_filters.PARTITION)
                 if any(s.partition_path == p for s in stats_written)
             },
         },
@@ -202,6 +210,8 @@ def roll_back_pending(
         if isinstance(parsed, BaseFileName) and parsed.instant_time in mdt.pending_compactions:
             gw.delete_file(entry.path)
     for path in column_stats_compact.pending_base_files(gw, mdt.pending_compactions):
+        gw.delete_file(path)
+    for path in bloom_filters.pending_base_files(gw, mdt.pending_compactions):
         gw.delete_file(path)
     order = {State.INFLIGHT: 0, State.REQUESTED: 1}
     found = []

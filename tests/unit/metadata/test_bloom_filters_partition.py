@@ -5,9 +5,11 @@
   (``getBloomFilterIndexKey``); a key's file group is Java's ``String.hashCode`` modulo 4,
   recomputed here independently.
 * Kept exact: a table with the option turned on goes through a seeded history of commits,
-  clustering, clean, rollback and restore (on COW and MOR); after each action the live
-  records equal a dict oracle of the live base files' footer filters (read with pyarrow), no
-  deleted file keeps a live record, and hudi-rs reads the rows hudilite reads.
+  clustering, clean, rollback and restore (on COW and MOR), the metadata table compacted
+  every three deltacommits (every bloom_filters group gets compacted base files); after each
+  action the live records equal a dict oracle of the live base files' footer filters (read
+  with pyarrow), no deleted file keeps a live record, and hudi-rs reads the rows hudilite
+  reads.
 * Turning the option off drops the partition; a bad file group count is refused by name.
 """
 
@@ -194,6 +196,7 @@ def test_random_history_keeps_filters_exact(zip_rel: str, seed: int, tmp_path: P
     rng.shuffle(actions)
     actions += ["commit", "rollback", "restore", "commit", "clean"]
     done = []
+    compacted: set[str] = set()
     for action in actions:
         state = TableState.load(gw)
         if action == "commit":
@@ -214,6 +217,15 @@ def test_random_history_keeps_filters_exact(zip_rel: str, seed: int, tmp_path: P
             last = None  # only the latest commit is rolled back
         done.append(action)
         assert _indexed(gw) == _oracle(gw), done
+        compactions = mt.load_timeline(gw).compactions
+        compacted |= {
+            p.file_id
+            for e in gw.list_dir(bf.PART_DIR)
+            if isinstance(p := parse_data_file_name(e.name), BaseFileName)
+            and p.instant_time in compactions
+        }
+    # the metadata table's compactions (every three deltacommits) compacted the groups too
+    assert compacted == {bf.file_id(i) for i in range(bf.FILE_GROUPS)}
     # the deleted files' records are there, deleted (cleaned, replaced, rolled back)
     deleted = [r for r in bf.read_partition(gw).values() if r.deleted]
     assert deleted and all((r.bloom, r.type_code) == (b"", "DYNAMIC_V0") for r in deleted)
