@@ -184,9 +184,15 @@ def encode_hfile(records: Sequence[csr.ColumnStats], *, base_file: str | None = 
     return writer.finish()
 
 
-def decode_hfile(content: bytes) -> list[csr.ColumnStats]:
-    """The records of a column_stats HFile (base file or log block content)."""
-    return [csr.decode_datum(k.decode("utf-8"), v) for k, v in HFileReader(content).entries()]
+def decode_hfile(content: bytes, keys: frozenset[str] | None = None) -> list[csr.ColumnStats]:
+    """The records of a column_stats HFile (base file or log block content); only those of
+    ``keys`` when given (the others are not decoded)."""
+    out = []
+    for k, v in HFileReader(content).entries():
+        key = k.decode("utf-8")
+        if keys is None or key in keys:
+            out.append(csr.decode_datum(key, v))
+    return out
 
 
 def write_logs(
@@ -404,9 +410,10 @@ def read_partition(
     timeline: mt.MetadataTimeline | None = None,
     *,
     part: str = PARTITION,
+    keys: frozenset[str] | None = None,
 ) -> dict[str, csr.ColumnStats]:
     """Every key's merged record (tombstones included) over the partition's file groups
-    (``part``: another stats partition)."""
+    (``part``: another stats partition; ``keys``: only these, a read's files and columns)."""
     mdt = timeline if timeline is not None else mt.load_timeline(gw)
     folder = join(mt.METADATA_DIR, part)
     if not gw.exists(folder):
@@ -416,11 +423,11 @@ def read_partition(
     out: dict[str, csr.ColumnStats] = {}
     for fid in fids:
         base, logs = group_slice(gw, fid, entries, mdt, data_timeline)
-        batches = [decode_hfile(gw.read_bytes(base))] if base else []
+        batches = [decode_hfile(gw.read_bytes(base), keys)] if base else []
         for path in logs:
             for block in read_log_file(gw, path):
                 if block.block_type == BlockType.HFILE:
-                    batches.append(decode_hfile(block.content))
+                    batches.append(decode_hfile(block.content, keys))
         out.update(csr.merge_all(batches))
     return out
 

@@ -163,7 +163,15 @@ def records_for(
         for r in files_records
         if r.type == rec.FILE_LIST and rec.partition_path(r.key)
     ]
-    column_records = csr.merge_all([cs.read_partition(gw, timeline).values(), new_stats])
+    _, columns = cs.table_columns(gw, props)
+    keys = frozenset(  # only the touched partitions' files are decoded
+        csr.stats_key(p, name, c)
+        for p in set(touched)
+        for name in listing.get(p, {})
+        for c in columns
+    )
+    stored = cs.read_partition(gw, timeline, keys=keys)
+    column_records = csr.merge_all([stored.values(), new_stats])
     return compute(gw, props, touched, listing, column_records)
 
 
@@ -223,9 +231,15 @@ def read_partition(
     gw: FileSystemGateway,
     data_timeline: Timeline | None = None,
     timeline: mt.MetadataTimeline | None = None,
+    keys: frozenset[str] | None = None,
 ) -> dict[str, csr.ColumnStats]:
     """Every key's merged record (see :func:`hudilite.metadata.column_stats.read_partition`)."""
-    return cs.read_partition(gw, data_timeline, timeline, part=PARTITION)
+    return cs.read_partition(gw, data_timeline, timeline, part=PARTITION, keys=keys)
+
+
+def partition_key(partition: str, column: str) -> str:
+    """The key of a partition's record of ``column``."""
+    return csr.hash64_id(column) + csr.hash64_id(rec.partition_id(partition))
 
 
 def by_partition(
@@ -237,8 +251,7 @@ def by_partition(
     for partition in partitions:
         found = {}
         for column in cols:
-            key = csr.hash64_id(column) + csr.hash64_id(rec.partition_id(partition))
-            record = records.get(key)
+            record = records.get(partition_key(partition, column))
             if record is not None and not record.deleted:
                 found[column] = record
         out[partition] = found

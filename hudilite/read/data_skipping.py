@@ -250,12 +250,15 @@ def table_stats(
     if metadata is None:
         return None
     cols = list(columns)
-    records = cs.read_partition(gw, timeline, metadata)
     files = [(s.partition, n) for s in slices for n in slice_files(s)]
+    keys = frozenset(csr.stats_key(p, n, c) for p, n in files for c in cols)
+    records = cs.read_partition(gw, timeline, metadata, keys=keys)  # only the plan's records
     by_partition = None
     if latest and ps.listed(props):
-        part_records = ps.read_partition(gw, timeline, metadata)
-        by_partition = ps.by_partition(part_records, {s.partition for s in slices}, cols)
+        partitions = {s.partition for s in slices}
+        wanted = frozenset(ps.partition_key(p, c) for p in partitions for c in cols)
+        part_records = ps.read_partition(gw, timeline, metadata, wanted)
+        by_partition = ps.by_partition(part_records, partitions, cols)
     return TableStats(cs.stats_by_file(records, files, cols), by_partition)
 
 
