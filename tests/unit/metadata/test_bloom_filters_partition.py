@@ -10,6 +10,9 @@
   action the live records equal a dict oracle of the live base files' footer filters (read
   with pyarrow), no deleted file keeps a live record, and hudi-rs reads the rows hudilite
   reads.
+* Turned on for a table whose metadata table has only files: built from its listing. A
+  write dying between its metadata deltacommit and its completion: its filters are read by
+  no reader, and the next lock removes them with the deltacommit.
 * Turning the option off drops the partition; a bad file group count is refused by name.
 """
 
@@ -24,10 +27,12 @@ import pyarrow.parquet as pq
 import pytest
 
 from hudilite import config as cfg
+from hudilite import failpoints
 from hudilite.errors import ConfigError
 from hudilite.metadata import bloom_filters as bf
 from hudilite.metadata import column_stats as cs
 from hudilite.metadata import column_stats_records as csr
+from hudilite.metadata import sync
 from hudilite.metadata import table as mt
 from hudilite.read.arrow_reader import read_plan_arrow
 from hudilite.read.planner import plan_snapshot
@@ -254,3 +259,28 @@ def test_a_bad_file_group_count_is_refused(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match=f"^{key} must be at least 1, got 0$"), table_lock(gw):
         pass
     assert "bloom_filters" not in properties_file.load(gw)["hoodie.table.metadata.partitions"]
+
+
+def test_turned_on_for_a_table_with_a_metadata_table_and_a_crash(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    gw = _unzip(V9_COW, tmp_path)
+    _set(gw, **{cfg.METADATA_ENABLED.name: "true"})
+    _commit_copy(gw, random.Random(1))  # a deltacommit of the files partition alone
+    assert properties_file.load(gw)["hoodie.table.metadata.partitions"] == "files"
+    _enable(gw)  # built from the files partition's listing, the copy's file included
+    assert _indexed(gw) == _oracle(gw) != {}
+    # A write dying between its metadata deltacommit and its completion: the filters it
+    # wrote are read by no one, and the next lock removes them with the deltacommit.
+    monkeypatch.setenv(failpoints.ENV_VAR, sync.AFTER_DELTACOMMIT)
+    with pytest.raises(Exception, match="simulated failure"):
+        _commit_copy(gw, random.Random(2))
+    monkeypatch.delenv(failpoints.ENV_VAR)
+    stray = max(sync.deltacommit_times(gw))
+    assert any(stray in e.name for e in gw.list_dir(bf.PART_DIR))
+    assert _indexed(gw) == _oracle(gw)
+    with table_lock(gw):
+        pass
+    assert not any(stray in e.name for e in gw.list_dir(bf.PART_DIR))
+    assert stray not in sync.deltacommit_times(gw)
+    assert _indexed(gw) == _oracle(gw)
