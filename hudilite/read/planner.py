@@ -37,6 +37,7 @@ from hudilite import config as cfg
 from hudilite.errors import ConfigError, InstantNotFoundError
 from hudilite.filegroup.slices import BaseFile, FileSlice
 from hudilite.filegroup.view import FileSystemView, PartitionFilter, Visibility
+from hudilite.metadata import column_stats
 from hudilite.metadata.listing import listing_view
 from hudilite.read import data_skipping
 from hudilite.read.file_checks import check_slices
@@ -271,10 +272,12 @@ def skip_files(
     partition; else ``plan`` itself. Incremental plans are kept whole."""
     if where is None or plan.commit_times is not None or plan.is_empty:
         return plan
+    view = _view_of(state)
+    if not column_stats.listed(view.config.props):
+        return plan  # no statistics: nothing else to look at
     given = {k: str(v) for k, v in (options or {}).items()}
     if not state.options(given).get(cfg.DATA_SKIPPING_ENABLED):
         return plan
-    view = _view_of(state)
     slices = [_native_slice(path) for path in plan.native_paths] + list(plan.merge_slices)
     stats = data_skipping.table_stats(
         view.gw, view.config.props, view.timeline, slices, where.columns, latest=plan.as_of is None
