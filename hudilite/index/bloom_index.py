@@ -34,9 +34,12 @@ import pyarrow.compute as pc
 
 from hudilite import config as cfg
 from hudilite.keygen import KeyGenSpec
+from hudilite.metadata import bloom_filters
 from hudilite.storage.bloom_filter import BloomConfig, BloomFilter
 from hudilite.storage.fs import FileSystemGateway
 from hudilite.storage.parquet_io import read_bloom_filter, read_stored_keys
+from hudilite.tablestate import properties_file
+from hudilite.timeline.timeline import Timeline
 
 
 def bloom_config(opts: cfg.Options) -> BloomConfig:
@@ -93,10 +96,6 @@ def metadata_filters(
     ``bloom_filters`` partition, for ``files`` (partition, path) that have a record there;
     empty unless ``settings`` is a BLOOM index using the metadata table and the table lists
     the partition (then every file is read from its footer)."""
-    from hudilite.metadata import bloom_filters  # the metadata package imports the engine
-    from hudilite.tablestate import properties_file
-    from hudilite.timeline.timeline import Timeline
-
     if settings.kind != cfg.INDEX_BLOOM or not settings.use_metadata:
         return {}
     props = properties_file.load(gw)
