@@ -375,7 +375,7 @@ def _unavailable_value(config: TableConfig) -> str:
     value = config.merge_properties.get(UNAVAILABLE_VALUE_PROPERTY)
     if not value:
         raise ConfigError(
-            f"{PARTIAL_UPDATE_MODE.name}=FILL_UNAVAILABLE needs the table property "
+            f"{PARTIAL_UPDATE_MODE.name}='FILL_UNAVAILABLE' needs the table property "
             f"hoodie.record.merge.property.{UNAVAILABLE_VALUE_PROPERTY} (the unavailable value)"
         )
     return value
