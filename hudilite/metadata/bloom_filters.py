@@ -216,12 +216,16 @@ def encode_hfile(records: Sequence[BloomRecord], *, base_file: str | None = None
 
 
 def decode_hfile(content: bytes, keys: frozenset[str] | None = None) -> list[BloomRecord]:
-    """The records of a bloom_filters HFile; given ``keys``, only those are decoded."""
+    """The records of a bloom_filters HFile; given ``keys``, only those, found by point
+    lookups in key order (Hudi's reader seeks too: only the blocks holding them are read)."""
+    reader = HFileReader(content)
+    if keys is None:
+        return [decode_datum(k.decode("utf-8"), v) for k, v in reader.entries()]
     out = []
-    for k, v in HFileReader(content).entries():
-        key = k.decode("utf-8")
-        if keys is None or key in keys:
-            out.append(decode_datum(key, v))
+    for key in sorted(keys, key=lambda k: k.encode("utf-8")):
+        value = reader.get(key.encode("utf-8"))
+        if value is not None:
+            out.append(decode_datum(key, value))
     return out
 
 
