@@ -80,6 +80,7 @@ from hudilite.config.vocab import (
     GLOBAL_INDEX_PREFIX,
     INDEX_BLOOM,
     INDEX_BUCKET,
+    INDEX_RECORD,
     INDEX_OPERATION,
     INDEX_SIMPLE,
     INDEX_TYPES,

@@ -137,9 +137,10 @@ METADATA_ENABLED = _key(
     False,
     "Keep Hudi's metadata table on a version 8 or 9 table (a table option, stored in the "
     "table's write options): its files partition is built from a listing when missing and "
-    "updated by every action; partitions hudilite cannot keep (record_index, "
-    "secondary indexes, ...) are dropped, column_stats too unless "
-    "hoodie.metadata.index.column.stats.enable. Off (the default), any metadata table is removed "
+    "updated by every action; partitions hudilite cannot keep (secondary indexes, ...) "
+    "are dropped, column_stats, partition_stats and record_index too unless their "
+    "hoodie.metadata.index.column.stats.enable, ...partition.stats.enable and "
+    "hoodie.metadata.record.index.enable. Off (the default), any metadata table is removed "
     "before an action changes the table. A restore rebuilds the files partition from a "
     "listing.",
     aliases=("metadata.enabled",),

@@ -30,7 +30,9 @@ INDEX_TYPE = _key(
     "hoodie.index.type",
     INDEX_SIMPLE,
     "SIMPLE, BLOOM (key ranges and bloom filters prune files), GLOBAL_SIMPLE and "
-    "GLOBAL_BLOOM (a key is unique across partitions) or BUCKET.",
+    "GLOBAL_BLOOM (a key is unique across partitions), BUCKET or RECORD_INDEX (global: keys "
+    "are looked up in the metadata table's record_index partition, no data file is read; "
+    "needs hoodie.metadata.record.index.enable).",
     aliases=("index.type",),
     parse=choice(*INDEX_TYPES),
 )

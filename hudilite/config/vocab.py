@@ -28,6 +28,8 @@ KEYGEN_TYPES = (
 INDEX_SIMPLE = "SIMPLE"
 INDEX_BLOOM = "BLOOM"
 INDEX_BUCKET = "BUCKET"
+#: Hudi's record-level index: keys looked up in the metadata table's record_index (global).
+INDEX_RECORD = "RECORD_INDEX"
 GLOBAL_INDEX_PREFIX = "GLOBAL_"
 INDEX_TYPES = (
     INDEX_SIMPLE,
@@ -35,6 +37,7 @@ INDEX_TYPES = (
     GLOBAL_INDEX_PREFIX + INDEX_SIMPLE,
     GLOBAL_INDEX_PREFIX + INDEX_BLOOM,
     INDEX_BUCKET,
+    INDEX_RECORD,
 )
 
 #: Write operations (``hoodie.datasource.write.operation``).

@@ -18,6 +18,12 @@ Index types (``hoodie.index.type``, Hudi's names, case-insensitive):
   ``hoodie.simple.index.update.partition.path`` / ``hoodie.bloom.index.update.partition.path``
   is true (Hudi's default), else it is updated where it is.
 * ``BUCKET``: :mod:`hudilite.index.bucket`.
+* ``RECORD_INDEX``: Hudi's record-level index, always global: keys are looked up in the
+  metadata table's ``record_index`` partition (:mod:`hudilite.metadata.record_index`), no
+  data file is read. A record whose partition value changed moves when
+  ``hoodie.record.index.update.partition.path`` is true (Hudi's default: false). Refused by
+  name unless the table keeps that partition (``hoodie.metadata.enable`` and
+  ``hoodie.metadata.record.index.enable``), as Hudi refuses it.
 
 Flink's ``index.global.enabled`` (when set) turns a SIMPLE/BLOOM index global with moving
 records (``true``) or keeps it per partition (``false``).
@@ -33,6 +39,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from hudilite import config as cfg
+from hudilite.errors import ConfigError
 from hudilite.keygen import KeyGenSpec
 from hudilite.metadata import bloom_filters
 from hudilite.storage.bloom_filter import BloomConfig, BloomFilter
@@ -65,8 +72,17 @@ class IndexSettings:
 
 
 def index_settings(opts: cfg.Options) -> IndexSettings:
-    """Resolve ``hoodie.index.type`` (and Flink's ``index.global.enabled``) for a write."""
+    """Resolve ``hoodie.index.type`` (and Flink's ``index.global.enabled``) for a write
+    (``opts``: the table's properties and stored write options under the call's)."""
     name = str(opts.get(cfg.INDEX_TYPE)).upper()
+    if name == cfg.INDEX_RECORD:
+        check_record_index(opts)
+        return IndexSettings(
+            kind=name,
+            is_global=True,
+            update_partition_path=bool(opts.get(cfg.RECORD_INDEX_UPDATE_PARTITION_PATH)),
+            prune_by_ranges=False,
+        )
     is_global = name.startswith(cfg.GLOBAL_INDEX_PREFIX)
     kind = name.removeprefix(cfg.GLOBAL_INDEX_PREFIX)
     flink_global = opts.get(cfg.INDEX_GLOBAL_ENABLED)
@@ -105,6 +121,18 @@ def metadata_filters(
     timeline = Timeline.load(gw, cfg.TableConfig.from_properties(props))
     found = bloom_filters.filters_for(gw, by_name, timeline)
     return {by_name[f]: bloom for f, bloom in found.items()}
+
+
+def check_record_index(opts: cfg.Options) -> None:
+    """ConfigError naming the missing option when ``hoodie.index.type=RECORD_INDEX`` has no
+    record_index partition to look keys up in."""
+    for key in (cfg.METADATA_ENABLED, cfg.METADATA_RECORD_INDEX_ENABLED):
+        if not opts.get(key):
+            raise ConfigError(
+                f"{cfg.INDEX_TYPE.name}=RECORD_INDEX needs the metadata table's record_index "
+                f"partition: set {key.name}=true (with {cfg.METADATA_ENABLED.name}=true and "
+                f"{cfg.METADATA_RECORD_INDEX_ENABLED.name}=true the table keeps it)"
+            )
 
 
 def lookup_keys(

@@ -20,7 +20,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from hudilite.config.vocab import GLOBAL_INDEX_PREFIX
+from hudilite.config.vocab import GLOBAL_INDEX_PREFIX, INDEX_RECORD
 from hudilite.filegroup.slices import FileSlice
 from hudilite.merge import MergeSpec
 from hudilite.read.file_group_reader import read_file_slice
@@ -54,7 +54,11 @@ class IndexMetrics:
 
     def as_dict(self) -> dict[str, Any]:
         return {
-            "type": (GLOBAL_INDEX_PREFIX if self.is_global else "") + self.index_type,
+            # RECORD_INDEX is global by nature: Hudi has no GLOBAL_ spelling of it
+            "type": (
+                GLOBAL_INDEX_PREFIX if self.is_global and self.index_type != INDEX_RECORD else ""
+            )
+            + self.index_type,
             "files_in_scope": self.files_in_scope,
             "files_after_range_pruning": self.files_after_range_pruning,
             "files_pruned_by_range": self.files_in_scope - self.files_after_range_pruning,

@@ -46,6 +46,7 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+import numpy as np
 import pyarrow.compute as pc
 
 from hudilite import config as cfg
@@ -120,8 +121,6 @@ def estimate_file_group_count(
     if min_count == max_count and min_count != 0:
         return min_count
     # (float) recordCount * growthFactor: Java multiplies in single precision
-    import numpy as np
-
     expected = math.ceil(float(np.float32(record_count) * np.float32(growth_factor)))
     per_group = max_file_group_bytes // max(average_record_size, 1)
     estimated = expected // per_group
@@ -231,7 +230,7 @@ def _apply_log(
                     out[d.record_key] = None
 
 
-def _read_group(
+def read_group(
     gw: FileSystemGateway, group: GroupSlice, wanted: set[str] | None
 ) -> dict[str, Location]:
     out: dict[str, Location | None] = {}
@@ -256,7 +255,7 @@ def read_all(gw: FileSystemGateway, data_timeline: Timeline | None = None) -> di
     """Every live key's location."""
     out: dict[str, Location] = {}
     for group in slices(gw, data_timeline):
-        out.update(_read_group(gw, group, None))
+        out.update(read_group(gw, group, None))
     return out
 
 
@@ -272,7 +271,7 @@ def lookup(
         by_group.setdefault(file_group_index(key, len(groups)), set()).add(key)
     out: dict[str, Location] = {}
     for index, wanted in sorted(by_group.items()):
-        out.update(_read_group(gw, groups[index], wanted))
+        out.update(read_group(gw, groups[index], wanted))
     return out
 
 

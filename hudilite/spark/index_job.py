@@ -10,6 +10,11 @@ and a handful of counts.
   footer key range covers it (a broadcast range join), then, one task per file, the file's
   footer bloom filter drops the keys it surely lacks, and only when some key survives are the
   file's keys read to confirm (:func:`hudilite.index.bloom_index.lookup_keys`).
+* RECORD_INDEX (Hudi's ``SparkMetadataTableRecordIndex``): the distinct incoming keys are
+  grouped by the record_index file group their key hashes to, and one task per group looks
+  them up in that group's HFile base file and logs
+  (:func:`hudilite.metadata.record_index.read_group`): no data file or footer is read.
+  Always global.
 * GLOBAL_*: the same over every partition; the key alone names a record. A record whose
   partition value changed is routed as Hudi's ``HoodieIndexUtils.tagGlobalLocationBackToRecords``
   / ``mergeForPartitionUpdatesIfNeeded`` do:
@@ -37,7 +42,9 @@ import pyarrow.compute as pc
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from hudilite.config.vocab import INDEX_BLOOM
+from hudilite import config as cfg
+from hudilite.config.vocab import INDEX_BLOOM, INDEX_RECORD
+from hudilite.errors import ConfigError
 from hudilite.index.bloom_index import IndexSettings, lookup_keys, metadata_filters
 from hudilite.index.simple import (
     LOCATION_SCHEMA,
@@ -48,6 +55,7 @@ from hudilite.index.simple import (
 )
 from hudilite.keygen import KeyGenSpec
 from hudilite.merge import merge_file_group, precombine
+from hudilite.metadata import record_index as ri
 from hudilite.read.file_group_reader import decode_slice, encode_slice, read_file_slice
 from hudilite.schema import (
     DELETE_COL,
@@ -61,6 +69,7 @@ from hudilite.spark.convert import arrow_schema, spark_schema
 from hudilite.spark.read_job import base_file_keys
 from hudilite.storage.bloom_filter import deserialize
 from hudilite.storage.parquet_io import read_key_range
+from hudilite.tablestate import properties_file
 from hudilite.tablestate.state import TableState
 from hudilite.virtual_keys import virtual_key_spec, with_stored_keys
 from hudilite.write.write_context import ExistingFile
@@ -108,14 +117,16 @@ def locate(
     stored: DataFrame | None = None
     # A table without meta fields: stored keys come from the record key fields.
     virtual = virtual_key_spec(state.config)
-    if settings.kind == INDEX_BLOOM:
+    if settings.kind == INDEX_RECORD:
+        stored = _record_index_lookup(state, keyed)
+    elif settings.kind == INDEX_BLOOM:
         stored = _bloom_lookup(state, keyed, files, ranges, settings, metrics, virtual)
     else:
         candidates = candidate_files(files, ranges, lambda rel: read_key_range(state.gw, rel))
         metrics.files_after_range_pruning = metrics.files_read = len(candidates)
         if candidates:
             stored = base_file_keys(spark, state.gw, candidates, FILE_ID_COL, virtual)
-    if log_keys is not None:
+    if log_keys is not None and settings.kind != INDEX_RECORD:
         stored = log_keys if stored is None else stored.unionByName(log_keys)
     metrics.looked_up = stored is not None
     if stored is None:
@@ -133,7 +144,8 @@ def locate(
         return keyed.join(located, [PARTITION_PATH_COL, RECORD_KEY_COL], "left"), metrics
     wanted = keyed.select(RECORD_KEY_COL).distinct()
     found = stored.join(F.broadcast(wanted), [RECORD_KEY_COL], "inner")
-    if settings.update_partition_path and state.config.is_mor:
+    if settings.update_partition_path and state.config.is_mor and settings.kind != INDEX_RECORD:
+        # (the record index holds live keys only: a key its logs deleted is not in it)
         found = _live_locations(state, found)
     loc = F.max(F.struct(F.col(PARTITION_PATH_COL), F.col(FILE_ID_COL))).alias("_hl_loc")
     located = (
@@ -146,6 +158,55 @@ def locate(
         )
     )
     return keyed.join(located, [RECORD_KEY_COL], "left"), metrics
+
+
+_GROUP_COL = "_hl_ri_group"
+
+
+def _record_index_lookup(state: TableState, keyed: DataFrame) -> DataFrame | None:
+    """``(key, partition, file id)`` of the incoming keys the record index holds."""
+    gw = state.gw
+    if not ri.listed(properties_file.load(gw)):
+        raise ConfigError(
+            f"{cfg.INDEX_TYPE.name}=RECORD_INDEX: the table at {gw.uri('')} has no "
+            f"record_index partition in its metadata table ({cfg.METADATA_ENABLED.name} and "
+            f"{cfg.METADATA_RECORD_INDEX_ENABLED.name} keep one on table versions 8 and 9)"
+        )
+    groups = ri.slices(gw, state.timeline)
+    if not groups:
+        return None
+    count = len(groups)
+    group_schema = pa.schema([(RECORD_KEY_COL, pa.string()), (_GROUP_COL, pa.int32())])
+
+    def tag(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for batch in batches:
+            keys = batch.column(0).to_pylist()
+            index = [ri.file_group_index(k, count) for k in keys]
+            yield pa.RecordBatch.from_arrays(
+                [batch.column(0).cast(pa.string()), pa.array(index, pa.int32())],
+                schema=group_schema,
+            )
+
+    def look(batch: pa.Table) -> pa.Table:
+        group = groups[batch[_GROUP_COL][0].as_py()]
+        found = ri.read_group(gw, group, set(batch[RECORD_KEY_COL].to_pylist()))
+        keys = sorted(found)
+        return pa.table(
+            {
+                RECORD_KEY_COL: pa.array(keys, pa.string()),
+                PARTITION_PATH_COL: pa.array([found[k].partition for k in keys], pa.string()),
+                FILE_ID_COL: pa.array([found[k].file_id for k in keys], pa.string()),
+            },
+            schema=LOCATION_SCHEMA,
+        )
+
+    wanted = keyed.select(RECORD_KEY_COL).distinct()
+    tagged = wanted.mapInArrow(tag, spark_schema(group_schema))
+    return (
+        tagged.repartition(count, _GROUP_COL)
+        .groupBy(_GROUP_COL)
+        .applyInArrow(look, spark_schema(LOCATION_SCHEMA))
+    )
 
 
 def _live_locations(state: TableState, found: DataFrame) -> DataFrame:

@@ -622,12 +622,11 @@ def _index_and_write(
     opts = wc.options
     index = wc.index
     index_type = index.kind
-    if index_type not in (cfg.INDEX_SIMPLE, cfg.INDEX_BLOOM, cfg.INDEX_BUCKET) or (
-        index.is_global and index_type == cfg.INDEX_BUCKET
-    ):
+    known = (cfg.INDEX_SIMPLE, cfg.INDEX_BLOOM, cfg.INDEX_BUCKET, cfg.INDEX_RECORD)
+    if index_type not in known or (index.is_global and index_type == cfg.INDEX_BUCKET):
         raise ConfigError(
             f"unsupported {cfg.INDEX_TYPE.name}={opts.get(cfg.INDEX_TYPE)!r}; use SIMPLE, BLOOM, "
-            "GLOBAL_SIMPLE, GLOBAL_BLOOM or BUCKET"
+            "GLOBAL_SIMPLE, GLOBAL_BLOOM, BUCKET or RECORD_INDEX"
         )
     uses_index = operation in ("upsert", "delete")
     buckets: list[InsertBucket] = []
@@ -642,8 +641,13 @@ def _index_and_write(
         looked_up = False  # whether any stored key was searched for
         if uses_index:
             searched = sorted({p for p, _ in ctx.existing} | set(plan.partitions))
-            log_keys = log_only_keys(
-                state, keyed, searched if index.is_global else sorted(plan.partitions)
+            # The record index holds the keys of log-only groups too.
+            log_keys = (
+                None
+                if index_type == cfg.INDEX_RECORD
+                else log_only_keys(
+                    state, keyed, searched if index.is_global else sorted(plan.partitions)
+                )
             )
             tagged, metrics = locate(state, keyed, ctx.existing, plan.key_ranges, index, log_keys)
             looked_up = metrics.looked_up

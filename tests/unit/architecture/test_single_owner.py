@@ -359,14 +359,34 @@ def test_key_generator_and_index_type_names_live_in_the_vocabulary() -> None:
     from hudilite.index.bloom_index import index_settings
 
     assert keygen.KINDS == cfg.KEYGEN_TYPES
-    assert cfg.INDEX_TYPES == ("SIMPLE", "BLOOM", "GLOBAL_SIMPLE", "GLOBAL_BLOOM", "BUCKET")
+    assert cfg.INDEX_TYPES == (
+        "SIMPLE",
+        "BLOOM",
+        "GLOBAL_SIMPLE",
+        "GLOBAL_BLOOM",
+        "BUCKET",
+        "RECORD_INDEX",
+    )
+    record_index_on = {
+        "hoodie.metadata.enable": "true",
+        "hoodie.metadata.record.index.enable": "true",
+    }
     for name in cfg.INDEX_TYPES:
-        settings = index_settings(cfg.Options({"hoodie.index.type": name.lower()}))
-        assert settings.kind in (cfg.INDEX_SIMPLE, cfg.INDEX_BLOOM, cfg.INDEX_BUCKET)
-        assert settings.is_global == name.startswith(cfg.GLOBAL_INDEX_PREFIX)
+        settings = index_settings(
+            cfg.Options({"hoodie.index.type": name.lower(), **record_index_on})
+        )
+        assert settings.kind in (
+            cfg.INDEX_SIMPLE,
+            cfg.INDEX_BLOOM,
+            cfg.INDEX_BUCKET,
+            cfg.INDEX_RECORD,
+        )
+        # RECORD_INDEX is global by nature (Hudi has no GLOBAL_ spelling of it)
+        is_global = name.startswith(cfg.GLOBAL_INDEX_PREFIX) or name == cfg.INDEX_RECORD
+        assert settings.is_global == is_global
     # No module spells the names again: no literal of a name only these vocabularies use,
     # no comparison of a key generator or index kind with a literal.
-    names = r"\"(GLOBAL_SIMPLE|GLOBAL_BLOOM|BLOOM|BUCKET|GLOBAL_)\""
+    names = r"\"(GLOBAL_SIMPLE|GLOBAL_BLOOM|BLOOM|BUCKET|RECORD_INDEX|GLOBAL_)\""
     assert _files_matching(names) == {"hudilite/config/vocab.py"}
     compared = r"(\.kind|\bkeygen_type|\bindex_type|\bkg)\b[^\n]*(==|!=|\bin\b)\s*\(?\s*\"[A-Z_]+\""
     assert _files_matching(compared) == set()

@@ -99,7 +99,7 @@ def test_hudis_record_index_places_every_key_where_it_lives(zip_rel: str, tmp_pa
     assert located == _rows(gw) != {}
     # each key sits in the file group Hudi's hash picks
     for group in groups:
-        for key in ri._read_group(gw, group, None):
+        for key in ri.read_group(gw, group, None):
             assert ri.file_group_index(key, 10) == int(group.file_id.split("-")[2])
     # point lookups answer the same, and leave out keys the table does not hold
     keys = [*sorted(located)[:3], "no-such-key"]
