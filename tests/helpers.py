@@ -25,6 +25,16 @@ META = [
 ]
 
 
+def sql_rows(session: Any, sql: str) -> list[tuple[Any, ...]]:
+    """The rows of a SQL statement run through a hudilite (or Spark) session, as tuples."""
+    return [tuple(r) for r in session.sql(sql).collect()]
+
+
+def call(session: Any, text: str) -> list[tuple[Any, ...]]:
+    """The rows of ``CALL text`` (a procedure call) as tuples."""
+    return sql_rows(session, f"CALL {text}")
+
+
 def hudi_rs_read(path: str, **opts: str) -> pa.Table:
     """Read a table with hudi-rs (``hudi==0.5.0``), the independent oracle."""
     from hudi import HudiQueryType, HudiReadOptions, HudiTableBuilder

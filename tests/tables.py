@@ -87,6 +87,34 @@ class TableDef:
         kwargs.update(overrides)
         return hudilite.Table.create(spark, path, self.schema, **kwargs)
 
+    def create_sql(
+        self,
+        session: Any,
+        name: str = "t",
+        *,
+        table_type: str = "cow",
+        table_version: int = 6,
+        properties: dict[str, str] | None = None,
+    ) -> None:
+        """``CREATE TABLE name (...) USING hudi`` of this shape through a hudilite SQL
+        session: partitioned by the partition fields, with the key and ordering field as
+        ``primaryKey`` / ``preCombineField`` and ``properties`` added to TBLPROPERTIES."""
+        props = {
+            "primaryKey": ",".join(self.record_key),
+            **({"preCombineField": self.ordering_field} if self.ordering_field else {}),
+            "type": table_type,
+            "hoodie.write.table.version": str(table_version),
+            **(properties or {}),
+        }
+        parts = f" PARTITIONED BY ({', '.join(self.partition_by)})" if self.partition_by else ""
+        # Plain names unquoted (primaryKey='id'), dotted ones quoted, as the tests wrote them.
+        tblprops = ", ".join(
+            f"{k if k.isidentifier() else repr(k)}='{v}'" for k, v in props.items()
+        )
+        session.sql(
+            f"CREATE TABLE {name} ({self.ddl}) USING hudi{parts} TBLPROPERTIES ({tblprops})"
+        )
+
     def create_engine(
         self,
         root: str | Any,
@@ -144,6 +172,15 @@ ID_TS_V_P = TableDef(
     partition_by=("p",),
 )
 
+#: :data:`ID_TS_V_P` with an integer key, as the procedure tests create it in SQL.
+INT_ID_TS_V_P = TableDef(
+    "int_id_ts_v_p",
+    pa.schema([("id", pa.int32()), ("ts", pa.int64()), ("v", pa.string()), ("p", pa.string())]),
+    record_key=("id",),
+    ordering_field="ts",
+    partition_by=("p",),
+)
+
 #: Keyed ``id`` rows with an ordering ``ts`` and a partition ``p`` (no value column).
 ID_TS_P = TableDef(
     "id_ts_p",
@@ -182,4 +219,6 @@ KV = TableDef(
 )
 
 #: Every definition, by name.
-CATALOG = {d.name: d for d in (TRIPS, ID_TS_V_P, ID_TS_P, K_TS_V_P, UUID_TS_CITY, KV)}
+CATALOG = {
+    d.name: d for d in (TRIPS, ID_TS_V_P, INT_ID_TS_V_P, ID_TS_P, K_TS_V_P, UUID_TS_CITY, KV)
+}

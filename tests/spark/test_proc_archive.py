@@ -20,7 +20,8 @@ from hudilite.services.archive import mtime_instant
 from hudilite.sqlext.statements import TableName
 from hudilite.storage.fs import join
 from hudilite.timeline.instant import COMMIT, DELTA_COMMIT, Instant
-from tests.helpers import hudi_rs_read
+from tests.helpers import call, hudi_rs_read
+from tests.tables import INT_ID_TS_V_P
 
 # Enough commits (and, on MOR, compactions) for the default cleaner retention to matter:
 # run with Hudi's automatic clean/archive defaults, as before (tests/spark/conftest.py).
@@ -39,10 +40,6 @@ def kind(request: pytest.FixtureRequest) -> tuple[str, int]:
     return request.param  # type: ignore[no-any-return]
 
 
-def call(s: Any, text: str) -> list[tuple[Any, ...]]:
-    return [tuple(r) for r in s.sql(f"CALL {text}").collect()]
-
-
 def ours(tbl: hudilite.Table, **read: Any) -> list[tuple[Any, ...]]:
     return sorted(tuple(r) for r in tbl.read(**read).select(*COLS).collect())
 
@@ -55,10 +52,11 @@ def theirs(tbl: hudilite.Table, **read: Any) -> list[tuple[Any, ...]]:
 def build(s: Any, kind: tuple[str, int]) -> hudilite.Table:
     """7 writes (each inserts a row and updates row 1); a MOR table compacts after the 5th."""
     table_type, version = kind
-    s.sql(
-        "CREATE TABLE t (id INT, ts BIGINT, v STRING, p STRING) USING hudi PARTITIONED BY (p) "
-        f"TBLPROPERTIES (primaryKey='id', preCombineField='ts', type='{table_type}', "
-        f"'hoodie.write.table.version'='{version}', 'hoodie.parquet.small.file.limit'='0')"
+    INT_ID_TS_V_P.create_sql(
+        s,
+        table_type=table_type,
+        table_version=version,
+        properties={"hoodie.parquet.small.file.limit": "0"},
     )
     # The updates below are INSERT INTOs of stored keys: run them as upserts.
     s.sql("SET hoodie.spark.sql.insert.into.operation = upsert")

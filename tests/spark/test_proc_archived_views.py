@@ -21,7 +21,8 @@ import hudilite
 from hudilite.sqlext.statements import TableName
 from hudilite.timeline.instant import COMMIT, DELTA_COMMIT
 from hudilite.timeline.instant_time import epoch_ms_to_instant
-from tests.helpers import hudi_rs_read
+from tests.helpers import call, hudi_rs_read
+from tests.tables import INT_ID_TS_V_P
 
 # Enough commits (and, on MOR, compactions) for the default cleaner retention to matter:
 # run with Hudi's automatic clean/archive defaults, as before (tests/spark/conftest.py).
@@ -42,10 +43,6 @@ def kind(request: pytest.FixtureRequest) -> tuple[str, int]:
     return request.param  # type: ignore[no-any-return]
 
 
-def call(s: Any, text: str) -> list[tuple[Any, ...]]:
-    return [tuple(r) for r in s.sql(f"CALL {text}").collect()]
-
-
 def rows_of(tbl: hudilite.Table) -> list[tuple[Any, ...]]:
     return sorted(tuple(r) for r in tbl.read().select(*COLS).collect())
 
@@ -58,10 +55,11 @@ def build(s: Any, kind: tuple[str, int]) -> hudilite.Table:
     """7 writes (each inserts a row and updates row 1), a clean after each from the third
     on (a MOR table compacts first, so there are old file slices to clean)."""
     table_type, version = kind
-    s.sql(
-        "CREATE TABLE t (id INT, ts BIGINT, v STRING, p STRING) USING hudi PARTITIONED BY (p) "
-        f"TBLPROPERTIES (primaryKey='id', preCombineField='ts', type='{table_type}', "
-        f"'hoodie.write.table.version'='{version}', 'hoodie.parquet.small.file.limit'='0')"
+    INT_ID_TS_V_P.create_sql(
+        s,
+        table_type=table_type,
+        table_version=version,
+        properties={"hoodie.parquet.small.file.limit": "0"},
     )
     # The updates below are INSERT INTOs of stored keys: run them as upserts.
     s.sql("SET hoodie.spark.sql.insert.into.operation = upsert")

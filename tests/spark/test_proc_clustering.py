@@ -17,7 +17,8 @@ from hudilite.services.clustering_plan import clustering_instants, read_clusteri
 from hudilite.sqlext.statements import TableName
 from hudilite.storage.parquet_io import read_base_file
 from hudilite.timeline.instant import REPLACE_COMMIT
-from tests.helpers import hudi_rs_read
+from tests.helpers import call, hudi_rs_read
+from tests.tables import INT_ID_TS_V_P
 
 COLS = ["id", "ts", "v", "p"]
 RUN_KINDS = [("mor", 6), ("cow", 8)]
@@ -26,11 +27,12 @@ RUN_KINDS = [("mor", 6), ("cow", 8)]
 def create(s: Any, kind: tuple[str, int], name: str = "t") -> hudilite.Table:
     """A table whose every insert opens new file groups (small-file packing off)."""
     table_type, version = kind
-    s.sql(
-        f"CREATE TABLE {name} (id INT, ts BIGINT, v STRING, p STRING) USING hudi "
-        f"PARTITIONED BY (p) TBLPROPERTIES (primaryKey='id', preCombineField='ts', "
-        f"type='{table_type}', 'hoodie.write.table.version'='{version}', "
-        f"'hoodie.clean.automatic'='false', 'hoodie.parquet.small.file.limit'='0')"
+    INT_ID_TS_V_P.create_sql(
+        s,
+        name,
+        table_type=table_type,
+        table_version=version,
+        properties={"hoodie.clean.automatic": "false", "hoodie.parquet.small.file.limit": "0"},
     )
     return s.table(TableName(None, name))
 
@@ -42,10 +44,6 @@ def fill(s: Any, name: str = "t") -> None:
     s.sql(f"INSERT INTO {name} VALUES (6, 1, 'k', 'x')")
     s.sql(f"UPDATE {name} SET v = 'z', ts = 2 WHERE id = 2")
     s.sql(f"DELETE FROM {name} WHERE id = 6")
-
-
-def call(s: Any, text: str) -> list[tuple[Any, ...]]:
-    return [tuple(r) for r in s.sql(f"CALL {text}").collect()]
 
 
 def ours(tbl: hudilite.Table) -> list[tuple[Any, ...]]:

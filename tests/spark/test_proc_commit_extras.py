@@ -21,6 +21,8 @@ import pytest
 import hudilite
 from hudilite.procedures import ProcedureArgumentError, ProcedureError
 from hudilite.sqlext.statements import TableName
+from tests.helpers import call
+from tests.tables import INT_ID_TS_V_P
 
 DONE_RE = re.compile(r"^(?P<t>\d+)(?:_\d+)?\.(?P<a>commit|deltacommit|replacecommit)$")
 
@@ -44,10 +46,6 @@ def raw_extra(path: Path, version: int) -> dict[str, str]:
     return dict(record["extraMetadata"])
 
 
-def call(s: Any, text: str) -> list[tuple[Any, ...]]:
-    return [tuple(r) for r in s.sql(f"CALL {text}").collect()]
-
-
 @pytest.fixture(scope="module")
 def wh(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("extras")
@@ -55,11 +53,7 @@ def wh(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def make(spark: Any, wh: Path, kind: str, version: int) -> tuple[Any, Path]:
     s = hudilite.connect(str(wh / f"{kind}{version}"), spark=spark)
-    s.sql(
-        "CREATE TABLE t (id INT, ts BIGINT, v STRING, p STRING) USING hudi PARTITIONED BY (p) "
-        f"TBLPROPERTIES (primaryKey='id', preCombineField='ts', type='{kind}', "
-        f"'hoodie.write.table.version'='{version}')"
-    )
+    INT_ID_TS_V_P.create_sql(s, table_type=kind, table_version=version)
     s.sql("INSERT INTO t VALUES (1, 1, 'a', 'x'), (2, 1, 'b', 'y')")
     return s, Path(s.entry(TableName(None, "t")).location)
 

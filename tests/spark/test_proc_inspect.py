@@ -26,6 +26,7 @@ from hudilite.procedures import ProcedureArgumentError, ProcedureError
 from hudilite.sqlext.statements import TableName
 from tests.conftest import fixture_id, fixture_zips, unzip_table
 from tests.helpers import hudi_rs_read
+from tests.tables import INT_ID_TS_V_P
 
 CASES = [("cow", 6), ("mor", 6), ("cow", 8), ("mor", 8)]
 BASE_RE = re.compile(r"^(?P<fid>[^._][^_]*)_(?P<tok>[^_]+)_(?P<t>\d+)\.parquet$")
@@ -152,11 +153,7 @@ def made(
 ) -> Made:
     kind, version = request.param
     s = hudilite.connect(str(tmp_path_factory.mktemp(f"{kind}{version}") / "wh"), spark=spark)
-    s.sql(
-        "CREATE TABLE t (id INT, ts BIGINT, v STRING, p STRING) USING hudi PARTITIONED BY (p) "
-        f"TBLPROPERTIES (primaryKey='id', preCombineField='ts', type='{kind}', "
-        f"'hoodie.write.table.version'='{version}')"
-    )
+    INT_ID_TS_V_P.create_sql(s, table_type=kind, table_version=version)
     # The updates below are INSERT INTOs of stored keys: run them as upserts.
     s.sql("SET hoodie.spark.sql.insert.into.operation = upsert")
     s.sql("INSERT INTO t VALUES (1, 1, 'a', 'x'), (2, 1, 'b', 'y'), (3, 1, 'c', 'x')")
@@ -620,11 +617,7 @@ def test_pending_rolled_back_and_savepointed_instants(
     spark: Any, tmp_path: Path, version: int
 ) -> None:
     s = hudilite.connect(str(tmp_path / "wh"), spark=spark)
-    s.sql(
-        "CREATE TABLE t (id INT, ts BIGINT, v STRING, p STRING) USING hudi PARTITIONED BY (p) "
-        "TBLPROPERTIES (primaryKey='id', preCombineField='ts', type='mor', "
-        f"'hoodie.write.table.version'='{version}')"
-    )
+    INT_ID_TS_V_P.create_sql(s, table_type="mor", table_version=version)
     # The updates below are INSERT INTOs of stored keys: run them as upserts.
     s.sql("SET hoodie.spark.sql.insert.into.operation = upsert")
     s.sql("INSERT INTO t VALUES (1, 1, 'a', 'x'), (2, 1, 'b', 'y')")

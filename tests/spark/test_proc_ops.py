@@ -19,7 +19,8 @@ from hudilite.services._common import partition_of
 from hudilite.sqlext.statements import TableName
 from hudilite.storage.layout import read_partition_metadata
 from hudilite.timeline.instant import CLEAN, DELTA_COMMIT, REPLACE_COMMIT, RESTORE, ROLLBACK
-from tests.helpers import hudi_rs_read
+from tests.helpers import call, hudi_rs_read
+from tests.tables import INT_ID_TS_V_P
 
 COLS = ["id", "ts", "v", "p"]
 
@@ -31,19 +32,16 @@ def kind(request: pytest.FixtureRequest) -> tuple[str, int]:
 
 def create(s: Any, kind: tuple[str, int], name: str = "t") -> hudilite.Table:
     table_type, version = kind
-    s.sql(
-        f"CREATE TABLE {name} (id INT, ts BIGINT, v STRING, p STRING) USING hudi "
-        f"PARTITIONED BY (p) TBLPROPERTIES (primaryKey='id', preCombineField='ts', "
-        f"type='{table_type}', 'hoodie.write.table.version'='{version}', "
-        f"'hoodie.clean.automatic'='false', 'hoodie.parquet.small.file.limit'='0')"
+    INT_ID_TS_V_P.create_sql(
+        s,
+        name,
+        table_type=table_type,
+        table_version=version,
+        properties={"hoodie.clean.automatic": "false", "hoodie.parquet.small.file.limit": "0"},
     )
     # The updates below are INSERT INTOs of stored keys: run them as upserts.
     s.sql("SET hoodie.spark.sql.insert.into.operation = upsert")
     return s.table(TableName(None, name))
-
-
-def call(s: Any, text: str) -> list[tuple[Any, ...]]:
-    return [tuple(r) for r in s.sql(f"CALL {text}").collect()]
 
 
 def ours(tbl: hudilite.Table, **read: Any) -> list[tuple[Any, ...]]:

@@ -16,7 +16,8 @@ import hudilite
 from hudilite.config import parse_properties
 from hudilite.sqlext.statements import TableName
 from hudilite.timeline.instant import COMMIT, COMPACTION, DELTA_COMMIT, State
-from tests.helpers import hudi_rs_read
+from tests.helpers import call, hudi_rs_read
+from tests.tables import INT_ID_TS_V_P
 
 COLS = ["_hoodie_commit_time", "_hoodie_record_key", "_hoodie_partition_path", "id", "ts", "v", "p"]
 ALL_TIME = "start_ts => '0', end_ts => '99999999999999999'"
@@ -25,10 +26,6 @@ ALL_TIME = "start_ts => '0', end_ts => '99999999999999999'"
 @pytest.fixture(params=["cow", "mor"])
 def table_type(request: pytest.FixtureRequest) -> str:
     return request.param  # type: ignore[no-any-return]
-
-
-def call(s: Any, text: str) -> list[tuple[Any, ...]]:
-    return [tuple(r) for r in s.sql(f"CALL {text}").collect()]
 
 
 def ours(tbl: hudilite.Table, **read: Any) -> list[tuple[Any, ...]]:
@@ -45,10 +42,11 @@ def props(tbl: hudilite.Table) -> dict[str, str]:
 
 
 def build(s: Any, table_type: str, version: int) -> hudilite.Table:
-    s.sql(
-        "CREATE TABLE t (id INT, ts BIGINT, v STRING, p STRING) USING hudi PARTITIONED BY (p) "
-        f"TBLPROPERTIES (primaryKey='id', preCombineField='ts', type='{table_type}', "
-        f"'hoodie.write.table.version'='{version}', 'hoodie.parquet.small.file.limit'='0')"
+    INT_ID_TS_V_P.create_sql(
+        s,
+        table_type=table_type,
+        table_version=version,
+        properties={"hoodie.parquet.small.file.limit": "0"},
     )
     # The updates below are INSERT INTOs of stored keys: run them as upserts.
     s.sql("SET hoodie.spark.sql.insert.into.operation = upsert")
