@@ -15,6 +15,10 @@ compaction completed can still finish. :func:`clean_if_due` does the same from
 2. the files are deleted;
 3. ``T_<completion>.clean``: ``HoodieCleanMetadata`` (version 2) with the deleted names.
 
+The same clean deletes the stats partitions' old slices (column_stats, partition_stats:
+:func:`hudilite.metadata.column_stats_compact.stale_files`, the same rule per file group),
+each partition under its own key of the plan and the clean metadata.
+
 A crash between the steps leaves a pending clean, which the next call finishes (deleting
 what is left of its plan). The reader never reads a cleaned slice: it reads the latest one.
 """
@@ -24,6 +28,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from hudilite.metadata import column_stats_compact
 from hudilite.metadata import table as mt
 from hudilite.storage.fs import FileSystemGateway, join
 from hudilite.storage.layout import BaseFileName, LogFileName, parse_data_file_name
@@ -103,9 +108,11 @@ def clean_if_due(gw: FileSystemGateway, timeline: mt.MetadataTimeline | None = N
             "filesToBeDeletedPerPartition": {},
             "version": PLAN_VERSION,
             "filePathsToBeDeletedPerPartition": {
-                mt.FILES_PARTITION: [
-                    {"filePath": gw.uri(p), "isBootstrapBaseFile": False} for p in files
-                ]
+                part: [{"filePath": gw.uri(p), "isBootstrapBaseFile": False} for p in paths]
+                for part, paths in {
+                    mt.FILES_PARTITION: files,
+                    **column_stats_compact.stale_files(gw, mdt),  # the stats partitions'
+                }.items()
             },
             "partitionsToBeDeleted": [],
             "extraMetadata": None,
@@ -135,32 +142,35 @@ def _execute(gw: FileSystemGateway, instant_time: str, plan_bytes: bytes) -> str
     if not gw.exists(join(mt.TIMELINE_DIR, inflight.file_name(mt.LAYOUT))):
         _timeline_file(gw, inflight, plan_bytes)
     prefix = gw.uri("").rstrip("/") + "/"
-    deleted: list[str] = []
-    planned: list[str] = []
-    for item in (plan.get("filePathsToBeDeletedPerPartition") or {}).get(mt.FILES_PARTITION, []):
-        uri = str(item["filePath"])
-        rel = uri[len(prefix) :] if uri.startswith(prefix) else uri
-        name = rel.rsplit("/", 1)[-1]
-        planned.append(name)
-        if gw.exists(rel):
-            gw.delete_file(rel)
-        deleted.append(name)  # gone either way (a finished retry deleted it before)
+    by_partition: dict[str, tuple[list[str], list[str]]] = {}
+    for part, items in (plan.get("filePathsToBeDeletedPerPartition") or {}).items():
+        planned, deleted = by_partition.setdefault(str(part), ([], []))
+        for item in items:
+            uri = str(item["filePath"])
+            rel = uri[len(prefix) :] if uri.startswith(prefix) else uri
+            name = rel.rsplit("/", 1)[-1]
+            planned.append(name)
+            if gw.exists(rel):
+                gw.delete_file(rel)
+            deleted.append(name)  # gone either way (a finished retry deleted it before)
+    total = sum(len(d) for _, d in by_partition.values())
     retained = plan.get("earliestInstantToRetain") or {}
     meta: dict[str, Any] = {
         "startCleanTime": instant_time,
         "timeTakenInMillis": 0,
-        "totalFilesDeleted": len(deleted),
+        "totalFilesDeleted": total,
         "earliestCommitToRetain": str(retained.get("timestamp") or ""),
         "lastCompletedCommitTimestamp": str(plan.get("lastCompletedCommitTimestamp") or ""),
         "partitionMetadata": {
-            mt.FILES_PARTITION: {
-                "partitionPath": mt.FILES_PARTITION,
+            part: {
+                "partitionPath": part,
                 "policy": POLICY,
                 "deletePathPatterns": planned,
                 "successDeleteFiles": deleted,
                 "failedDeleteFiles": [],
                 "isPartitionDeleted": False,
             }
+            for part, (planned, deleted) in by_partition.items()
         },
         "version": METADATA_VERSION,
         "bootstrapPartitionMetadata": {},
@@ -168,7 +178,7 @@ def _execute(gw: FileSystemGateway, instant_time: str, plan_bytes: bytes) -> str
     }
     done = Instant(instant_time, CLEAN, State.COMPLETED, next_instant_time(instant_time))
     _timeline_file(gw, done, write_avro_record("HoodieCleanMetadata", meta))
-    log.info("cleaned %d old files of the metadata table of %s", len(deleted), gw.uri(""))
+    log.info("cleaned %d old files of the metadata table of %s", total, gw.uri(""))
     return instant_time
 
 

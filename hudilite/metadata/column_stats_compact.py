@@ -127,3 +127,39 @@ def pending_base_files(gw: FileSystemGateway, pending: frozenset[str]) -> list[s
             if isinstance(parsed, BaseFileName) and parsed.instant_time in pending:
                 out.append(entry.path)
     return out
+
+
+def stale_files(gw: FileSystemGateway, timeline: mt.MetadataTimeline) -> dict[str, list[str]]:
+    """Stats partition -> table-relative paths of its file groups' slices older than the
+    latest two (the files partition's clean rule, :func:`hudilite.metadata.clean.
+    stale_files`, per group: a slice starts at the initialization's or a completed
+    compaction's base file, a log joins the slice of the latest start before its
+    deltacommit's completion; logs of deltacommits not on the timeline are kept)."""
+    out: dict[str, list[str]] = {}
+    for part in PARTITIONS:
+        bases: dict[str, dict[str, list[str]]] = {}
+        logs: dict[str, list[tuple[str, str]]] = {}
+        for entry in gw.list_dir(join(mt.METADATA_DIR, part)):
+            parsed = parse_data_file_name(entry.name)
+            if isinstance(parsed, BaseFileName):
+                group = bases.setdefault(parsed.file_id, {})
+                group.setdefault(parsed.instant_time, []).append(entry.path)
+            elif isinstance(parsed, LogFileName):
+                logs.setdefault(parsed.file_id, []).append((parsed.base_instant, entry.path))
+        stale: list[str] = []
+        for fid in sorted(set(bases) | set(logs)):
+            group = bases.get(fid, {})
+            starts = sorted(
+                t for t in group if t in timeline.compactions or t.startswith(mt.INIT_INSTANT[:14])
+            )
+            if len(starts) <= 2:
+                continue
+            keep_from = starts[-2]
+            stale += [p for t in starts if t < keep_from for p in group[t]]
+            for instant, path in logs.get(fid, []):
+                done = timeline.deltacommits.get(instant)
+                if done is not None and done < keep_from:
+                    stale.append(path)
+        if stale:
+            out[part] = sorted(stale)
+    return out

@@ -32,9 +32,9 @@ import pytest
 from hudilite import config as cfg
 from hudilite import failpoints
 from hudilite.metadata import column_stats as cs
+from hudilite.metadata import column_stats_compact, sync
 from hudilite.metadata import column_stats_records as csr
 from hudilite.metadata import partition_stats as ps
-from hudilite.metadata import sync
 from hudilite.metadata import table as mt
 from hudilite.services.clean import clean
 from hudilite.services.clustering import cluster
@@ -116,8 +116,9 @@ def _enable(gw: FileSystemGateway) -> None:
     stored[cfg.METADATA_ENABLED.name] = "true"
     stored[cfg.METADATA_COLUMN_STATS_ENABLED.name] = "true"
     stored[cfg.METADATA_PARTITION_STATS_ENABLED.name] = "true"
-    # compacted every three deltacommits: the history reads compacted stats slices too
-    stored[cfg.METADATA_COMPACT_MAX_DELTA_COMMITS.name] = "3"
+    # compacted every four deltacommits (three after a compaction allow a clean): the history
+    # reads compacted stats slices, and cleans old ones
+    stored[cfg.METADATA_COMPACT_MAX_DELTA_COMMITS.name] = "4"
     gw.write_bytes(properties_file.WRITE_DEFAULTS_FILE, properties_file.encode(stored))
     with table_lock(gw):
         pass
@@ -295,6 +296,18 @@ def test_random_history_keeps_stats_exact(zip_rel: str, seed: int, tmp_path: Pat
         done.append(action)
         assert _indexed(gw) == _oracle(gw), done
         _check_partition_stats(gw)
+
+    # the metadata table's clean deleted the stats groups' slices older than the latest two,
+    # the initialization's first, as it does the files partition's
+    def cleans() -> list[str]:
+        return [e.name for e in gw.list_dir(mt.TIMELINE_DIR) if e.name.endswith(".clean")]
+
+    for _ in range(8):  # commits until the metadata table's clean is due
+        if cleans():
+            break
+        _commit_copy(gw, rng)
+    assert cleans()
+    assert _indexed(gw) == _oracle(gw)
     # the stats partitions were compacted with the files partition (tombstones dropped)
     compactions = mt.load_timeline(gw).compactions
     bases = {
@@ -305,6 +318,10 @@ def test_random_history_keeps_stats_exact(zip_rel: str, seed: int, tmp_path: Pat
         and p.instant_time in compactions
     }
     assert {"col-stats-0000-0", "col-stats-0001-0", "partition-stats-0000-0"} <= bases
+
+    left = {e.name for e in gw.list_dir(cs.PART_DIR)}
+    assert not any(cs.INIT_INSTANT in name for name in left), left
+    assert column_stats_compact.stale_files(gw, mt.load_timeline(gw)) == {}
 
 
 def test_turning_the_option_off_drops_the_partition(tmp_path: Path) -> None:
