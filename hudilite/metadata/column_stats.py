@@ -23,9 +23,11 @@ of a data file: :mod:`~hudilite.metadata.column_stats_files`.
   deltacommits completed after it whose data instant completed (the files partition's rule),
   and :func:`stats_by_file` hands data skipping the live statistics of each file.
 
-The files partition's compaction and clean (:mod:`~hudilite.metadata.compact`,
-:mod:`~hudilite.metadata.clean`) leave this partition's file groups alone: their logs are
-merged by every reader (Hudi's compactions of it are read).
+The metadata table's compaction and clean (:mod:`~hudilite.metadata.compact`,
+:mod:`~hudilite.metadata.clean`) cover this partition's file groups too
+(:mod:`~hudilite.metadata.column_stats_compact`); Hudi's compactions of it are read. Data
+skipping reads only the keys of a read's files and columns (:func:`read_partition`'s
+``keys``). On version 9 tables its index definition is recorded (:func:`write_definition`).
 """
 
 from __future__ import annotations
