@@ -201,6 +201,7 @@ def make_writer(options: Mapping[str, str], schema: StructType, overwrite: bool)
         heartbeat_interval_ms=wc.heartbeat_interval_ms,
         tolerable_misses=wc.heartbeat_tolerable_misses,
         lock_options=opts,
+        lock=wc.lock,
     )
     txn.begin(OPERATIONS[req.operation])
     storage = state.storage_schema

@@ -511,6 +511,7 @@ def _commit(
         heartbeat_interval_ms=wc.heartbeat_interval_ms,
         tolerable_misses=wc.heartbeat_tolerable_misses,
         lock_options=opts,
+        lock=wc.lock,
     ) as txn:
         state = TableState.load(state.gw)  # after rolling back failed writes
         touched = sorted(plan.partitions)

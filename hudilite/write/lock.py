@@ -155,7 +155,10 @@ class LockConfig:
     @classmethod
     def resolve(cls, gw: FileSystemGateway, options: Any = None) -> LockConfig:
         """Settings from ``options`` (an Options or mapping); without them, from the table's
-        stored write options (``.hoodie/hudilite.properties``), else the defaults."""
+        stored write options (``.hoodie/hudilite.properties``), else the defaults. A
+        ``LockConfig`` (a write's, resolved once at its door) is returned as it is."""
+        if isinstance(options, LockConfig):
+            return options
         if options is None:
             options = read_write_defaults(gw)
         opts = options if isinstance(options, cfg.Options) else cfg.Options(options)
@@ -507,11 +510,12 @@ def _acquire_once(
 def table_lock(gw: FileSystemGateway, options: Any = None) -> Iterator[HeldLock]:
     """Hold the table's commit lock for a short critical section.
 
-    ``options`` (an :class:`~hudilite.config.Options` or mapping of Hudi lock options)
-    choose the provider and the wait; without them the table's stored write options apply.
-    Only the commit step (conflict check + completing the instant) runs under the lock;
-    data files are written without it. Re-entrant for the thread that holds it. Raises
-    :class:`~hudilite.errors.LockError` naming the holder when it stays held too long.
+    ``options`` (an :class:`~hudilite.config.Options` or mapping of Hudi lock options, or a
+    :class:`LockConfig` already resolved from them) choose the provider and the wait; without
+    them the table's stored write options apply. Only the commit step (conflict check +
+    completing the instant) runs under the lock; data files are written without it.
+    Re-entrant for the thread that holds it. Raises :class:`~hudilite.errors.LockError`
+    naming the holder when it stays held too long.
     Yields a :class:`HeldLock` to re-check the lease right before an irreversible step.
     """
     plock = _process_lock(gw)

@@ -31,7 +31,7 @@ from hudilite.write.conflict import (
     find_clashes,
 )
 from hudilite.write.finalize import finalize_write
-from hudilite.write.lock import ensure_table_unlocked, table_lock
+from hudilite.write.lock import LockConfig, ensure_table_unlocked, table_lock
 from hudilite.write.markers import delete_markers
 from hudilite.write.rollback import (
     RollbackResult,
@@ -71,10 +71,14 @@ class WriteTransaction:
         tolerable_misses: int = 2,
         requested_content: bytes = b"",
         lock_options: Any = None,
+        lock: LockConfig | None = None,
     ) -> None:
         self.gw = gw
-        # Hudi's lock options (provider, wait); None: the table's stored write options.
+        # The write's options (the drift check reads them) and the table lock's settings:
+        # ``lock`` when the write resolved them once at its door (WriteConfig.lock), else
+        # parsed from ``lock_options`` at each lock; None: the table's stored write options.
         self.lock_options = lock_options
+        self.lock: Any = lock if lock is not None else lock_options
         # Hudi leaves write requests empty, but a partition delete's request says what it is
         # (an Avro HoodieRequestedReplaceMetadata), so tools can tell it from a clustering.
         self.requested_content = requested_content
@@ -109,13 +113,13 @@ class WriteTransaction:
             self.lock_options if isinstance(self.lock_options, Options) else None,
         )
         # Fail fast when a live writer holds the table lock, before doing any work.
-        ensure_table_unlocked(self.gw, self.lock_options)
+        ensure_table_unlocked(self.gw, self.lock)
         self.rolled_back = rollback_failed_writes(
             self.gw,
             self.config,
             heartbeat_interval_ms=self.heartbeat_interval_ms,
             tolerable_misses=self.tolerable_misses,
-            lock_options=self.lock_options,
+            lock_options=self.lock,
         )
         timeline = Timeline.load(self.gw, self.config)
         self._completed_at_start = {i.requested_time for i in timeline.completed()}
@@ -160,7 +164,7 @@ class WriteTransaction:
         """Complete the instant with ``metadata`` unless a concurrent commit conflicts
         (see :meth:`conflicts`)."""
         assert self.instant is not None
-        with table_lock(self.gw, self.lock_options) as held:
+        with table_lock(self.gw, self.lock) as held:
             self._check_still_pending()
             if not self.instant.is_inflight:
                 # Under the lock, after the check: never re-create a rolled-back instant.
@@ -213,7 +217,7 @@ class WriteTransaction:
             self.config,
             self.instant.requested_time,
             self.heartbeat_interval_ms,
-            lock_options=self.lock_options,
+            lock_options=self.lock,
         )
 
     def __exit__(

@@ -12,9 +12,11 @@ never call :func:`~hudilite.index.bloom_index.index_settings` or
 
 The key generator and the merge spec are built from the table's config and the options
 on first use and then kept (a write that never merges never builds one, and a payload the
-merge refuses fails where the merge runs). ``options`` still travels inside the config for
-the settings not moved here yet (the lock options, the null-ordering check, the duplicate
-policy).
+merge refuses fails where the merge runs). The table lock's settings (:class:`LockConfig`)
+are resolved here too: the write's transaction hands them to every lock it takes (the
+fail-fast wait, the rollback of failed writes, the commit). ``options`` still travels
+inside the config for the settings not moved here yet (the null-ordering check, the
+duplicate policy).
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from hudilite.merge import MergeSpec
 from hudilite.storage.bloom_filter import BloomConfig
 from hudilite.tablestate.state import TableState
 from hudilite.write.assign import RecordSizeSettings, avg_record_size
+from hudilite.write.lock import LockConfig
 
 __all__ = ["WriteConfig", "resolve_write_config"]
 
@@ -61,6 +64,9 @@ class WriteConfig:
     #: The write's heartbeat (``hoodie.client.heartbeat.*``).
     heartbeat_interval_ms: int
     heartbeat_tolerable_misses: int
+    #: The table lock's provider, waits and lease (None: a config without its table, whose
+    #: locks read the table's stored write options).
+    lock: LockConfig | None = None
     #: The table the write was resolved against (for the record size estimate).
     state: TableState | None = field(default=None, compare=False, repr=False)
 
@@ -120,5 +126,6 @@ def resolve_write_config(
         local_max_file_groups=int(opts.get(cfg.LOCAL_WRITE_MAX_FILE_GROUPS)),
         heartbeat_interval_ms=int(opts.get(cfg.HEARTBEAT_INTERVAL_MS)),
         heartbeat_tolerable_misses=int(opts.get(cfg.HEARTBEAT_TOLERABLE_MISSES)),
+        lock=LockConfig.resolve(state.gw, opts) if state is not None else None,
         state=state,
     )

@@ -19,8 +19,12 @@ from hudilite.errors import ConfigError
 from hudilite.storage.fs import FileSystemGateway
 from hudilite.tablestate.create import create_table
 from hudilite.tablestate.state import TableState
+from hudilite.timeline.instant import COMMIT
+from hudilite.timeline.metadata import CommitMetadata
 from hudilite.write import write_config
 from hudilite.write.assign import RecordSizeSettings
+from hudilite.write.lock import LockConfig
+from hudilite.write.transaction import WriteTransaction
 from hudilite.write.write_config import resolve_write_config
 
 SCHEMA = pa.schema([("id", pa.string()), ("ts", pa.int64())])
@@ -97,3 +101,35 @@ def test_record_size_estimate_computed_once_on_first_use(
     )
     with pytest.raises(ConfigError, match="needs the table"):
         _ = resolve_write_config(None, {}).avg_record_size
+
+
+def test_lock_settings_resolved_once_and_every_lock_of_the_write_takes_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    s = state(tmp_path / "t")
+    wc = resolve_write_config(
+        s, {"hoodie.write.lock.wait_time_ms": "1234", "hoodie.write.lock.num_retries": "2"}
+    )
+    assert wc.lock is not None
+    assert (wc.lock.wait_ms, wc.lock.num_retries) == (1234, 2)
+    assert wc.lock == LockConfig.resolve(s.gw, wc.options)
+    assert LockConfig.resolve(s.gw, wc.lock) is wc.lock
+    assert resolve_write_config(None, {}).lock is None  # no table: its locks read the table's
+    with pytest.raises(ConfigError, match=r"'hoodie\.write\.lock\.num_retries'"):
+        resolve_write_config(s, {"hoodie.write.lock.num_retries": "-1"})
+
+    # The transaction's locks (fail-fast wait, rollback of failed writes, commit) get the
+    # resolved settings: no lock option string is parsed again.
+    parsed: list[object] = []
+    resolve = LockConfig.resolve.__func__  # type: ignore[attr-defined]
+
+    def counting(cls: type[LockConfig], gw: FileSystemGateway, options: object = None) -> object:
+        if not isinstance(options, LockConfig):
+            parsed.append(options)
+        return resolve(cls, gw, options)
+
+    monkeypatch.setattr(LockConfig, "resolve", classmethod(counting))
+    with WriteTransaction(s.gw, s.config, COMMIT, lock_options=wc.options, lock=wc.lock) as txn:
+        done = txn.commit(CommitMetadata(operation_type="INSERT"))
+    assert parsed == []
+    assert TableState.load(s.gw).timeline.completed()[-1].requested_time == done.requested_time
