@@ -10,7 +10,7 @@ import pytest
 import hudilite
 from hudilite.procedures import ProcedureArgumentError, ProcedureError, UnknownProcedureError
 from hudilite.sqlext.statements import TableName
-from tests.helpers import hudi_rs_read
+from tests.helpers import hudi_rs_read, sql_rows
 
 
 @pytest.fixture
@@ -26,29 +26,25 @@ def session(spark: Any, tmp_path: Path) -> Any:
     return s
 
 
-def rows(session: Any, sql: str) -> list[tuple[Any, ...]]:
-    return [tuple(r) for r in session.sql(sql).collect()]
-
-
 def pending(session: Any) -> list[str]:
     tbl = session.table(TableName(None, "m"))
     return [i.requested_time for i in tbl.timeline() if i.action == "compaction"]
 
 
 def test_schedule_show_and_run(session: Any) -> None:
-    scheduled = rows(session, "CALL run_compaction(op => 'schedule', table => 'm')")
+    scheduled = sql_rows(session, "CALL run_compaction(op => 'schedule', table => 'm')")
     assert len(scheduled) == 1
     instant = scheduled[0][0]
     assert scheduled == [(instant, 1, "REQUESTED")]
     assert pending(session) == [instant]
-    assert rows(session, "CALL show_compaction(table => 'm')") == [(instant, 1, "REQUESTED")]
-    assert rows(session, "SHOW COMPACTION ON m LIMIT 1") == [(instant, 1, "REQUESTED")]
+    assert sql_rows(session, "CALL show_compaction(table => 'm')") == [(instant, 1, "REQUESTED")]
+    assert sql_rows(session, "SHOW COMPACTION ON m LIMIT 1") == [(instant, 1, "REQUESTED")]
     # 'run' with a pending plan and nothing new to plan: runs the pending one.
-    assert rows(session, "CALL system.run_compaction('execute', 'm')") == [
+    assert sql_rows(session, "CALL system.run_compaction('execute', 'm')") == [
         (instant, 1, "COMPLETED")
     ]
-    assert rows(session, "CALL show_compaction(table => 'm')") == [(instant, 1, "COMPLETED")]
-    assert rows(session, "SELECT id, v FROM m ORDER BY id") == [(1, "z"), (2, "b")]
+    assert sql_rows(session, "CALL show_compaction(table => 'm')") == [(instant, 1, "COMPLETED")]
+    assert sql_rows(session, "SELECT id, v FROM m ORDER BY id") == [(1, "z"), (2, "b")]
     location = session.entry(TableName(None, "m")).location
     got = hudi_rs_read(location)
     assert sorted(zip(got["id"].to_pylist(), got["v"].to_pylist(), strict=True)) == [
@@ -56,16 +52,16 @@ def test_schedule_show_and_run(session: Any) -> None:
         (2, "b"),
     ]
     # The read-optimized view now sees the compacted update.
-    assert rows(session, "SELECT v FROM m_ro WHERE id = 1") == [("z",)]
+    assert sql_rows(session, "SELECT v FROM m_ro WHERE id = 1") == [("z",)]
 
 
 def test_sugar_and_execute_by_timestamp(session: Any) -> None:
-    assert rows(session, "SCHEDULE COMPACTION ON m") != []
+    assert sql_rows(session, "SCHEDULE COMPACTION ON m") != []
     (instant,) = pending(session)
-    out = rows(session, f"RUN COMPACTION ON m AT {instant}")
+    out = sql_rows(session, f"RUN COMPACTION ON m AT {instant}")
     assert out == [(instant, 1, "COMPLETED")]
     # Nothing left to compact: scheduling again plans nothing and runs nothing.
-    assert rows(session, "RUN COMPACTION ON m") == []
+    assert sql_rows(session, "RUN COMPACTION ON m") == []
 
 
 def test_errors_name_the_problem(session: Any) -> None:
@@ -85,8 +81,8 @@ def test_errors_name_the_problem(session: Any) -> None:
 
 
 def test_help_through_sql(session: Any) -> None:
-    text = rows(session, "CALL help()")[0][0]
+    text = sql_rows(session, "CALL help()")[0][0]
     assert "\trun_compaction\t" in text and "\tshow_commits\t" in text
-    detail = rows(session, "CALL help(cmd => 'run_compaction')")[0][0]
+    detail = sql_rows(session, "CALL help(cmd => 'run_compaction')")[0][0]
     assert detail.startswith("parameters:\n")
     assert "op" in detail.splitlines()[2]

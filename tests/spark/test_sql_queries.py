@@ -10,6 +10,7 @@ import pytest
 
 import hudilite
 from hudilite.sqlext.statements import SqlParseError, TableName, UnsupportedStatementError
+from tests.helpers import sql_rows
 
 
 def make(session: Any, kind: str = "cow", name: str = "trips") -> None:
@@ -20,10 +21,6 @@ def make(session: Any, kind: str = "cow", name: str = "trips") -> None:
     )
 
 
-def collect(session: Any, sql: str) -> list[tuple[Any, ...]]:
-    return [tuple(r) for r in session.sql(sql).collect()]
-
-
 def test_join_cte_subquery_and_aggregate(session: Any) -> None:
     make(session)
     session.sql(
@@ -32,16 +29,16 @@ def test_join_cte_subquery_and_aggregate(session: Any) -> None:
     session.spark.createDataFrame(
         [("a", "alice"), ("c", "carol")], "uuid string, rider string"
     ).createOrReplaceTempView("riders")
-    assert collect(
+    assert sql_rows(
         session,
         "SELECT t.uuid, r.rider FROM trips t JOIN riders r USING (uuid) ORDER BY uuid",
     ) == [("a", "alice"), ("c", "carol")]
-    assert collect(
+    assert sql_rows(
         session,
         "WITH sf AS (SELECT * FROM trips WHERE city = 'sf') "
         "SELECT count(*), sum(fare) FROM sf WHERE uuid IN (SELECT uuid FROM riders)",
     ) == [(2, 40.0)]
-    assert collect(
+    assert sql_rows(
         session, "SELECT city, max(fare) FROM default.trips GROUP BY city ORDER BY city"
     ) == [("ny", 20.0), ("sf", 30.0)]
     # Hudi's meta columns come first in SELECT *, as in Hudi's Spark SQL.
@@ -60,19 +57,19 @@ def test_each_query_sees_the_latest_commit(session: Any) -> None:
     make(session)
     session.sql("INSERT INTO trips VALUES ('a', 1, 10.0, 'sf')")
     session.sql("CREATE TEMP VIEW sf_trips AS SELECT uuid, fare FROM trips WHERE city = 'sf'")
-    assert collect(session, "SELECT count(*) FROM trips") == [(1,)]
+    assert sql_rows(session, "SELECT count(*) FROM trips") == [(1,)]
     session.sql("INSERT INTO trips VALUES ('b', 1, 20.0, 'sf')")
-    assert collect(session, "SELECT count(*) FROM trips") == [(2,)]
+    assert sql_rows(session, "SELECT count(*) FROM trips") == [(2,)]
     # A user's temp view over a hudilite table follows new commits too.
-    assert collect(session, "SELECT uuid FROM sf_trips ORDER BY uuid") == [("a",), ("b",)]
+    assert sql_rows(session, "SELECT uuid FROM sf_trips ORDER BY uuid") == [("a",), ("b",)]
 
 
 def test_temp_view_shadows_table_and_unknown_table_errors(session: Any) -> None:
     make(session)
     session.sql("INSERT INTO trips VALUES ('a', 1, 10.0, 'sf')")
     session.spark.createDataFrame([(42,)], "x int").createOrReplaceTempView("trips")
-    assert collect(session, "SELECT * FROM trips") == [(42,)]
-    assert collect(session, "SELECT uuid FROM default.trips") == [("a",)]
+    assert sql_rows(session, "SELECT * FROM trips") == [(42,)]
+    assert sql_rows(session, "SELECT uuid FROM default.trips") == [("a",)]
     with pytest.raises(
         hudilite.TableNotFoundError, match=r"^table or view default\.nope not found$"
     ):
@@ -83,9 +80,9 @@ def test_read_optimized_and_realtime_views_of_mor(session: Any) -> None:
     make(session, "mor")
     session.sql("INSERT INTO trips VALUES ('a', 1, 10.0, 'sf')")
     session.sql("UPDATE trips SET fare = 11.0 WHERE uuid = 'a'")
-    assert collect(session, "SELECT fare FROM trips_ro") == [(10.0,)]
-    assert collect(session, "SELECT fare FROM trips_rt") == [(11.0,)]
-    assert collect(session, "SELECT fare FROM trips") == [(11.0,)]
+    assert sql_rows(session, "SELECT fare FROM trips_ro") == [(10.0,)]
+    assert sql_rows(session, "SELECT fare FROM trips_rt") == [(11.0,)]
+    assert sql_rows(session, "SELECT fare FROM trips") == [(11.0,)]
     make(session, "cow", "plain")
     with pytest.raises(hudilite.TableNotFoundError, match="plain_ro not found"):
         session.sql("SELECT * FROM plain_ro")
@@ -99,23 +96,23 @@ def test_time_travel_and_incremental_reads(session: Any) -> None:
     session.sql("UPDATE trips SET fare = 12.0 WHERE uuid = 'a'")
     second = tbl.timeline()[-1].requested_time
     session.sql("INSERT INTO trips VALUES ('c', 1, 30.0, 'la')")
-    assert collect(
+    assert sql_rows(
         session, f"SELECT uuid, fare FROM trips TIMESTAMP AS OF '{first}' ORDER BY uuid"
     ) == [("a", 10.0), ("b", 20.0)]
-    assert collect(
+    assert sql_rows(
         session, f"SELECT uuid, fare FROM trips TIMESTAMP AS OF '{second}' ORDER BY uuid"
     ) == [("a", 12.0), ("b", 20.0)]
-    assert collect(
+    assert sql_rows(
         session,
         f"SELECT uuid, fare FROM hudi_table_changes('trips', 'latest_state', '{first}') "
         "ORDER BY uuid",
     ) == [("a", 12.0), ("c", 30.0)]
-    assert collect(
+    assert sql_rows(
         session,
         f"SELECT uuid FROM hudi_table_changes('default.trips', 'latest_state', '{first}', "
         f"'{second}')",
     ) == [("a",)]
-    assert collect(
+    assert sql_rows(
         session,
         "SELECT count(*) FROM hudi_table_changes('trips', 'latest_state', 'earliest')",
     ) == [(3,)]
@@ -129,9 +126,9 @@ def test_other_statements_pass_to_spark_unless_they_change_a_hudilite_table(
     session: Any,
 ) -> None:
     make(session)
-    assert collect(session, "SELECT upper('x')") == [("X",)]
+    assert sql_rows(session, "SELECT upper('x')") == [("X",)]
     session.sql("CREATE TEMP VIEW nums AS SELECT id FROM range(3)")
-    assert collect(session, "SELECT sum(id) FROM nums") == [(3,)]
+    assert sql_rows(session, "SELECT sum(id) FROM nums") == [(3,)]
     session.sql("DROP VIEW nums")
     with pytest.raises(
         UnsupportedStatementError,
@@ -171,5 +168,5 @@ def test_sessions_on_two_warehouses_share_spark_without_mixing_tables(
         s.sql("CREATE TABLE t (id INT, v STRING) USING hudi TBLPROPERTIES (primaryKey = 'id')")
         s.sql(f"INSERT INTO t VALUES (1, '{value}')")
     session.sql("CREATE TEMP VIEW mine_v AS SELECT v FROM t")
-    assert collect(other, "SELECT v FROM t") == [("theirs",)]
-    assert collect(session, "SELECT v FROM mine_v") == [("mine",)]
+    assert sql_rows(other, "SELECT v FROM t") == [("theirs",)]
+    assert sql_rows(session, "SELECT v FROM mine_v") == [("mine",)]

@@ -17,6 +17,7 @@ from hudilite.sqlext.statements import (
     TableName,
     parse_statement,
 )
+from tests.helpers import sql_rows
 
 META = [
     "_hoodie_commit_time",
@@ -53,21 +54,17 @@ def db(session: Any) -> Any:
     return session
 
 
-def _rows(session: Any, sql: str) -> list[tuple[Any, ...]]:
-    return [tuple(r) for r in session.sql(sql).collect()]
-
-
 def test_show_columns(db: Any) -> None:
     expected = [(c,) for c in [*META, "id", "amount", "city"]]
     assert db.sql("SHOW COLUMNS IN db.t").columns == ["col_name"]
-    assert _rows(db, "SHOW COLUMNS IN db.t") == expected
-    assert _rows(db, "SHOW COLUMNS FROM t IN db") == expected
+    assert sql_rows(db, "SHOW COLUMNS IN db.t") == expected
+    assert sql_rows(db, "SHOW COLUMNS FROM t IN db") == expected
     # The columns DESCRIBE lists and a query reads.
-    assert [r[0] for r in _rows(db, "DESCRIBE db.t")][:8] == [c for (c,) in expected]
+    assert [r[0] for r in sql_rows(db, "DESCRIBE db.t")][:8] == [c for (c,) in expected]
     assert db.sql("SELECT * FROM db.t").columns == [c for (c,) in expected]
-    assert _rows(db, "SHOW COLUMNS IN db.v") == [("id",), ("city",)]
+    assert sql_rows(db, "SHOW COLUMNS IN db.v") == [("id",), ("city",)]
     db.spark.sql("CREATE OR REPLACE TEMP VIEW tv AS SELECT 1 AS x")
-    assert _rows(db, "SHOW COLUMNS IN tv") == [("x",)]
+    assert sql_rows(db, "SHOW COLUMNS IN tv") == [("x",)]
     with pytest.raises(TableNotFoundError, match=r"^table db\.nope not found$"):
         db.sql("SHOW COLUMNS IN db.nope")
 
@@ -92,7 +89,7 @@ def test_show_table_extended(db: Any) -> None:
             f"Location: {location}\nPartition Columns: [`city`]\nSchema: root\n{schema}",
         )
     ]
-    everything = _rows(db, "SHOW TABLE EXTENDED IN db LIKE '*'")
+    everything = sql_rows(db, "SHOW TABLE EXTENDED IN db LIKE '*'")
     assert [r[:3] for r in everything] == [
         ("db", "t", False),
         ("db", "t_ro", False),
@@ -105,6 +102,6 @@ def test_show_table_extended(db: Any) -> None:
         "Schema: root\n |-- id: integer (nullable = true)\n |-- city: string (nullable = true)\n"
     )
     db.sql("USE db")
-    assert [r[1] for r in _rows(db, "SHOW TABLE EXTENDED LIKE 'v|t_rt'")] == ["t_rt", "v"]
+    assert [r[1] for r in sql_rows(db, "SHOW TABLE EXTENDED LIKE 'v|t_rt'")] == ["t_rt", "v"]
     with pytest.raises(DatabaseNotFoundError, match="database nodb does not exist"):
         db.sql("SHOW TABLE EXTENDED IN nodb LIKE '*'")

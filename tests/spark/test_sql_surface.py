@@ -19,11 +19,7 @@ from hudilite.sqlext.statements import (
     TableName,
     UnsupportedStatementError,
 )
-from tests.helpers import hudi_rs_read
-
-
-def collect(session: Any, sql: str) -> list[tuple[Any, ...]]:
-    return [tuple(r) for r in session.sql(sql).collect()]
+from tests.helpers import hudi_rs_read, sql_rows
 
 
 def make(session: Any, name: str, rows: str | None = None, extra: str = "") -> None:
@@ -44,13 +40,13 @@ def test_dml_subqueries_read_hudilite_tables(session: Any) -> None:
     session.sql("UPDATE a SET v = 'u' WHERE id IN (SELECT id FROM b WHERE ts = 5)")
     session.sql("UPDATE a SET ts = (SELECT max(ts) FROM b) WHERE id = 2")
     session.sql("DELETE FROM a WHERE id IN (SELECT id FROM b WHERE v = 'q')")
-    assert collect(session, "SELECT id, v, ts FROM a ORDER BY id") == [(1, "u", 1), (2, "y", 7)]
+    assert sql_rows(session, "SELECT id, v, ts FROM a ORDER BY id") == [(1, "u", 1), (2, "y", 7)]
     session.sql(
         "MERGE INTO a USING (SELECT 1 AS id, 'm' AS v, 9L AS ts) s ON a.id = s.id "
         "WHEN MATCHED AND s.id IN (SELECT id FROM b) THEN UPDATE SET v = (SELECT max(v) FROM b) "
         "WHEN NOT MATCHED THEN INSERT *"
     )
-    assert collect(session, "SELECT id, v, ts FROM a ORDER BY id") == [(1, "z", 1), (2, "y", 7)]
+    assert sql_rows(session, "SELECT id, v, ts FROM a ORDER BY id") == [(1, "z", 1), (2, "y", 7)]
 
 
 # ------------------------------------------------------------------ 2. Spark's own statements
@@ -79,13 +75,13 @@ def test_statements_hudilite_does_not_own_reach_spark_as_written(
             return getattr(self.real, name)
 
     monkeypatch.setattr(session, "spark", Spy(session.spark))
-    assert collect(session, sql) == [(1, "p"), (9, "n")]
+    assert sql_rows(session, sql) == [(1, "p"), (9, "n")]
     assert seen == [sql]  # Spark got the statement byte for byte
     monkeypatch.undo()
     make(session, "a", "(1, 'x', 1)")
     joined = f"SELECT p.w, a.v FROM parquet.`{folder}` p JOIN a ON p.id = a.id"
     assert f"parquet.`{folder}`" in session.views.rewrite(joined)
-    assert collect(session, joined) == [("p", "x")]
+    assert sql_rows(session, joined) == [("p", "x")]
 
 
 # ------------------------------------------------------------------ 4. SET and RESET
@@ -99,21 +95,21 @@ def test_set_validates_known_keys_and_reset_clears_write_options(session: Any) -
         session.sql("SET type = bogus")
     session.sql("SET hoodie.parquet.max.file.size = 1048576")
     session.sql("SET hoodie.spark.sql.insert.into.operation = bulk_insert")
-    assert collect(session, "SET hoodie.spark.sql.insert.into.operation") == [
+    assert sql_rows(session, "SET hoodie.spark.sql.insert.into.operation") == [
         ("hoodie.spark.sql.insert.into.operation", "bulk_insert")
     ]
     make(session, "a")
     assert session.sql("INSERT INTO a VALUES (1, 'x', 1)").collect()[0].operation == "bulk_insert"
 
     session.sql("RESET hoodie.spark.sql.insert.into.operation")
-    assert collect(session, "SET hoodie.spark.sql.insert.into.operation") == [
+    assert sql_rows(session, "SET hoodie.spark.sql.insert.into.operation") == [
         ("hoodie.spark.sql.insert.into.operation", "<undefined>")
     ]
     assert session.write_options() == {"hoodie.parquet.max.file.size": "1048576"}
     assert session.sql("INSERT INTO a VALUES (2, 'y', 1)").collect()[0].operation != ("bulk_insert")
     session.sql("RESET")
     assert session.write_options() == {}
-    assert collect(session, "SET hoodie.parquet.max.file.size") == [
+    assert sql_rows(session, "SET hoodie.parquet.max.file.size") == [
         ("hoodie.parquet.max.file.size", "<undefined>")
     ]
 
@@ -133,13 +129,13 @@ def test_create_table_refuses_foreign_data_and_contradicting_options(
             "TBLPROPERTIES (primaryKey = 'id')"
         )
     assert sorted(os.listdir(folder)) == before
-    assert collect(session, "SHOW TABLES") == []
+    assert sql_rows(session, "SHOW TABLES") == []
     with pytest.raises(SqlError, match=r"hoodie\.table\.type = 'MERGE_ON_READ' and type = 'cow'"):
         session.sql(
             "CREATE TABLE t (id INT) USING hudi TBLPROPERTIES "
             "('hoodie.table.type' = 'MERGE_ON_READ', type = 'cow', primaryKey = 'id')"
         )
-    assert collect(session, "SHOW TABLES") == []
+    assert sql_rows(session, "SHOW TABLES") == []
     assert session.catalog.list_tables("default") == []
 
 
@@ -179,26 +175,26 @@ def test_explain_history_version_properties_and_refusals(session: Any) -> None:
         session.sql("EXPLAIN UPDATE a SET v = 'z'")
 
     # DESCRIBE HISTORY: the timeline, newest first; VERSION AS OF takes its instants.
-    history = collect(session, "DESCRIBE HISTORY a")
+    history = sql_rows(session, "DESCRIBE HISTORY a")
     instants = [i.requested_time for i in session.table(TableName(None, "a")).timeline()]
     assert [r[0] for r in history] == sorted(instants, reverse=True)
     newest = history[0]
     assert (newest[2], newest[4]) == ("commit", "COMPLETED")
     assert newest[3] in ("INSERT", "UPSERT")
     assert newest[5]["numInsertedRows"] == "1"
-    assert len(collect(session, "DESCRIBE HISTORY a LIMIT 1")) == 1
+    assert len(sql_rows(session, "DESCRIBE HISTORY a LIMIT 1")) == 1
     first = history[-1][0]
-    assert collect(session, f"SELECT id FROM a VERSION AS OF '{first}'") == [(1,)]
-    assert collect(session, f"SELECT id FROM a VERSION AS OF {first}") == [(1,)]
+    assert sql_rows(session, f"SELECT id FROM a VERSION AS OF '{first}'") == [(1,)]
+    assert sql_rows(session, f"SELECT id FROM a VERSION AS OF {first}") == [(1,)]
     with pytest.raises(UnsupportedStatementError, match=r"VERSION AS OF 1: a Hudi table has no"):
         session.sql("SELECT * FROM a VERSION AS OF 1")
 
     # SHOW TBLPROPERTIES [(key)]
-    props = dict(collect(session, "SHOW TBLPROPERTIES a"))
+    props = dict(sql_rows(session, "SHOW TBLPROPERTIES a"))
     assert props["primaryKey"] == "id" and props["type"] == "cow"
     assert props["hoodie.table.name"] == "a"
-    assert collect(session, "SHOW TBLPROPERTIES a (primaryKey)") == [("primaryKey", "id")]
-    assert collect(session, "SHOW TBLPROPERTIES a ('nope')") == [
+    assert sql_rows(session, "SHOW TBLPROPERTIES a (primaryKey)") == [("primaryKey", "id")]
+    assert sql_rows(session, "SHOW TBLPROPERTIES a ('nope')") == [
         ("nope", "Table default.a does not have property: nope")
     ]
 
@@ -217,8 +213,8 @@ def test_explain_history_version_properties_and_refusals(session: Any) -> None:
     with pytest.raises(UnsupportedStatementError, match="allows promoting int to string"):
         session.sql("ALTER TABLE a CHANGE COLUMN n n STRING")
     session.sql("ALTER TABLE a ALTER COLUMN n TYPE INT")  # its own type: nothing to do
-    assert len(collect(session, "DESCRIBE HISTORY a")) == len(history)
-    assert collect(session, "SELECT id, v, n FROM a ORDER BY id") == [(1, "x", 10), (2, "y", 20)]
+    assert len(sql_rows(session, "DESCRIBE HISTORY a")) == len(history)
+    assert sql_rows(session, "SELECT id, v, n FROM a ORDER BY id") == [(1, "x", 10), (2, "y", 20)]
 
 
 def test_merge_when_not_matched_by_source(session: Any) -> None:
@@ -238,7 +234,7 @@ def test_merge_when_not_matched_by_source(session: Any) -> None:
         2,
         1,
     )
-    assert collect(session, "SELECT id, v, ts FROM t ORDER BY id") == [
+    assert sql_rows(session, "SELECT id, v, ts FROM t ORDER BY id") == [
         (1, "a2", 2),
         (3, "c-orphan", 1),
         (4, "d", 1),
@@ -254,15 +250,15 @@ def test_alter_column_type_promotes_with_a_commit(session: Any, kind: str) -> No
     session.sql("INSERT INTO p VALUES (1, 10, 1.5, 1), (2, 20, 2.5, 1)")
     session.sql("ALTER TABLE p ALTER COLUMN n TYPE BIGINT")
     session.sql("ALTER TABLE p CHANGE COLUMN f f DOUBLE")
-    types = {r[0]: r[1] for r in collect(session, "DESCRIBE p")}
+    types = {r[0]: r[1] for r in sql_rows(session, "DESCRIBE p")}
     assert (types["n"], types["f"]) == ("bigint", "double")
-    history = collect(session, "DESCRIBE HISTORY p")
+    history = sql_rows(session, "DESCRIBE HISTORY p")
     assert [r[3] for r in history[:2]] == ["ALTER_SCHEMA", "ALTER_SCHEMA"]
     # Files written before keep int/float; every read widens them.
-    assert collect(session, "SELECT id, n, f FROM p ORDER BY id") == [(1, 10, 1.5), (2, 20, 2.5)]
+    assert sql_rows(session, "SELECT id, n, f FROM p ORDER BY id") == [(1, 10, 1.5), (2, 20, 2.5)]
     session.sql("INSERT INTO p VALUES (3, 5000000000, 3.25, 1)")
     session.sql("UPDATE p SET n = n + 1 WHERE id = 1")  # merges an old file with new rows
-    assert collect(session, "SELECT id, n, f FROM p ORDER BY id") == [
+    assert sql_rows(session, "SELECT id, n, f FROM p ORDER BY id") == [
         (1, 11, 1.5),
         (2, 20, 2.5),
         (3, 5000000000, 3.25),

@@ -15,7 +15,7 @@ import pytest
 from hudilite.sqlext.statements import SqlParseError, TableName, UnsupportedStatementError
 from hudilite.thriftserver.sandbox import Policy, Sandbox
 from hudilite.thriftserver.users import PermissionDenied
-from tests.helpers import hudi_rs_read
+from tests.helpers import hudi_rs_read, sql_rows
 
 
 def make(session: Any, kind: str, name: str = "trips", partitioned: bool = True) -> str:
@@ -27,10 +27,6 @@ def make(session: Any, kind: str, name: str = "trips", partitioned: bool = True)
     )
     session.sql(f"INSERT INTO {name} VALUES ('a', 1, 10.0, 'sf'), ('b', 1, 20.0, 'ny')")
     return session.table(TableName(None, name)).timeline()[-1].requested_time
-
-
-def rows(session: Any, sql: str) -> list[tuple[Any, ...]]:
-    return [tuple(r) for r in session.sql(sql).collect()]
 
 
 def rs_rows(path: str, **opts: str) -> list[tuple[Any, ...]]:
@@ -50,10 +46,10 @@ def test_hudi_query_modes(session: Any, kind: str) -> None:
     # Merge-on-read: the update sits in a log file that a read-optimized query skips.
     optimized = [("a", 10.0), ("b", 20.0)] if kind == "mor" else snapshot
     q = "SELECT uuid, fare FROM hudi_query({}) ORDER BY uuid"
-    assert rows(session, q.format("'trips', 'snapshot'")) == snapshot
-    assert rows(session, q.format("'default.trips', 'read_optimized'")) == optimized
-    assert rows(session, q.format(f"'{path}', 'snapshot'")) == snapshot
-    assert rows(session, q.format(f"'{path}', 'read_optimized'")) == optimized
+    assert sql_rows(session, q.format("'trips', 'snapshot'")) == snapshot
+    assert sql_rows(session, q.format("'default.trips', 'read_optimized'")) == optimized
+    assert sql_rows(session, q.format(f"'{path}', 'snapshot'")) == snapshot
+    assert sql_rows(session, q.format(f"'{path}', 'read_optimized'")) == optimized
     assert rs_rows(path) == snapshot
     assert rs_rows(path, read_optimized="true") == optimized
     # Hudi's meta columns come first, as in a read of the table.
@@ -71,17 +67,17 @@ def test_hudi_query_modes(session: Any, kind: str) -> None:
     ]
 
     # incremental: the records committed in (start, end].
-    assert rows(session, q.format(f"'trips', 'incremental', '{first}'")) == [("a", 12.0)]
-    assert rows(session, q.format(f"'{path}', 'incremental', 'earliest'")) == snapshot
-    assert rows(session, q.format(f"'trips', 'incremental', 'earliest', '{first}'")) == [
+    assert sql_rows(session, q.format(f"'trips', 'incremental', '{first}'")) == [("a", 12.0)]
+    assert sql_rows(session, q.format(f"'{path}', 'incremental', 'earliest'")) == snapshot
+    assert sql_rows(session, q.format(f"'trips', 'incremental', 'earliest', '{first}'")) == [
         ("a", 10.0),
         ("b", 20.0),
     ]
     assert rs_rows(path, start=first) == [("a", 12.0)]
-    assert rows(session, q.format(f"'trips', 'incremental', '{second}'")) == []
+    assert sql_rows(session, q.format(f"'trips', 'incremental', '{second}'")) == []
 
     # Time travel keeps working next to the functions.
-    assert rows(
+    assert sql_rows(
         session, f"SELECT uuid, fare FROM trips TIMESTAMP AS OF '{first}' ORDER BY uuid"
     ) == [("a", 10.0), ("b", 20.0)]
 
@@ -204,11 +200,11 @@ def test_filesystem_view_mor(session: Any) -> None:
             )
         )
     assert [e[5] for e in expected] == [0, 1]  # the update wrote one log file
-    assert rows(session, FSVIEW.format("'trips', 'city=*'")) == expected
-    assert rows(session, FSVIEW.format(f"'{path}', '/city={{sf,la}}/'")) == expected[1:]
+    assert sql_rows(session, FSVIEW.format("'trips', 'city=*'")) == expected
+    assert sql_rows(session, FSVIEW.format(f"'{path}', '/city={{sf,la}}/'")) == expected[1:]
     # Hudi lists <base>/<glob>/*: without a glob only files at the base path, none here.
-    assert rows(session, FSVIEW.format("'trips'")) == []
-    assert rows(session, FSVIEW.format("'trips', 'city=la'")) == []
+    assert sql_rows(session, FSVIEW.format("'trips'")) == []
+    assert sql_rows(session, FSVIEW.format("'trips', 'city=la'")) == []
 
 
 def test_filesystem_view_cow_lists_every_slice(session: Any) -> None:
@@ -235,8 +231,8 @@ def test_filesystem_view_cow_lists_every_slice(session: Any) -> None:
         )
         for t in (first, second)
     ]
-    assert rows(session, FSVIEW.format("'trips'")) == expected
-    assert rows(session, FSVIEW.format(f"'{path}', ''")) == expected
+    assert sql_rows(session, FSVIEW.format("'trips'")) == expected
+    assert sql_rows(session, FSVIEW.format(f"'{path}', ''")) == expected
 
 
 def test_table_changes_cdc_needs_cdc_enabled(session: Any) -> None:
@@ -253,7 +249,7 @@ def test_table_changes_cdc_needs_cdc_enabled(session: Any) -> None:
     assert str(info.value) == (
         "hudi_table_changes query type 'snapshot' is not supported; use 'latest_state' or 'cdc'"
     )
-    assert rows(
+    assert sql_rows(
         session,
         "SELECT uuid FROM hudi_table_changes('trips', 'latest_state', 'earliest') ORDER BY uuid",
     ) == [("a",), ("b",)]
@@ -312,4 +308,4 @@ def test_table_changes_cdc_on_a_cdc_enabled_table(session: Any, kind: str) -> No
         (c3, "d", (c1, "b", 20.0), None),
     ]
     window = f"SELECT op, ts_ms FROM hudi_table_changes('{tbl.path}', 'cdc', '{c1}', '{c2}')"
-    assert rows(session, window) == [("u", c2)]
+    assert sql_rows(session, window) == [("u", c2)]

@@ -12,10 +12,7 @@ import pytest
 import hudilite
 from hudilite.errors import TableExistsError, TableNotFoundError
 from hudilite.sqlext.statements import SqlError, UnsupportedStatementError
-
-
-def collect(session: Any, sql: str) -> list[tuple[Any, ...]]:
-    return [tuple(r) for r in session.sql(sql).collect()]
+from tests.helpers import sql_rows
 
 
 def make_trips(session: Any, kind: str = "cow", name: str = "trips") -> None:
@@ -33,22 +30,22 @@ def test_view_reads_the_current_snapshot_from_any_session(session: Any, spark: A
         "CREATE VIEW fares (id COMMENT 'trip id', fare) COMMENT 'fares by trip' "
         "AS SELECT uuid, fare FROM trips WHERE fare > 5"
     )
-    assert collect(session, "SELECT * FROM fares ORDER BY id") == [("a", 10.0), ("b", 20.0)]
+    assert sql_rows(session, "SELECT * FROM fares ORDER BY id") == [("a", 10.0), ("b", 20.0)]
     other = hudilite.connect(session.catalog.warehouse, spark=spark)
-    assert collect(other, "SHOW VIEWS") == [("default", "fares", False)]
+    assert sql_rows(other, "SHOW VIEWS") == [("default", "fares", False)]
     # A view over the view, from another database.
     other.sql("CREATE DATABASE reports")
     other.sql("USE reports")
     other.sql("CREATE VIEW big AS SELECT id FROM default.fares WHERE fare > 15")
-    assert collect(session, "SELECT * FROM reports.big") == [("b",)]
+    assert sql_rows(session, "SELECT * FROM reports.big") == [("b",)]
     session.sql("INSERT INTO trips VALUES ('c', 1, 30.0, 'sf'), ('d', 1, 4.0, 'sf')")
     # A later write shows through both views: they read the table's current snapshot.
-    assert collect(session, "SELECT id, fare FROM fares ORDER BY id") == [
+    assert sql_rows(session, "SELECT id, fare FROM fares ORDER BY id") == [
         ("a", 10.0),
         ("b", 20.0),
         ("c", 30.0),
     ]
-    assert collect(other, "SELECT * FROM big ORDER BY id") == [("b",), ("c",)]
+    assert sql_rows(other, "SELECT * FROM big ORDER BY id") == [("b",), ("c",)]
 
 
 def test_show_describe_and_show_create(session: Any) -> None:
@@ -58,26 +55,26 @@ def test_show_describe_and_show_create(session: Any) -> None:
         "AS SELECT uuid, fare FROM trips WHERE fare > 5"
     )
     session.sql("CREATE TEMPORARY VIEW tmp AS SELECT 1 AS one")
-    assert collect(session, "SHOW TABLES") == [
+    assert sql_rows(session, "SHOW TABLES") == [
         ("default", "fares", False),
         ("default", "trips", False),
         ("default", "trips_ro", False),
         ("default", "trips_rt", False),
         ("", "tmp", True),
     ]
-    assert collect(session, "SHOW TABLES LIKE 'trips_r*|f*'") == [
+    assert sql_rows(session, "SHOW TABLES LIKE 'trips_r*|f*'") == [
         ("default", "fares", False),
         ("default", "trips_ro", False),
         ("default", "trips_rt", False),
     ]
     assert session.sql("SHOW VIEWS").columns == ["namespace", "viewName", "isTemporary"]
-    assert collect(session, "SHOW VIEWS") == [("default", "fares", False), ("", "tmp", True)]
-    assert collect(session, "SHOW VIEWS IN default LIKE 'fa*'") == [("default", "fares", False)]
-    assert collect(session, "DESCRIBE fares") == [
+    assert sql_rows(session, "SHOW VIEWS") == [("default", "fares", False), ("", "tmp", True)]
+    assert sql_rows(session, "SHOW VIEWS IN default LIKE 'fa*'") == [("default", "fares", False)]
+    assert sql_rows(session, "DESCRIBE fares") == [
         ("id", "string", "trip id"),
         ("fare", "double", None),
     ]
-    extended = collect(session, "DESCRIBE EXTENDED fares")
+    extended = sql_rows(session, "DESCRIBE EXTENDED fares")
     created = extended[6]
     assert created[0] == "Created Time" and created[1].endswith("Z")
     assert extended[:6] + extended[7:] == [
@@ -94,7 +91,7 @@ def test_show_describe_and_show_create(session: Any) -> None:
         ("View Catalog and Namespace", "default", ""),
         ("View Query Output Columns", "[`uuid`, `fare`]", ""),
     ]
-    assert collect(session, "SHOW CREATE TABLE fares") == [
+    assert sql_rows(session, "SHOW CREATE TABLE fares") == [
         (
             "CREATE VIEW default.fares (\n"
             "  id COMMENT 'trip id',\n"
@@ -105,19 +102,19 @@ def test_show_describe_and_show_create(session: Any) -> None:
     ]
     # MOR read-optimized / real-time names, as Hudi's Hive sync registers them.
     session.sql("UPDATE trips SET fare = 99.0, ts = 2 WHERE uuid = 'a'")
-    assert collect(session, "SELECT uuid, fare FROM trips_ro ORDER BY uuid") == [
+    assert sql_rows(session, "SELECT uuid, fare FROM trips_ro ORDER BY uuid") == [
         ("a", 10.0),
         ("b", 20.0),
     ]
-    assert collect(session, "SELECT uuid, fare FROM trips_rt ORDER BY uuid") == [
+    assert sql_rows(session, "SELECT uuid, fare FROM trips_rt ORDER BY uuid") == [
         ("a", 99.0),
         ("b", 20.0),
     ]
     session.sql("CREATE OR REPLACE VIEW fares AS SELECT uuid, fare FROM trips_ro")
-    assert collect(session, "SELECT * FROM fares ORDER BY uuid") == [("a", 10.0), ("b", 20.0)]
+    assert sql_rows(session, "SELECT * FROM fares ORDER BY uuid") == [("a", 10.0), ("b", 20.0)]
     session.sql("ALTER VIEW fares AS SELECT uuid FROM trips_rt WHERE fare > 50")
-    assert collect(session, "SELECT * FROM fares") == [("a",)]
-    assert collect(session, "DESCRIBE fares") == [("uuid", "string", None)]
+    assert sql_rows(session, "SELECT * FROM fares") == [("a",)]
+    assert sql_rows(session, "DESCRIBE fares") == [("uuid", "string", None)]
 
 
 def test_refusals_name_the_object(session: Any) -> None:
@@ -187,16 +184,16 @@ def test_temporary_view_shadows_persistent_one(session: Any) -> None:
     session.sql("CREATE VIEW v AS SELECT uuid FROM trips")
     # A temporary view over the persistent one sees later writes too.
     session.sql("CREATE TEMPORARY VIEW over_v AS SELECT * FROM v")
-    assert collect(session, "SELECT * FROM over_v ORDER BY uuid") == [("a",), ("b",)]
+    assert sql_rows(session, "SELECT * FROM over_v ORDER BY uuid") == [("a",), ("b",)]
     session.sql("INSERT INTO trips VALUES ('e', 1, 5.0, 'sf')")
-    assert collect(session, "SELECT * FROM over_v ORDER BY uuid") == [("a",), ("b",), ("e",)]
+    assert sql_rows(session, "SELECT * FROM over_v ORDER BY uuid") == [("a",), ("b",), ("e",)]
     session.sql("DROP VIEW over_v")
     session.sql("CREATE TEMPORARY VIEW v AS SELECT 'temp' AS uuid")
-    assert collect(session, "SELECT * FROM v") == [("temp",)]
-    assert collect(session, "SELECT * FROM default.v ORDER BY uuid") == [("a",), ("b",), ("e",)]
+    assert sql_rows(session, "SELECT * FROM v") == [("temp",)]
+    assert sql_rows(session, "SELECT * FROM default.v ORDER BY uuid") == [("a",), ("b",), ("e",)]
     session.sql("DROP VIEW v")  # the temporary one, as in Spark
-    assert collect(session, "SELECT * FROM v ORDER BY uuid") == [("a",), ("b",), ("e",)]
+    assert sql_rows(session, "SELECT * FROM v ORDER BY uuid") == [("a",), ("b",), ("e",)]
     session.sql("DROP VIEW v")
-    assert collect(session, "SHOW VIEWS") == []
+    assert sql_rows(session, "SHOW VIEWS") == []
     with pytest.raises(TableNotFoundError, match=r"^table or view default\.v not found$"):
         session.sql("SELECT * FROM v")
