@@ -38,6 +38,7 @@ from hudilite import config as cfg
 from hudilite import failpoints
 from hudilite.errors import ConfigError
 from hudilite.metadata import bloom_filters, column_stats_compact, hfiles
+from hudilite.metadata import record_index as ri
 from hudilite.metadata import records as rec
 from hudilite.metadata import table as mt
 from hudilite.storage.fs import FileSystemGateway, join
@@ -132,6 +133,7 @@ def compact(
     }
     stats_units = column_stats_compact.units(gw, data_timeline, mdt)  # the stats partitions'
     stats_units += bloom_filters.compaction_units(gw, data_timeline, mdt)
+    stats_units += ri.compaction_units(gw, data_timeline, mdt)
     plan = write_avro_record(
         "HoodieCompactionPlan",
         {
@@ -153,6 +155,8 @@ def compact(
         (
             bloom_filters.compact_unit
             if u.partition == bloom_filters.PARTITION
+            else ri.compact_unit
+            if u.partition == ri.PARTITION
             else column_stats_compact.compact_unit
         )(gw, u, instant_time)
         for u in stats_units
@@ -175,7 +179,7 @@ def compact(
             mt.FILES_PARTITION: [stat],
             **{
                 p: [s for s in stats_written if s.partition_path == p]
-                for p in (*column_stats_compact.PARTITIONS, bloom_filters.PARTITION)
+                for p in (*column_stats_compact.PARTITIONS, bloom_filters.PARTITION, ri.PARTITION)
                 if any(s.partition_path == p for s in stats_written)
             },
         },
@@ -212,6 +216,8 @@ def roll_back_pending(
     for path in column_stats_compact.pending_base_files(gw, mdt.pending_compactions):
         gw.delete_file(path)
     for path in bloom_filters.pending_base_files(gw, mdt.pending_compactions):
+        gw.delete_file(path)
+    for path in ri.pending_base_files(gw, mdt.pending_compactions):
         gw.delete_file(path)
     order = {State.INFLIGHT: 0, State.REQUESTED: 1}
     found = []

@@ -52,6 +52,7 @@ import pyarrow.compute as pc
 from hudilite import config as cfg
 from hudilite.filegroup.view import FileSystemView
 from hudilite.metadata import column_stats as cs
+from hudilite.metadata import column_stats_compact as csc
 from hudilite.metadata import record_index_records as rir
 from hudilite.metadata import table as mt
 from hudilite.storage.fs import FileSystemGateway, join
@@ -518,3 +519,54 @@ def initialize(gw: FileSystemGateway) -> int:
     mt._complete(gw, INIT_INSTANT, stats, "UPSERT_PREPPED")
     cs.add_listed(gw, PARTITION)
     return len(entries)
+
+
+# ------------------------------------------------------------------------------ compaction
+
+
+def compaction_units(
+    gw: FileSystemGateway, data_timeline: Timeline | None, timeline: mt.MetadataTimeline
+) -> list[csc.Unit]:
+    """The file groups whose latest slice has logs, for a metadata-table compaction
+    (:mod:`~hudilite.metadata.compact` compacts every partition's groups in one instant, as
+    Hudi does)."""
+    out = []
+    for group in slices(gw, data_timeline, timeline):
+        if not group.logs:
+            continue
+        base_instant = _base_instant(group.base) if group.base else None
+        out.append(csc.Unit(PARTITION, group.file_id, base_instant, group.base, group.logs))
+    return out
+
+
+def compact_unit(gw: FileSystemGateway, unit: csc.Unit, instant_time: str) -> WriteStat:
+    """Write the group's new base file ``<fileId>_0-0-0_<instant>.hfile``: its slice's
+    entries merged (the newer wins), deleted keys dropped (no older file is read again)."""
+    group = GroupSlice(unit.file_id, unit.base_path, unit.logs)
+    entries = read_group(gw, group, None)
+    name = BaseFileName(unit.file_id, mt.WRITE_TOKEN, instant_time, ".hfile").render()
+    data = rir.encode_hfile(entries, base_file=True, file_name=name)
+    gw.write_bytes(join(PART_DIR, name), data)
+    return WriteStat(
+        file_id=unit.file_id,
+        path=f"{PARTITION}/{name}",
+        partition_path=PARTITION,
+        prev_commit=unit.base_instant or "null",
+        num_writes=len(entries),
+        num_update_writes=len(entries),
+        total_write_bytes=len(data),
+        file_size_in_bytes=len(data),
+        total_log_files_compacted=len(unit.logs),
+        total_log_size_compacted=sum(gw.size(p) for p in unit.logs),
+    )
+
+
+def pending_base_files(gw: FileSystemGateway, pending: frozenset[str]) -> list[str]:
+    """The base files written by the metadata compactions ``pending`` (never completed)."""
+    if not pending or not gw.exists(PART_DIR):
+        return []
+    return [
+        e.path
+        for e in gw.list_dir(PART_DIR)
+        if isinstance(p := parse_data_file_name(e.name), BaseFileName) and p.instant_time in pending
+    ]

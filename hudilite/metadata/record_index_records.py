@@ -154,13 +154,16 @@ def decode_datum(key: str, data: bytes) -> Location:
     )
 
 
-def encode_hfile(entries: Mapping[str, Location], *, base_file: bool = False) -> bytes:
+def encode_hfile(
+    entries: Mapping[str, Location], *, base_file: bool = False, file_name: str | None = None
+) -> bytes:
     """An HFile of ``entries`` sorted by key: a log block's content, or a base file with
-    the bloom filter and key range Hudi's base files carry."""
+    the bloom filter and key range Hudi's base files carry; ``file_name`` fills
+    ``_hoodie_file_name`` (Hudi's compaction fills it)."""
     keys = sorted(entries, key=lambda k: k.encode("utf-8"))
     writer = HFileWriter(block_size=hfiles.BLOCK_SIZE, compression="GZ")
     for key in keys:
-        writer.append(key.encode("utf-8"), encode_datum(key, entries[key]))
+        writer.append(key.encode("utf-8"), encode_datum(key, entries[key], file_name=file_name))
     writer.append_file_info(SCHEMA_KEY, rec.schema_json().encode("utf-8"))
     if base_file:
         bloom = hfiles.BLOOM.new_filter()

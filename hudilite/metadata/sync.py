@@ -206,6 +206,10 @@ def _on_rollback(gw: FileSystemGateway, rb_time: str, meta: Mapping[str, Any]) -
         for partition, pmeta in (meta.get("partitionMetadata") or {}).items():
             names = [str(p).rsplit("/", 1)[-1] for p in pmeta.get("successDeleteFiles") or []]
             unlisted.setdefault(partition, []).extend(names)
+    if any(unlisted.values()) and ri.listed(properties_file.load(gw)):
+        # The record index's entries of the target are in a compacted base file (or in its
+        # initialization): rebuilt from the slices the rollback left.
+        ri.initialize(gw)
     if not any(unlisted.values()):
         return
     listing = mt.listing_of(mt.read_files_partition(gw))

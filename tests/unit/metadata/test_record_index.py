@@ -28,6 +28,7 @@ from hypothesis import strategies as st
 from hudilite import config as cfg
 from hudilite.metadata import record_index as ri
 from hudilite.metadata import record_index_records as rir
+from hudilite.metadata import table as mt
 from hudilite.services.clean import clean
 from hudilite.services.clustering import cluster
 from hudilite.services.compaction import compact
@@ -35,7 +36,7 @@ from hudilite.services.restore import restore
 from hudilite.services.rollback_completed import rollback_instant
 from hudilite.services.savepoint import create_savepoint
 from hudilite.storage.fs import FileSystemGateway
-from hudilite.storage.layout import BaseFileName, LogFileName
+from hudilite.storage.layout import BaseFileName, LogFileName, parse_data_file_name
 from hudilite.storage.log_blocks import DeleteKey
 from hudilite.storage.log_format import delete_block, write_log_file
 from hudilite.tablestate import properties_file
@@ -142,6 +143,8 @@ def _enable(gw: FileSystemGateway, **extra: str) -> None:
     stored[cfg.METADATA_RECORD_INDEX_ENABLED.name] = "true"
     stored[cfg.RECORD_INDEX_MIN_FILE_GROUPS.name] = "3"
     stored[cfg.RECORD_INDEX_MAX_FILE_GROUPS.name] = "3"
+    # compacted every three deltacommits: the history reads compacted record_index slices too
+    stored[cfg.METADATA_COMPACT_MAX_DELTA_COMMITS.name] = "3"
     stored.update(extra)
     gw.write_bytes(properties_file.WRITE_DEFAULTS_FILE, properties_file.encode(stored))
     with table_lock(gw):
@@ -317,6 +320,7 @@ def test_random_history_keeps_the_record_index_exact(
     history: list[tuple[str, dict[str, tuple[str, str, str]]]] = []  # (instant, oracle before)
     saved: tuple[str, dict[str, tuple[str, str, str]]] | None = None
     done = []
+    compacted: set[str] = set()
     for action in ["savepoint", *actions, "restore"]:
         state = TableState.load(gw)
         if action in ("insert", "update", "delete", "move"):
@@ -349,6 +353,14 @@ def test_random_history_keeps_the_record_index_exact(
         done.append(action)
         assert _indexed(gw) == oracle, done
         assert {k: v[:2] for k, v in oracle.items()} == _rows(gw), done
+        compacted |= {
+            p.file_id
+            for e in gw.list_dir(ri.PART_DIR)
+            if isinstance(p := parse_data_file_name(e.name), BaseFileName)
+            and p.instant_time in mt.load_timeline(gw).compactions
+        }
+    # the record_index groups with logs were compacted with the files partition
+    assert len(done) < 6 or compacted
 
 
 def test_mor_log_deletes_and_compaction_keep_the_index(tmp_path: Path) -> None:
