@@ -36,8 +36,11 @@ Hudi 1.x's record-level index (``hoodie.metadata.record.index.enable``), as it l
   no data file is read (the RECORD_INDEX index's ``tagLocation``).
 
 Log files are read as the other partitions' are (:func:`~hudilite.metadata.column_stats.
-group_slice`'s rule), except that a log of a deltacommit already archived from the metadata
-timeline still counts: hudilite does not compact this partition, so its logs hold the index.
+group_slice`'s rule), except that a log newer than the group's base file whose deltacommit
+was archived from the metadata timeline still counts (its entries are in no base file yet).
+The metadata compaction (:mod:`~hudilite.metadata.compact`) folds each group's logs into a
+base file (:func:`compaction_units`, :func:`compact_unit`); a rollback of an instant whose
+entries were compacted rebuilds the partition (:mod:`~hudilite.metadata.sync`).
 """
 
 from __future__ import annotations
@@ -185,7 +188,7 @@ def slices(
         base, logs = cs.group_slice(gw, fid, entries, mdt, data_timeline)
         kept = set(logs)
         # Logs of deltacommits archived from the metadata timeline (older than its first
-        # active instant, not pending) still hold entries: this partition is not compacted.
+        # active instant, not pending) still hold entries until a compaction folds them in.
         archived = sorted(
             (p.base_instant, p.version, path)
             for p, path in entries
