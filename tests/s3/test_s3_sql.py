@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
 
 import pytest
 
 import hudilite
 from hudilite.storage import fs
-from tests.helpers import rows
+from tests.helpers import rows, sql_rows
 from tests.moto_s3 import S3Server, hudi_rs_read_s3
 
 pytestmark = pytest.mark.spark
@@ -21,10 +20,6 @@ def _restore_process_storage_options() -> Iterator[None]:
     saved = fs.process_storage_options()
     yield
     fs.set_storage_options(saved, replace=True)
-
-
-def collect(session: Any, sql: str) -> list[tuple[Any, ...]]:
-    return [tuple(r) for r in session.sql(sql).collect()]
 
 
 def test_warehouse_and_location_on_s3(spark, s3_server: S3Server, s3_uri: str) -> None:
@@ -43,11 +38,11 @@ def test_warehouse_and_location_on_s3(spark, s3_server: S3Server, s3_uri: str) -
     s.sql("INSERT INTO ext SELECT id, v FROM m WHERE id = 1")
     s.sql("INSERT INTO ext SELECT id, v FROM m WHERE id = 2")
     # Clustering rewrites the two small files into one, in executors, on S3.
-    clustered = collect(s, "CALL run_clustering(table => 'ext')")
+    clustered = sql_rows(s, "CALL run_clustering(table => 'ext')")
     assert [(r[1], r[2]) for r in clustered] == [(1, "COMPLETED")]  # one group of two files
-    assert collect(s, "SELECT id, v FROM m ORDER BY id") == [(1, "z"), (2, "b")]
-    assert collect(s, "SELECT id, v FROM ext ORDER BY id") == [(1, "z"), (2, "b")]
-    assert collect(s, "CALL run_compaction(op => 'run', table => 'm')")[0][2] == "COMPLETED"
+    assert sql_rows(s, "SELECT id, v FROM m ORDER BY id") == [(1, "z"), (2, "b")]
+    assert sql_rows(s, "SELECT id, v FROM ext ORDER BY id") == [(1, "z"), (2, "b")]
+    assert sql_rows(s, "CALL run_compaction(op => 'run', table => 'm')")[0][2] == "COMPLETED"
 
     # Both tables and the catalog live in the bucket; the managed one under the warehouse.
     prefix = s3_uri.split("/", 3)[3]
@@ -66,19 +61,19 @@ def test_warehouse_and_location_on_s3(spark, s3_server: S3Server, s3_uri: str) -
     fs.set_storage_options({}, replace=True)
     other = hudilite.connect(warehouse, spark=spark, options=s3_server.storage_options)
     # The MOR table lists with its read-optimized and real-time names too (as Hive sync).
-    assert collect(other, "SHOW TABLES") == [
+    assert sql_rows(other, "SHOW TABLES") == [
         ("default", "ext", False),
         ("default", "m", False),
         ("default", "m_ro", False),
         ("default", "m_rt", False),
     ]
-    assert collect(other, "SELECT id, v FROM ext ORDER BY id") == [(1, "z"), (2, "b")]
+    assert sql_rows(other, "SELECT id, v FROM ext ORDER BY id") == [(1, "z"), (2, "b")]
     other.sql("DROP TABLE m")
     other.sql("DROP TABLE ext")
     # The managed table's data goes, the external table's stays.
     assert s3_server.keys(f"{prefix}/wh/default.db/m") == []
     assert f"{prefix}/ext/.hoodie/hoodie.properties" in s3_server.keys(f"{prefix}/ext")
-    assert collect(other, "SHOW TABLES") == []
+    assert sql_rows(other, "SHOW TABLES") == []
 
 
 def test_cli_warehouse_on_s3_with_conf(spark, s3_server: S3Server, s3_uri: str) -> None:

@@ -4,24 +4,20 @@ from __future__ import annotations
 
 import pickle
 
-import pyarrow as pa
 import pytest
 
 import hudilite
 from hudilite.storage.fs import FileSystemGateway
 from tests.helpers import DictOracle, rows, spark_rows
 from tests.moto_s3 import S3Server, hudi_rs_read_s3
+from tests.tables import ID_TS_V_P
 
 pytestmark = pytest.mark.spark
 
-SCHEMA = pa.schema(
-    [("id", pa.string()), ("ts", pa.int64()), ("v", pa.string()), ("p", pa.string())]
-)
-COLS = ["id", "ts", "v", "p"]
+COLS = ID_TS_V_P.columns
 
 
-def batch(*recs: tuple) -> pa.Table:
-    return pa.Table.from_pylist([dict(zip(COLS, r, strict=True)) for r in recs], SCHEMA)
+batch = ID_TS_V_P.batch
 
 
 def test_gateway_pickles_its_s3_settings(s3_server: S3Server, s3_uri: str) -> None:
@@ -36,13 +32,9 @@ def test_gateway_pickles_its_s3_settings(s3_server: S3Server, s3_uri: str) -> No
 
 @pytest.mark.parametrize("table_type", ["cow", "mor"])
 def test_write_upsert_delete_read_on_s3(spark, s3_server: S3Server, s3_uri: str, table_type):
-    t = hudilite.Table.create(
+    t = ID_TS_V_P.create(
         spark,
         s3_uri,
-        SCHEMA,
-        record_key="id",
-        ordering_field="ts",
-        partition_by=["p"],
         table_type=table_type,
         # Connection settings work as storage options and among the table options alike.
         storage_options=s3_server.storage_options if table_type == "cow" else None,
@@ -88,7 +80,7 @@ def test_write_upsert_delete_read_on_s3(spark, s3_server: S3Server, s3_uri: str,
 
 
 def test_load_through_environment_variables(spark, s3_env: S3Server, s3_uri: str) -> None:
-    t = hudilite.Table.create(spark, s3_uri, SCHEMA, record_key="id", partition_by=["p"])
+    t = ID_TS_V_P.create(spark, s3_uri, ordering_field=None)
     t.write(batch(("a", 1, "a1", "x")), "insert")
     again = hudilite.Table.load(spark, s3_uri)
     assert again.gw.storage_options["fs.s3a.endpoint"] == s3_env.endpoint_url
@@ -97,13 +89,9 @@ def test_load_through_environment_variables(spark, s3_env: S3Server, s3_uri: str
 
 
 def test_compaction_and_clean_on_s3(spark, s3_server: S3Server, s3_uri: str) -> None:
-    t = hudilite.Table.create(
+    t = ID_TS_V_P.create(
         spark,
         s3_uri,
-        SCHEMA,
-        record_key="id",
-        ordering_field="ts",
-        partition_by=["p"],
         table_type="mor",
         storage_options=s3_server.storage_options,
         options={

@@ -25,12 +25,9 @@ import pytest
 import hudilite
 from hudilite.procedures import ProcedureArgumentError, ProcedureError
 from hudilite.sqlext.statements import TableName
+from tests.helpers import call
 
 TIMELINE_RE = re.compile(r"^(?P<t>\d+)(?:_\d+)?\.(?P<a>[a-z]+)$")
-
-
-def call(s: Any, text: str) -> list[tuple[Any, ...]]:
-    return [tuple(r) for r in s.sql(f"CALL {text}").collect()]
 
 
 def completed(base: Path, action: str) -> list[str]:

@@ -17,12 +17,9 @@ from hudilite.sqlext.statements import TableName
 from hudilite.storage.fs import FileSystemGateway
 from hudilite.tablestate.state import TableState
 from hudilite.write.transaction import WriteTransaction
+from tests.helpers import call
 
 DONE_RE = re.compile(r"^(?P<t>\d+)(?:_\d+)?\.commit$")
-
-
-def call(s: Any, text: str) -> list[tuple[Any, ...]]:
-    return [tuple(r) for r in s.sql(f"CALL {text}").collect()]
 
 
 def stale_marker(base: Path, instant: str) -> Path:

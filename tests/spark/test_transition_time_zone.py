@@ -15,6 +15,7 @@ import pytest
 
 from hudilite.sqlext.statements import TableName
 from hudilite.timeline.instant import CLEAN
+from tests.helpers import call
 
 #: A zone whose wall clock differs from UTC by a non-whole hour (05:30, no DST).
 ZONE = "Asia/Kolkata"
@@ -34,10 +35,6 @@ def kolkata_local_zone() -> Iterator[None]:
         else:
             os.environ["TZ"] = old
         time.tzset()
-
-
-def call(s: Any, text: str) -> list[tuple[Any, ...]]:
-    return [tuple(r) for r in s.sql(f"CALL {text}").collect()]
 
 
 def test_show_commits_and_show_cleans_print_one_local_time(
