@@ -86,6 +86,8 @@ PYSPARK_MODULES = {
     "hudilite.procedures.clustering",
     "hudilite.procedures.commits",
     "hudilite.procedures.tables",
+    # hdfs_parquet_import and run_bootstrap read their source folders with Spark
+    "hudilite.procedures.parquet_import",
 }
 
 
