@@ -16,19 +16,15 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import pyarrow as pa
 import pytest
 
-import hudilite
 from hudilite.errors import ConfigError, DuplicateKeyError
 from hudilite.sqlext import SqlError, SqlWarning
 from hudilite.sqlext.statements import TableName
 from tests.helpers import hudi_rs_read
+from tests.tables import TRIPS
 
 COLS = "uuid, ts, fare, city"
-SCHEMA = pa.schema(
-    [("uuid", pa.string()), ("ts", pa.int64()), ("fare", pa.float64()), ("city", pa.string())]
-)
 INSERT_OP = "hoodie.spark.sql.insert.into.operation"
 
 
@@ -374,16 +370,12 @@ def test_combine_before_insert_reduces_the_batch(session: Any) -> None:
 
 def test_python_insert_matches_sql(spark: Any, tmp_path: Path) -> None:
     path = str(tmp_path / "t")
-    t = hudilite.Table.create(
-        spark, path, SCHEMA, record_key="uuid", ordering_field="ts", partition_by=["city"]
-    )
-
-    def batch(*data: tuple[Any, ...]) -> pa.Table:
-        return pa.Table.from_pylist([dict(zip(SCHEMA.names, r, strict=True)) for r in data], SCHEMA)
+    t = TRIPS.create(spark, path)
+    batch = TRIPS.batch
 
     def data() -> list[tuple[Any, ...]]:
-        got = t.to_arrow(columns=SCHEMA.names)
-        return sorted(zip(*(got.column(c).to_pylist() for c in SCHEMA.names), strict=True))
+        got = t.to_arrow(columns=TRIPS.columns)
+        return sorted(zip(*(got.column(c).to_pylist() for c in TRIPS.columns), strict=True))
 
     r = t.write(batch(("a", 1, 1.0, "sf"), ("a", 2, 2.0, "sf")), operation="insert")
     assert (r.num_inserts, r.num_updates) == (2, 0)
