@@ -120,6 +120,9 @@ _DEBEZIUM_DELETES = (
     ("hoodie.payload.delete.field", "_change_operation_type"),
     ("hoodie.payload.delete.marker", "d"),
 )
+#: The ordering fields Hudi 1.1 gives a ``MySqlDebeziumAvroPayload`` table (the binlog file
+#: name, then the position in it): the only several ordering fields hudilite merges by.
+MYSQL_BINLOG_ORDERING = ("_event_bin_file", "_event_pos")
 
 #: The deprecated payloads hudilite can merge (simple class name -> migration); the payload
 #: classes are recorded as ``hoodie.table.legacy.payload.class``, as Hudi 1.1's
@@ -145,10 +148,12 @@ V9_PAYLOAD_MIGRATIONS: dict[str, PayloadMigration] = {
         ((UNAVAILABLE_VALUE_PROPERTY, DEBEZIUM_UNAVAILABLE_VALUE), *_DEBEZIUM_DELETES),
         ("_event_lsn",),
     ),
+    # Event time by the binlog file then position (two ordering fields), deletes by the
+    # operation column.
+    "MySqlDebeziumAvroPayload": PayloadMigration(
+        EVENT_TIME_ORDERING, None, _DEBEZIUM_DELETES, MYSQL_BINLOG_ORDERING
+    ),
 }
-#: Hudi 1.1 deprecates this payload too, ordering its records by two fields
-#: (``_event_bin_file,_event_pos``): hudilite orders by one (refused by name).
-UNSUPPORTED_V9_PAYLOADS = ("MySqlDebeziumAvroPayload",)
 #: Partial update modes hudilite merges (its columns default to null, so IGNORE_DEFAULTS is
 #: "a null keeps the stored value"; FILL_UNAVAILABLE: a column holding the table's
 #: unavailable value keeps the stored value).
@@ -299,10 +304,11 @@ class TableConfig:
         if self.table_version < 9:
             return out
         props = self.props
-        if len(self.ordering_fields) > 1:
+        if len(self.ordering_fields) > 1 and self.ordering_fields != MYSQL_BINLOG_ORDERING:
             out.append(
                 f"hoodie.table.ordering.fields={','.join(self.ordering_fields)!r} "
-                "(hudilite orders records by one field)"
+                "(hudilite orders records by one field, or by MySqlDebeziumAvroPayload's "
+                f"{','.join(MYSQL_BINLOG_ORDERING)})"
             )
         fmt = (props.get(TABLE_FORMAT_KEY) or NATIVE_FORMAT).strip()
         if fmt.lower() != NATIVE_FORMAT:
@@ -414,8 +420,6 @@ class TableConfig:
             if v is not None and is_table_property(k) and k not in _MANAGED_KEYS
         }
         migration = v9_payload_migration(payload_class) if version >= 9 else None
-        if version >= 9 and payload_class:
-            _refuse_unsupported_v9_payload(payload_class)
         if migration is not None and migration.ordering_fields:
             # Hudi 1.1 reconciles a Debezium payload's ordering to its own column.
             order = migration.ordering_fields
@@ -617,8 +621,6 @@ def _v9_creation_props(
     (``HoodieTableConfig.inferMergingConfigsForV9TableCreation``); returns the payload class
     it keeps in ``hoodie.compaction.payload.class`` (only a CUSTOM table's)."""
     props.setdefault(TABLE_FORMAT_KEY, NATIVE_FORMAT)
-    if payload_class:
-        _refuse_unsupported_v9_payload(payload_class)
     if migration is not None:
         assert payload_class is not None
         cdc = cdc_payload(payload_class)
@@ -633,12 +635,3 @@ def _v9_creation_props(
             props.setdefault(MERGE_PROPERTY_PREFIX + key, value)
         return None
     return payload_class if mode == CUSTOM_MERGE else None
-
-
-def _refuse_unsupported_v9_payload(payload_class: str) -> None:
-    if simple_class_name(payload_class) in UNSUPPORTED_V9_PAYLOADS:
-        raise ConfigError(
-            f"payload class {payload_class!r} is not supported by hudilite on table version 9 "
-            "(Hudi 1.1 orders its records by two fields, _event_bin_file,_event_pos; "
-            "hudilite orders by one): use table version 6 or 8"
-        )

@@ -174,7 +174,7 @@ def precombine(spec: MergeSpec, incoming: pa.Table) -> pa.Table:
     columns: dict[str, Any] = {"k": keys, "s": seq, "i": _arange(n)}
     sort_keys = [("k", "ascending"), ("s", "ascending"), ("i", "ascending")]
     if spec.event_time:
-        order = _ordering(incoming, spec.ordering_field, required=True, binlog=spec.binlog_seq)
+        order = _spec_ordering(incoming, spec, required=True)
         # "has a value" before the value: nulls sort lowest without relying on
         # null_placement (whose API moved between pyarrow versions).
         columns["v"] = pc.is_valid(order)
@@ -347,7 +347,7 @@ def _record_at_a_time(
     duplicated key is a state of its own (every one of the key's records applies to it).
     """
     if spec.event_time and incoming.num_rows:
-        _ordering(incoming, spec.ordering_field, required=True, binlog=spec.binlog_seq)
+        _spec_ordering(incoming, spec, required=True)
     has_base = base is not None and base.num_rows > 0
     parts = [base, incoming] if has_base else [incoming]
     combined = _combine([p for p in parts if p is not None])
@@ -480,7 +480,7 @@ def _fold(
     pos = _arange(n)
     deletes = _deletes(table)
     if spec.event_time:
-        order = _ordering(table, spec.ordering_field, required=True, binlog=spec.binlog_seq)
+        order = _spec_ordering(table, spec, required=True)
         rank = _rank(order, spec.ordering_field)
         reset = pc.or_(first, pc.and_(deletes, pc.is_null(order)))
     else:
@@ -605,8 +605,8 @@ def _incoming_wins(
     matched = pc.is_valid(match)
     incoming_wins = matched
     if spec.event_time:
-        inc_order = _ordering(incoming, spec.ordering_field, required=True, binlog=spec.binlog_seq)
-        base_order = _ordering(base, spec.ordering_field, required=False, binlog=spec.binlog_seq)
+        inc_order = _spec_ordering(incoming, spec, required=True)
+        base_order = _spec_ordering(base, spec, required=False)
         winner_order = inc_order.take(match)
         natural = pc.and_(inc_delete, pc.is_null(inc_order)).take(match)
         base_greater = _greater_nulls_lowest(base_order, winner_order)
@@ -752,6 +752,15 @@ def _seq(table: pa.Table) -> pa.Array:
     return _as_array(pc.fill_null(_as_array(table[SEQ_COL]).cast(pa.int64()), -1))
 
 
+def _spec_ordering(table: pa.Table, spec: MergeSpec, required: bool) -> pa.Array:
+    """The ordering value of each of ``table``'s records under ``spec`` (one sortable array)."""
+    if spec.binlog_pos_field is not None:
+        files = _ordering(table, spec.ordering_field, required)
+        positions = _ordering(table, spec.binlog_pos_field, required)
+        return _binlog_pair_order(files, positions, spec.ordering_field, spec.binlog_pos_field)
+    return _ordering(table, spec.ordering_field, required, binlog=spec.binlog_seq)
+
+
 def _ordering(table: pa.Table, field: str | None, required: bool, binlog: bool = False) -> pa.Array:
     if field is not None and field in table.column_names:
         values = _as_array(table[field])
@@ -789,6 +798,39 @@ def _binlog_order(values: pa.Array, name: str) -> pa.Array:
         return pc.utf8_lpad(arr.cast(pa.string()), 20, "0")
 
     return _as_array(pc.binary_join_element_wise(padded(file_no), padded(pos), "."))
+
+
+def _binlog_pair_order(
+    files: pa.Array, positions: pa.Array, file_field: str | None, pos_field: str
+) -> pa.Array:
+    """(binlog file name, position) pairs as texts that sort like the pairs.
+
+    Hudi 1.1 orders a MySQL Debezium table by ``_event_bin_file,_event_pos``: an
+    ``ArrayComparable`` compares the file names as strings, then the positions as longs.
+    ``name + NUL + 20-digit position`` sorts the same (NUL sorts below every other character,
+    so a name that is a prefix of another sorts first; UTF-8 byte order is Java's string order
+    for the ASCII names MySQL gives its binlogs). A record lacking either value is null
+    (lowest; Hudi would compare a 0 there); a name holding NUL or a negative or non-integer
+    position is refused, naming the value.
+    """
+    n = len(files)
+    if pa.types.is_null(files.type) or pa.types.is_null(positions.type):
+        return pa.nulls(n, pa.string())  # a base file written before the fields existed
+    if not (pa.types.is_string(files.type) or pa.types.is_large_string(files.type)):
+        raise SchemaError(f"ordering field {file_field!r} is {files.type}, not a binlog file name")
+    if not pa.types.is_integer(positions.type):
+        raise SchemaError(f"ordering field {pos_field!r} is {positions.type}, not a position")
+    names = files.cast(pa.string())
+    nul = pc.fill_null(pc.match_substring(names, "\x00"), False)
+    negative = pc.fill_null(pc.less(positions, 0), False)
+    if pc.any(nul).as_py() or pc.any(negative).as_py():
+        field, bad = (
+            (file_field, names.filter(nul)[0]) if pc.any(nul).as_py()
+            else (pos_field, positions.filter(negative)[0])
+        )  # fmt: skip
+        raise SchemaError(f"ordering field {field!r} holds {bad.as_py()!r}, not a binlog position")
+    padded = pc.utf8_lpad(positions.cast(pa.uint64()).cast(pa.string()), 20, "0")
+    return _as_array(pc.binary_join_element_wise(names, padded, "\x00"))
 
 
 def _is_binlog_seq(text: str) -> bool:

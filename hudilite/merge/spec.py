@@ -101,6 +101,7 @@ from hudilite.config.sequence_groups import format_sequence_groups as format_seq
 from hudilite.config.sequence_groups import parse_sequence_groups as parse_sequence_groups
 from hudilite.config.table_config import (
     DEBEZIUM_UNAVAILABLE_VALUE,
+    MYSQL_BINLOG_ORDERING,
     UNAVAILABLE_VALUE_PROPERTY,
     v9_payload_migration,
 )
@@ -177,8 +178,11 @@ class MergeSpec:
     :func:`parse_sequence_groups` for the option text. ``delete_marker`` None
     means "the delete field is true"; a string is compared with the field's text.
     ``binlog_seq``: the ordering values are MySQL ``"file.pos"`` texts, compared as the
-    pair of numbers. ``toast_check``: records holding Debezium's TOAST placeholder are
-    refused (:meth:`check_records`). ``cdc_deletes``: the delete marker is compared
+    pair of numbers. ``binlog_pos_field`` (Hudi 1.1's ``MySqlDebeziumAvroPayload``
+    mapping, ordering fields ``_event_bin_file,_event_pos``): the ordering value is the pair
+    (``ordering_field``'s text, this field's number), compared in that order as Hudi's
+    ``ArrayComparable`` compares them. ``toast_check``: records holding Debezium's TOAST
+    placeholder are refused (:meth:`check_records`). ``cdc_deletes``: the delete marker is compared
     ignoring case and ``_hoodie_is_deleted`` deletes too (the CDC payloads' rule).
     ``unavailable_value`` (Hudi 1.1's ``FILL_UNAVAILABLE`` partial update, with
     ``partial_update``): a text column holding this value is "unavailable" and takes the
@@ -197,6 +201,7 @@ class MergeSpec:
     toast_check: bool = False
     cdc_deletes: bool = False
     unavailable_value: str | None = None
+    binlog_pos_field: str | None = None
 
     def __post_init__(self) -> None:
         mode = str(self.mode).strip().upper()
@@ -288,16 +293,19 @@ class MergeSpec:
         Partial update: :data:`PARTIAL_UPDATE`, then :data:`PARTIAL_UPDATE_MODE`,
         then the payload class (option, else table). The other keys are looked up
         in the options, then in the table's properties. Several ordering fields
-        (Hudi 1.1) are not supported yet.
+        (Hudi 1.1) are refused, but for MySqlDebeziumAvroPayload's
+        ``_event_bin_file,_event_pos`` (:attr:`binlog_pos_field`).
         """
         ordering: tuple[str, ...] = tuple(config.ordering_fields)
         if options is not None and options.is_set(ORDERING_FIELDS):
             ordering = tuple(options.get(ORDERING_FIELDS) or ())
-        if len(ordering) > 1:
+        if len(ordering) > 1 and ordering != MYSQL_BINLOG_ORDERING:
             raise ConfigError(
-                f"several ordering fields {list(ordering)} are not supported; use one"
+                f"several ordering fields {list(ordering)} are not supported; use one "
+                f"(or MySqlDebeziumAvroPayload's {','.join(MYSQL_BINLOG_ORDERING)})"
             )
         ordering_field = ordering[0] if ordering else None
+        pos_field = ordering[1] if len(ordering) > 1 else None
 
         option_payload = options.get(PAYLOAD_CLASS) if options is not None else None
         explicit_mode = options is not None and options.is_set(MERGE_MODE)
@@ -350,7 +358,12 @@ class MergeSpec:
         delete_marker = _lookup(DELETE_MARKER, options, config)
         if cdc is not None:
             ordering_field = _cdc_ordering(cdc, ordering_field, mode)
-            if delete_field is None:
+            # The payload's own column and marker (also as the merge properties Hudi's 9 -> 8
+            # downgrade leaves behind) delete by the payload's rule.
+            if delete_field is None or (delete_field, delete_marker) == (
+                cdc.delete_field,
+                cdc.delete_marker,
+            ):
                 delete_field, delete_marker = cdc.delete_field, cdc.delete_marker
                 cdc_deletes = True
         return cls(
@@ -366,6 +379,7 @@ class MergeSpec:
             toast_check=cdc is not None and cdc.class_name.endswith("PostgresDebeziumAvroPayload"),
             cdc_deletes=cdc_deletes,
             unavailable_value=unavailable,
+            binlog_pos_field=pos_field if mode == EVENT_TIME_ORDERING else None,
         )
 
 

@@ -295,7 +295,14 @@ def _delete_rows(keys: Sequence[DeleteKey], spec: MergeSpec, schema: pa.Schema) 
         PARTITION_PATH_COL: pa.array([k.partition_path for k in keys], pa.string()),
     }
     field = spec.ordering_field
-    if spec.event_time and field is not None:
+    if spec.event_time and field is not None and spec.binlog_pos_field is not None:
+        # Two ordering fields (Hudi 1.1's MySQL Debezium mapping): an ArrayWrapper of both.
+        pairs = [None if is_natural_order(k) else _pair(k.ordering_value) for k in keys]
+        for i, name in enumerate((field, spec.binlog_pos_field)):
+            values = [None if p is None else p[i] for p in pairs]
+            target = schema.field(name).type if name in schema.names else None
+            columns[name] = _ordering_array(values, target, name)
+    elif spec.event_time and field is not None:
         values = [None if is_natural_order(k) else _scalar(k.ordering_value) for k in keys]
         target = schema.field(field).type if field in schema.names else None
         columns[field] = _ordering_array(values, target, field)
@@ -308,6 +315,14 @@ def _scalar(value: Any) -> Any:
     if isinstance(value, tuple | list) and len(value) == 1:
         return value[0]
     return value
+
+
+def _pair(value: Any) -> tuple[Any, Any]:
+    if isinstance(value, tuple | list) and len(value) == 2:
+        return value[0], value[1]
+    raise SchemaError(
+        f"delete block ordering value {value!r} is not the pair of the table's two ordering fields"
+    )
 
 
 def _ordering_array(values: list[Any], target: pa.DataType | None, field: str) -> pa.Array:

@@ -31,7 +31,9 @@ drops their metadata-table partitions, which removes them from the file). Both h
 refuse a table whose complex key generator has one record key field, unless
 ``hoodie.write.complex.keygen.validation.enable=false``. ``PostgresDebeziumAvroPayload``
 moves to event time on ``_event_lsn`` with ``FILL_UNAVAILABLE`` and its merge properties
-(and back); ``MySqlDebeziumAvroPayload`` is refused by name: Hudi 1.1 orders it by two fields.
+(and back); ``MySqlDebeziumAvroPayload`` moves to event time on the two ordering fields
+``_event_bin_file,_event_pos`` with its delete merge properties, and back to the precombine
+field ``_event_seq`` (the downgrade handler leaves its merge properties, as Hudi's does).
 """
 
 from __future__ import annotations
@@ -48,6 +50,7 @@ from hudilite.config.table_config import (
     V9_PAYLOAD_MIGRATIONS,
     simple_class_name,
 )
+from hudilite.config.vocab import DEBEZIUM_SEQ_COL
 from hudilite.errors import ConfigError, CorruptFileError
 from hudilite.storage.fs import FileSystemGateway
 
@@ -64,10 +67,7 @@ DEFAULT_INDEX_DEFS = ".hoodie/.index_defs/index.json"
 _PKG = "org.apache.hudi.common.model."
 _DEFAULT_PAYLOAD = _PKG + "DefaultHoodieRecordPayload"
 _OVERWRITE_PAYLOAD = _PKG + "OverwriteWithLatestAvroPayload"
-#: Upgrading or downgrading a MySQL Debezium table is refused: Hudi 1.1 orders it by two
-#: fields (``_event_bin_file,_event_pos``), hudilite by one.
 _DEBEZIUM_PAYLOADS = ("MySqlDebeziumAvroPayload", "PostgresDebeziumAvroPayload")
-_REFUSED_PAYLOADS = ("MySqlDebeziumAvroPayload",)
 #: ``UpgradeDowngradeUtils.PAYLOAD_CLASSES_TO_HANDLE`` (simple names).
 _HANDLED_PAYLOADS = frozenset(V9_PAYLOAD_MIGRATIONS) | frozenset(_DEBEZIUM_PAYLOADS)
 #: The payloads a CUSTOM v8 table is moved to a built-in merge mode for on upgrade
@@ -79,6 +79,7 @@ _REMAPPED = frozenset(
         "AWSDmsAvroPayload",
         "OverwriteNonDefaultsWithLatestAvroPayload",
         "PostgresDebeziumAvroPayload",
+        "MySqlDebeziumAvroPayload",
     }
 )
 #: Legacy payloads that stay with their own merge mode on downgrade.
@@ -87,14 +88,6 @@ _STRATEGY_OF_MODE = {
     cfg.EVENT_TIME_ORDERING: cfg.EVENT_TIME_STRATEGY_ID,
     cfg.COMMIT_TIME_ORDERING: cfg.COMMIT_TIME_STRATEGY_ID,
 }
-
-
-def _refuse_debezium(payload: str, direction: str) -> None:
-    if simple_class_name(payload) in _REFUSED_PAYLOADS:
-        raise ConfigError(
-            f"cannot {direction} a table with payload class {payload!r}: Hudi 1.1 orders its "
-            "records by two fields (_event_bin_file,_event_pos), hudilite by one"
-        )
 
 
 def check_complex_keygen(props: Mapping[str, str], options: cfg.Options, direction: str) -> None:
@@ -141,7 +134,6 @@ def upgrade_properties(props: Mapping[str, str], options: cfg.Options) -> dict[s
     """Version 8 ``hoodie.properties`` as ``EightToNineUpgradeHandler`` leaves them."""
     check_complex_keygen(props, options, "upgrade to table version 9")
     payload = payload_class_of(props)
-    _refuse_debezium(payload, "upgrade to table version 9")
     simple = simple_class_name(payload)
     add: dict[str, str] = {}
     remove: list[str] = []
@@ -180,7 +172,6 @@ def downgrade_properties(props: Mapping[str, str], options: cfg.Options) -> dict
     """Version 9 ``hoodie.properties`` as ``NineToEightDowngradeHandler`` leaves them."""
     check_complex_keygen(props, options, "downgrade to table version 8")
     legacy = props.get(LEGACY_PAYLOAD_KEY) or ""
-    _refuse_debezium(legacy, "downgrade to table version 8")
     simple = simple_class_name(legacy) if legacy else ""
     add: dict[str, str] = {}
     remove = [PARTIAL_UPDATE_MODE_KEY]
@@ -195,6 +186,8 @@ def downgrade_properties(props: Mapping[str, str], options: cfg.Options) -> dict
                 MERGE_PROPERTY_PREFIX + k for k, _ in V9_PAYLOAD_MIGRATIONS[simple].merge_properties
             ]
     ordering = props.get(ORDERING_KEY)
+    if simple == "MySqlDebeziumAvroPayload":
+        ordering = DEBEZIUM_SEQ_COL  # the handler's: the v8 payload orders by "file.pos"
     if ordering:
         add[PRECOMBINE_KEY] = ordering
         remove.append(ORDERING_KEY)

@@ -32,8 +32,10 @@ from hudilite.schema import (
 from hudilite.storage.layout import LogFileName
 from hudilite.storage.log_format import (
     DeleteKey,
+    LogBlock,
     avro_data_block,
     delete_block,
+    ordering_wrapper,
     parquet_data_block,
     write_log_file,
 )
@@ -102,7 +104,9 @@ def append_log_file(
         records = _stamp_records(ctx, upserts, file_id, task_id)
         make = parquet_data_block if ctx.log_block_format == "parquet" else avro_data_block
         blocks.append(make(records, ctx.log_schema_json, ctx.instant_time))
-    if deletes.num_rows:
+    if deletes.num_rows and ctx.merge_spec.binlog_pos_field is not None:
+        blocks.append(_binlog_pair_delete_block(ctx, deletes))
+    elif deletes.num_rows:
         ordering = ctx.merge_spec.ordering_field
         ordering_type = (
             ctx.storage_schema.field(ordering).type
@@ -145,6 +149,32 @@ def append_log_file(
         base_file=target.base_file_name or "",
         log_version=name.version,
     )
+
+
+def _binlog_pair_delete_block(ctx: WriteContext, deletes: pa.Table) -> LogBlock:
+    """The delete block of a table ordered by two fields (Hudi 1.1's MySQL Debezium mapping):
+    each ordering value is the pair, an ``ArrayWrapper`` of the fields' wrappers, as Hudi's
+    ``OrderingValues.create`` and ``wrapValueIntoAvro`` store it."""
+    spec = ctx.merge_spec
+    fields = (spec.ordering_field, spec.binlog_pos_field)
+    schema = ctx.storage_schema
+    wrappers = tuple(
+        ordering_wrapper(schema.field(f).type) if f in schema.names else None for f in fields
+    )
+    columns = [
+        deletes[f].to_pylist() if f in deletes.column_names else [None] * deletes.num_rows
+        for f in fields
+    ]
+    keys = [
+        DeleteKey(k, p, (f, pos), wrappers)
+        for k, p, f, pos in zip(
+            deletes[RECORD_KEY_COL].to_pylist(),
+            deletes[PARTITION_PATH_COL].to_pylist(),
+            *columns,
+            strict=True,
+        )
+    ]
+    return delete_block(keys, ctx.instant_time, ctx.log_schema_json)
 
 
 def _append_changes(

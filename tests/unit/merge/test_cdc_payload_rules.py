@@ -9,6 +9,8 @@ import pytest
 from hudilite.config import Options, TableConfig
 from hudilite.errors import ConfigError, SchemaError
 from hudilite.merge import MergeSpec, merge_file_group, precombine
+from hudilite.read.file_group_reader import _delete_rows
+from hudilite.storage.log_format import DeleteKey, decode_deletes, delete_block
 from hudilite.write.keying import KeyingSpec, delete_flags
 
 PG = "org.apache.hudi.common.model.debezium.PostgresDebeziumAvroPayload"
@@ -188,3 +190,99 @@ def test_v9_postgres_table_is_hudi_11s_mapping_and_fills_unavailable_values() ->
     assert data(precombine(spec, alone)) == [(6, toast, "f", 1)]
     deleted = merge_file_group(spec, stored, pa.Table.from_pylist([pg(1, None, None, 30, "d", 0)]))
     assert data(deleted.table) == [(2, "text", "b", 10)]
+
+
+def my(key: int, file: str, pos: int, v: str, op: str, s: int) -> dict:
+    return {
+        "_hoodie_record_key": str(key), "id": key, "v": v, "_event_bin_file": file,
+        "_event_pos": pos, "_change_operation_type": op, "_hl_seq": s, "_hl_delete": op == "d",
+    }  # fmt: skip
+
+
+def test_v9_mysql_table_orders_by_binlog_file_then_position() -> None:
+    props = table(9, MYSQL, ("ts",)).to_properties()
+    v9 = {k: v for k, v in props.items() if "merge" in k or "payload" in k or "order" in k}
+    v9 |= {k: v for k, v in props.items() if "partial" in k or "precombine" in k}
+    assert v9 == {  # EightToNineUpgradeHandler's change set for this payload
+        "hoodie.record.merge.mode": "EVENT_TIME_ORDERING",
+        "hoodie.table.legacy.payload.class": MYSQL,
+        "hoodie.record.merge.property.hoodie.payload.delete.field": "_change_operation_type",
+        "hoodie.record.merge.property.hoodie.payload.delete.marker": "d",
+        "hoodie.table.ordering.fields": "_event_bin_file,_event_pos",  # whatever was given
+    }
+    config = TableConfig.from_properties(props)
+    assert config.unsupported_features() == []
+    spec = MergeSpec.from_config(config)
+    assert (spec.mode, spec.ordering_field, spec.binlog_pos_field, spec.binlog_seq) == (
+        "EVENT_TIME_ORDERING", "_event_bin_file", "_event_pos", False,
+    )  # fmt: skip
+    assert (spec.delete_field, spec.delete_marker) == ("_change_operation_type", "d")
+
+    def data(t: pa.Table) -> list[tuple]:
+        cols = ("id", "v", "_event_bin_file", "_event_pos")
+        return sorted(zip(*(t[c].to_pylist() for c in cols), strict=True))
+
+    b9, b10 = "mysql-bin.000009", "mysql-bin.000010"
+    stored = pa.Table.from_pylist(
+        [my(1, b9, 1000, "a", "c", 0), my(2, b9, 50, "b", "c", 1), my(3, b10, 4, "c", "c", 2)]
+    ).drop_columns(["_hl_seq", "_hl_delete"])
+    incoming = pa.Table.from_pylist(
+        [
+            my(1, b9, 900, "a-old", "u", 0),  # 900 < 1000 as numbers ("900" > "1000" as text)
+            my(2, b10, 1, "b2", "u", 1),  # a later file wins at any position
+            my(3, b9, 99999, "c-old", "d", 2),  # an older delete loses
+        ]
+    )
+    merged = merge_file_group(spec, stored, incoming).table
+    assert data(merged) == [(1, "a", b9, 1000), (2, "b2", b10, 1), (3, "c", b10, 4)]
+    # In one batch, out of order: the greatest pair wins, a later delete removes the key.
+    batch = pa.Table.from_pylist(
+        [
+            my(4, b10, 7, "d2", "u", 0), my(4, b9, 8, "d1", "c", 1),
+            my(5, b9, 8, "e1", "c", 2), my(5, b9, 9, "e", "d", 3),
+        ]
+    )  # fmt: skip
+    combined = precombine(spec, batch)
+    assert [(r["id"], r["v"], r["_hl_delete"]) for r in combined.to_pylist()] == [
+        (4, "d2", False),
+        (5, "e", True),
+    ]
+    deleted = merge_file_group(spec, stored, pa.Table.from_pylist([my(2, b9, 51, "", "d", 0)]))
+    assert data(deleted.table) == [(1, "a", b9, 1000), (3, "c", b10, 4)]
+    with pytest.raises(SchemaError, match=r"^ordering field '_event_pos' holds -1, not a binlog"):
+        precombine(spec, pa.Table.from_pylist([my(6, b9, -1, "f", "c", 0)]))
+    with pytest.raises(SchemaError, match=r"^ordering field '_event_pos' is not in the records$"):
+        precombine(
+            spec, pa.Table.from_pylist([my(6, b9, 1, "f", "c", 0)]).drop_columns("_event_pos")
+        )
+
+
+def test_other_ordering_field_pairs_stay_refused_by_name() -> None:
+    props = table(9, "DefaultHoodieRecordPayload", ("a", "b")).to_properties()
+    config = TableConfig.from_properties(props)
+    assert config.unsupported_features() == [
+        "hoodie.table.ordering.fields='a,b' (hudilite orders records by one field, or by "
+        "MySqlDebeziumAvroPayload's _event_bin_file,_event_pos)"
+    ]
+    with pytest.raises(
+        ConfigError,
+        match=r"^several ordering fields \['a', 'b'\] are not supported; use one \(or "
+        r"MySqlDebeziumAvroPayload's _event_bin_file,_event_pos\)$",
+    ):
+        MergeSpec.from_config(config)
+
+
+def test_a_delete_block_holds_the_pair_and_reads_back_as_both_fields() -> None:
+    spec = MergeSpec.from_config(TableConfig.from_properties(table(9, MYSQL).to_properties()))
+    keys = [DeleteKey("7", "", ("mysql-bin.000003", 12), ("StringWrapper", "LongWrapper"))]
+    back = decode_deletes(delete_block(keys, "20260101000000000").content)
+    assert [(k.ordering_value, k.wrapper) for k in back] == [
+        (("mysql-bin.000003", 12), ("StringWrapper", "LongWrapper"))
+    ]
+    schema = pa.schema([("_event_bin_file", pa.string()), ("_event_pos", pa.int64())])
+    rows = _delete_rows(back, spec, schema)
+    assert rows.select(["_event_bin_file", "_event_pos"]).to_pylist() == [
+        {"_event_bin_file": "mysql-bin.000003", "_event_pos": 12}
+    ]
+    with pytest.raises(SchemaError, match=r"^delete block ordering value 5 is not the pair"):
+        _delete_rows([DeleteKey("7", "", 5, "LongWrapper")], spec, schema)

@@ -168,15 +168,12 @@ def test_new_v9_table_replaces_a_deprecated_payload(
     assert "hoodie.record.merge.strategy.id" not in props
 
 
-def test_new_v9_table_keeps_a_custom_payload_and_refuses_debezium() -> None:
+def test_new_v9_table_keeps_a_custom_payload() -> None:
     props = v9(payload_class="com.acme.MyPayload").to_properties()
     assert props["hoodie.record.merge.mode"] == "CUSTOM"
     assert props["hoodie.compaction.payload.class"] == "com.acme.MyPayload"
     assert props["hoodie.record.merge.strategy.id"] == PAYLOAD_ID
     assert "hoodie.table.legacy.payload.class" not in props
-    name = PKG + "debezium.MySqlDebeziumAvroPayload"  # ordered by two fields in Hudi 1.1
-    with pytest.raises(ConfigError, match=f"payload class '{name}' is not supported"):
-        v9(payload_class=name)
 
 
 def test_v8_creation_records_a_custom_payload_strategy() -> None:
@@ -394,18 +391,58 @@ def test_postgres_debezium_table_upgrades_as_hudi_11_and_back() -> None:
     assert "hoodie.table.legacy.payload.class" not in back
 
 
-def test_mysql_debezium_payload_is_refused_by_name() -> None:
+def test_mysql_debezium_table_upgrades_as_hudi_11_and_back() -> None:
     payload = PKG + "debezium.MySqlDebeziumAvroPayload"
-    with pytest.raises(
-        ConfigError, match=f"upgrade to table version 9 a table with payload class '{payload}'"
-    ):
-        upgrade_properties(v8_props(**{"hoodie.compaction.payload.class": payload}), NO_OPTS)
-    nine = upgrade_properties(v8_props(), NO_OPTS)
-    nine["hoodie.table.legacy.payload.class"] = payload
-    with pytest.raises(
-        ConfigError, match=f"downgrade to table version 8 a table with payload class '{payload}'"
-    ):
-        downgrade_properties(nine, NO_OPTS)
+    v8 = TableConfig.new(
+        "t", table_version=8, record_key_fields=("id",), payload_class=payload
+    ).to_properties()
+    assert (v8["hoodie.record.merge.mode"], v8["hoodie.table.precombine.field"]) == (
+        "CUSTOM",
+        "_event_seq",
+    )
+    nine = upgrade_properties(v8, NO_OPTS)
+    changed = {k: v for k, v in nine.items() if v8.get(k) != v}
+    assert changed == {  # EightToNineUpgradeHandler's change set
+        "hoodie.table.version": "9",
+        "hoodie.record.merge.mode": "EVENT_TIME_ORDERING",
+        "hoodie.record.merge.strategy.id": "eeb8d96f-b1e4-49fd-bbf8-28ac514178e5",
+        "hoodie.compaction.record.merger.strategy": "eeb8d96f-b1e4-49fd-bbf8-28ac514178e5",
+        "hoodie.table.legacy.payload.class": payload,
+        "hoodie.record.merge.property.hoodie.payload.delete.field": "_change_operation_type",
+        "hoodie.record.merge.property.hoodie.payload.delete.marker": "d",
+        "hoodie.table.ordering.fields": "_event_bin_file,_event_pos",
+    }
+    assert not {"hoodie.compaction.payload.class", "hoodie.table.precombine.field"} & set(nine)
+    spec = MergeSpec.from_config(TableConfig.from_properties(nine))
+    assert (spec.ordering_field, spec.binlog_pos_field, spec.delete_marker) == (
+        "_event_bin_file",
+        "_event_pos",
+        "d",
+    )
+    back = downgrade_properties(nine, NO_OPTS)
+    for key in ("hoodie.compaction.payload.class", "hoodie.record.merge.mode"):
+        assert back[key] == v8[key]
+    assert back["hoodie.record.merge.strategy.id"] == PAYLOAD_ID
+    # NineToEightDowngradeHandler: the payload's own precombine field; it leaves the delete
+    # merge properties (it removes only AWS DMS's and Postgres' unavailable value).
+    assert back["hoodie.table.precombine.field"] == "_event_seq"
+    assert "hoodie.table.ordering.fields" not in back
+    assert "hoodie.table.legacy.payload.class" not in back
+    assert [k for k in back if "merge.property" in k] == [
+        "hoodie.record.merge.property.hoodie.payload.delete.field",
+        "hoodie.record.merge.property.hoodie.payload.delete.marker",
+    ]
+    spec8 = MergeSpec.from_config(TableConfig.from_properties(back))
+    assert (spec8.ordering_field, spec8.binlog_seq, spec8.binlog_pos_field) == (
+        "_event_seq",
+        True,
+        None,
+    )
+    assert (spec8.delete_field, spec8.delete_marker, spec8.cdc_deletes) == (
+        "_change_operation_type",
+        "d",
+        True,  # the payload's rule (any case, _hoodie_is_deleted too), as before the upgrade
+    )
 
 
 def test_version_names() -> None:
