@@ -26,7 +26,7 @@ from hudilite.sqlext.statements import SqlError, TableName, UnsupportedStatement
 from hudilite.storage.fs import FileSystemGateway
 from hudilite.tablestate.state import WRITE_DEFAULTS_FILE, load_config
 from tests.conftest import FIXTURES
-from tests.helpers import META, hudi_rs_read, rows
+from tests.helpers import META, hudi_rs_read, rows, sql_rows
 
 KINDS = ["cow", "mor"]
 # DDL whose output names the table type (CREATE/DESCRIBE/SHOW CREATE) runs on both types;
@@ -35,10 +35,6 @@ KINDS = ["cow", "mor"]
 COW_ONLY = pytest.mark.parametrize("kind", ["cow"])
 MOR_ONLY = pytest.mark.parametrize("kind", ["mor"])
 TYPE_NAMES = {"cow": "COPY_ON_WRITE", "mor": "MERGE_ON_READ"}
-
-
-def collect(session: Any, sql: str) -> list[tuple[Any, ...]]:
-    return [tuple(r) for r in session.sql(sql).collect()]
 
 
 def fill(session: Any, name: str, data: list[tuple[Any, ...]], op: str = "upsert") -> Any:
@@ -50,7 +46,7 @@ def fill(session: Any, name: str, data: list[tuple[Any, ...]], op: str = "upsert
 
 
 def data(session: Any, name: str, columns: str = "*", order: str = "1") -> list[tuple[Any, ...]]:
-    return collect(session, f"SELECT {columns} FROM {name} ORDER BY {order}")
+    return sql_rows(session, f"SELECT {columns} FROM {name} ORDER BY {order}")
 
 
 def make_trips(session: Any, kind: str, name: str = "trips", extra: str = "") -> None:
@@ -118,8 +114,8 @@ def test_create_table_describe_and_show_create(session: Any, tmp_path: Path, kin
         ("city", "string", "where"),
         ("region", "string", None),
     ]
-    assert collect(session, "DESCRIBE trips") == meta + columns + partition_info
-    assert collect(session, "DESCRIBE TABLE EXTENDED default.trips") == (
+    assert sql_rows(session, "DESCRIBE trips") == meta + columns + partition_info
+    assert sql_rows(session, "DESCRIBE TABLE EXTENDED default.trips") == (
         meta
         + columns
         + partition_info
@@ -144,7 +140,7 @@ def test_create_table_describe_and_show_create(session: Any, tmp_path: Path, kin
         ]
     )
     assert session.sql("SHOW CREATE TABLE trips").columns == ["createtab_stmt"]
-    assert collect(session, "SHOW CREATE TABLE trips") == [
+    assert sql_rows(session, "SHOW CREATE TABLE trips") == [
         (
             "CREATE TABLE default.trips (\n"
             "  uuid STRING NOT NULL COMMENT 'trip id',\n"
@@ -168,7 +164,7 @@ def test_create_table_describe_and_show_create(session: Any, tmp_path: Path, kin
     session.sql(
         "CREATE TABLE IF NOT EXISTS trips (x INT) USING hudi TBLPROPERTIES (primaryKey='x')"
     )
-    assert collect(session, "DESCRIBE trips") == meta + columns + partition_info
+    assert sql_rows(session, "DESCRIBE trips") == meta + columns + partition_info
     with pytest.raises(TableExistsError, match=r"table default\.trips already exists"):
         session.sql("CREATE TABLE trips (x INT) USING hudi TBLPROPERTIES (primaryKey='x')")
 
@@ -188,12 +184,12 @@ def test_show_create_table_round_trips_into_a_fresh_warehouse(
                      'hoodie.cleaner.commits.retained' = '4')"""
     )
     fill(session, "t", [(1, "x", (1.0, ["p"]), 7, "odd", 5)])
-    text = collect(session, "SHOW CREATE TABLE t")[0][0]
+    text = sql_rows(session, "SHOW CREATE TABLE t")[0][0]
     assert "LOCATION" not in text  # managed
 
     fresh = hudilite.connect(str(tmp_path / "wh2"), spark=spark)
     fresh.sql(text)
-    assert collect(fresh, "SHOW CREATE TABLE t")[0][0] == text
+    assert sql_rows(fresh, "SHOW CREATE TABLE t")[0][0] == text
     old, new = session.table(TableName(None, "t")), fresh.table(TableName(None, "t"))
     assert new.schema == old.schema
     assert [f.name for f in new.schema] == ["k1", "k2", "v", "ts", "odd_col", "part"]
@@ -212,10 +208,12 @@ def test_show_create_table_round_trips_into_a_fresh_warehouse(
     ):
         assert getattr(a, attr) == getattr(b, attr), attr
     assert b.table_version == version and b.hive_style is False
-    assert collect(fresh, "DESCRIBE t") == collect(session, "DESCRIBE t")
+    assert sql_rows(fresh, "DESCRIBE t") == sql_rows(session, "DESCRIBE t")
     # the recreated table takes the same rows to the same folder layout
     fill(fresh, "t", [(1, "x", (1.0, ["p"]), 7, "odd", 5)])
-    assert collect(fresh, "SHOW PARTITIONS t") == [("5",)] == collect(session, "SHOW PARTITIONS t")
+    assert (
+        sql_rows(fresh, "SHOW PARTITIONS t") == [("5",)] == sql_rows(session, "SHOW PARTITIONS t")
+    )
 
 
 def test_create_table_errors_leave_nothing_behind(session: Any, tmp_path: Path) -> None:
@@ -223,7 +221,7 @@ def test_create_table_errors_leave_nothing_behind(session: Any, tmp_path: Path) 
 
     def nothing() -> None:
         assert not managed.exists()
-        assert collect(session, "SHOW TABLES") == []
+        assert sql_rows(session, "SHOW TABLES") == []
 
     with pytest.raises(SchemaError, match=r"primary key field 'uid' is not a column of default.t"):
         session.sql("CREATE TABLE t (id INT, v STRING) USING hudi TBLPROPERTIES (primaryKey='uid')")
@@ -266,7 +264,7 @@ def test_session_options_set_the_table_version(session: Any) -> None:
     )
     assert session.table(TableName(None, "v8")).config.table_version == 8
     assert session.table(TableName(None, "v6")).config.table_version == 6
-    assert "'hoodie.write.table.version' = '8'" in collect(session, "SHOW CREATE TABLE v8")[0][0]
+    assert "'hoodie.write.table.version' = '8'" in sql_rows(session, "SHOW CREATE TABLE v8")[0][0]
 
 
 # --------------------------------------------------------------------------------------------
@@ -289,13 +287,13 @@ def test_ctas_bulk_inserts_the_query_rows(session: Any, tmp_path: Path, kind: st
         ("b", 1, 20.0, "nyc"),
         ("c", 2, 30.0, "sf"),
     ]
-    assert collect(session, "SHOW PARTITIONS dst") == [("city=nyc",), ("city=sf",)]
+    assert sql_rows(session, "SHOW PARTITIONS dst") == [("city=nyc",), ("city=sf",)]
     # the partition column moves last; hudi-rs reads what SQL wrote
     session.sql(
         "CREATE TABLE dst2 USING hudi PARTITIONED BY (city) TBLPROPERTIES (primaryKey='uuid') "
         "AS SELECT city, uuid, fare * 2 AS fare2 FROM src"
     )
-    assert [c[0] for c in collect(session, "DESCRIBE dst2")[5:8]] == ["uuid", "fare2", "city"]
+    assert [c[0] for c in sql_rows(session, "DESCRIBE dst2")[5:8]] == ["uuid", "fare2", "city"]
     table = hudi_rs_read(str(tmp_path / "wh" / "default.db" / "dst2"))
     assert rows(table, ["uuid", "fare2", "city"]) == [
         ("a", 20.0, "sf"),
@@ -308,14 +306,14 @@ def test_ctas_bulk_inserts_the_query_rows(session: Any, tmp_path: Path, kind: st
         "AS SELECT uuid, ts FROM src WHERE false"
     )
     assert data(session, "empty", "uuid") == []
-    assert [c[0] for c in collect(session, "DESCRIBE empty")] == [*META, "uuid", "ts"]
+    assert [c[0] for c in sql_rows(session, "DESCRIBE empty")] == [*META, "uuid", "ts"]
 
 
 def test_failed_ctas_leaves_no_table_and_no_folder(session: Any, tmp_path: Path) -> None:
     bad = "AS SELECT CAST(NULL AS STRING) AS id, 1 AS v"  # a null record key fails the write
     with pytest.raises(KeyGenerationError, match="record key field 'id' is null"):
         session.sql(f"CREATE TABLE t USING hudi TBLPROPERTIES (primaryKey='id') {bad}")
-    assert collect(session, "SHOW TABLES") == []
+    assert sql_rows(session, "SHOW TABLES") == []
     assert not (tmp_path / "wh" / "default.db" / "t").exists()
     # external: what was in the folder stays, what the CTAS made goes
     ext = tmp_path / "ext"
@@ -332,13 +330,13 @@ def test_failed_ctas_leaves_no_table_and_no_folder(session: Any, tmp_path: Path)
             f"CREATE TABLE t USING hudi LOCATION '{missing}' TBLPROPERTIES (primaryKey='id') {bad}"
         )
     assert not missing.exists()
-    assert collect(session, "SHOW TABLES") == []
+    assert sql_rows(session, "SHOW TABLES") == []
     # an analysis error in the query: nothing is made either
     with pytest.raises(Exception, match="nope"):
         session.sql(
             "CREATE TABLE t USING hudi TBLPROPERTIES (primaryKey='id') AS SELECT * FROM nope"
         )
-    assert collect(session, "SHOW TABLES") == []
+    assert sql_rows(session, "SHOW TABLES") == []
 
 
 # --------------------------------------------------------------------------------------------
@@ -350,14 +348,14 @@ def test_tables_persist_across_sessions(spark: Any, session: Any, tmp_path: Path
     make_trips(session, "mor", "sales.trips")
     fill(session, "sales.trips", TRIPS)
     other = hudilite.connect(str(tmp_path / "wh"), spark=spark)
-    assert collect(other, "SHOW DATABASES") == [("default",), ("sales",)]
+    assert sql_rows(other, "SHOW DATABASES") == [("default",), ("sales",)]
     # A MOR table lists with its read-optimized and real-time names, as Hive sync makes them.
-    assert collect(other, "SHOW TABLES IN sales") == [
+    assert sql_rows(other, "SHOW TABLES IN sales") == [
         ("sales", "trips", False),
         ("sales", "trips_ro", False),
         ("sales", "trips_rt", False),
     ]
-    assert collect(other, "DESCRIBE sales.trips") == collect(session, "DESCRIBE sales.trips")
+    assert sql_rows(other, "DESCRIBE sales.trips") == sql_rows(session, "DESCRIBE sales.trips")
     assert data(other, "sales.trips", "uuid, city") == [("a", "sf"), ("b", "nyc"), ("c", "sf")]
 
 
@@ -372,9 +370,9 @@ def test_external_table_drop_keeps_data_and_location_registers_it(
         f"TBLPROPERTIES (primaryKey = 'uuid', preCombineField = 'ts', type = '{kind}')"
     )
     fill(session, "trips", TRIPS)
-    detail = dict((r[0], r[1]) for r in collect(session, "DESCRIBE EXTENDED trips"))
+    detail = dict((r[0], r[1]) for r in sql_rows(session, "DESCRIBE EXTENDED trips"))
     assert detail["Type"] == "EXTERNAL" and detail["Location"] == str(loc)
-    assert f"LOCATION '{loc}'" in collect(session, "SHOW CREATE TABLE trips")[0][0]
+    assert f"LOCATION '{loc}'" in sql_rows(session, "SHOW CREATE TABLE trips")[0][0]
     session.sql("DROP TABLE trips")
     assert (loc / ".hoodie" / "hoodie.properties").exists()
     with pytest.raises(TableNotFoundError, match=r"table or view default\.trips not found"):
@@ -416,7 +414,7 @@ def test_register_a_real_hudi_table(session: Any, shared_fixture: Any) -> None:
     cols = ["id", "name", "isActive", "longField", "decimalField", "byteField", "shortField"]
     got = session.sql(f"SELECT {', '.join(cols)} FROM fx").toArrow()
     assert rows(got, cols) == rows(expected, cols)
-    described = collect(session, "DESCRIBE fx")
+    described = sql_rows(session, "DESCRIBE fx")
     data_cols = [f.name for f in expected.schema if not f.name.startswith("_hoodie_")]
     assert [r[0] for r in described[: 5 + len(data_cols)]] == META + data_cols
     assert described[5 + len(data_cols) :] == [
@@ -425,12 +423,12 @@ def test_register_a_real_hudi_table(session: Any, shared_fixture: Any) -> None:
         ("byteField", "int", None),
         ("shortField", "int", None),
     ]
-    assert collect(session, "SHOW PARTITIONS fx") == [
+    assert sql_rows(session, "SHOW PARTITIONS fx") == [
         ("byteField=10/shortField=300",),
         ("byteField=20/shortField=100",),
         ("byteField=30/shortField=100",),
     ]
-    text = collect(session, "SHOW CREATE TABLE fx")[0][0]
+    text = sql_rows(session, "SHOW CREATE TABLE fx")[0][0]
     assert f"LOCATION '{base}'" in text
     assert "PARTITIONED BY (byteField, shortField)" in text
     assert "'primaryKey' = 'id,name'" in text
@@ -457,7 +455,7 @@ def test_fixture_create_statement_lays_out_columns_as_hudi(
         "CREATE TABLE mid (id INT, shortField SHORT, name STRING, byteField BYTE, ts BIGINT) "
         "USING hudi PARTITIONED BY (byteField, shortField) TBLPROPERTIES (primaryKey='id')"
     )
-    assert [c[0] for c in collect(session, "DESCRIBE mid")][5:10] == [
+    assert [c[0] for c in sql_rows(session, "DESCRIBE mid")][5:10] == [
         "id",
         "name",
         "ts",
@@ -482,7 +480,7 @@ def test_databases_and_show_tables(session: Any, spark: Any, tmp_path: Path) -> 
     assert (tmp_path / "xdir" / "far" / ".hoodie" / "hoodie.properties").exists()
     session.sql("DROP DATABASE x CASCADE")
     assert not (tmp_path / "xdir" / "far").exists()
-    assert collect(session, "SHOW DATABASES") == [("default",), ("sales",)]
+    assert sql_rows(session, "SHOW DATABASES") == [("default",), ("sales",)]
     make_trips(session, "cow", "b_trips")
     make_trips(session, "mor", "a_trips")
     make_trips(session, "cow", "sales.orders")
@@ -490,19 +488,19 @@ def test_databases_and_show_tables(session: Any, spark: Any, tmp_path: Path) -> 
     session.sql("SELECT * FROM a_trips").collect()  # registers hudilite's internal view
     spark.createDataFrame([(1,)], "x int").createOrReplaceTempView("my_view")
     assert session.sql("SHOW TABLES").columns == ["namespace", "tableName", "isTemporary"]
-    assert collect(session, "SHOW TABLES") == [
+    assert sql_rows(session, "SHOW TABLES") == [
         ("default", "a_trips", False),
         ("default", "a_trips_ro", False),
         ("default", "a_trips_rt", False),
         ("default", "b_trips", False),
         ("", "my_view", True),
     ]
-    assert collect(session, "SHOW TABLES IN sales") == [
+    assert sql_rows(session, "SHOW TABLES IN sales") == [
         ("sales", "orders", False),
         ("", "my_view", True),
     ]
     session.sql("USE sales")
-    assert collect(session, "SHOW TABLES")[0] == ("sales", "orders", False)
+    assert sql_rows(session, "SHOW TABLES")[0] == ("sales", "orders", False)
     with pytest.raises(DatabaseNotFoundError, match="database nodb does not exist"):
         session.sql("SHOW TABLES IN nodb")
     # DROP DATABASE: refused while it has tables, unless CASCADE (managed data goes too).
@@ -511,7 +509,7 @@ def test_databases_and_show_tables(session: Any, spark: Any, tmp_path: Path) -> 
         session.sql("DROP DATABASE sales")
     session.sql("DROP DATABASE sales CASCADE")
     assert session.current_database == "default"
-    assert collect(session, "SHOW DATABASES") == [("default",)]
+    assert sql_rows(session, "SHOW DATABASES") == [("default",)]
     assert not Path(location).exists()
     session.sql("DROP DATABASE IF EXISTS sales")
     with pytest.raises(DatabaseNotFoundError, match="database sales does not exist"):
@@ -526,14 +524,14 @@ def test_databases_and_show_tables(session: Any, spark: Any, tmp_path: Path) -> 
 def test_show_and_drop_partitions(session: Any, kind: str) -> None:
     make_trips(session, kind)
     fill(session, "trips", [*TRIPS, ("d", 1, 5.0, "la")])
-    assert collect(session, "SHOW PARTITIONS trips") == [
+    assert sql_rows(session, "SHOW PARTITIONS trips") == [
         ("city=la",),
         ("city=nyc",),
         ("city=sf",),
     ]
     out = session.sql("ALTER TABLE trips DROP PARTITION (city = 'sf')").collect()[0]
     assert (out.operation, out.num_deleted_rows) == ("delete_partition", 2)
-    assert collect(session, "SHOW PARTITIONS trips") == [("city=la",), ("city=nyc",)]
+    assert sql_rows(session, "SHOW PARTITIONS trips") == [("city=la",), ("city=nyc",)]
     assert data(session, "trips", "uuid, city") == [("b", "nyc"), ("d", "la")]
     instants = len(session.table(TableName(None, "trips")).timeline())
     with pytest.raises(PartitionNotFoundError, match=r"partition \(city='sf'\) \(path 'city=sf'\)"):
@@ -544,12 +542,12 @@ def test_show_and_drop_partitions(session: Any, kind: str) -> None:
         session.sql("ALTER TABLE trips DROP PARTITION (town='la')")
     # the rows of a dropped partition can come back
     fill(session, "trips", [("e", 1, 1.0, "sf")])
-    assert collect(session, "SHOW PARTITIONS trips")[-1] == ("city=sf",)
+    assert sql_rows(session, "SHOW PARTITIONS trips")[-1] == ("city=sf",)
     # truncate: every partition goes, the table stays
     out = session.sql("TRUNCATE TABLE trips").collect()[0]
     assert (out.operation, out.num_deleted_rows) == ("delete_partition", 3)
     assert data(session, "trips") == []
-    assert collect(session, "SHOW PARTITIONS trips") == []
+    assert sql_rows(session, "SHOW PARTITIONS trips") == []
     fill(session, "trips", [("f", 1, 1.0, "sf")])
     assert data(session, "trips", "uuid") == [("f",)]
 
@@ -568,7 +566,7 @@ def test_drop_partition_spec_rendered_by_the_key_generator(session: Any, kind: s
 
     d1, d2 = dt.date(2024, 1, 31), dt.date(2024, 2, 1)
     fill(session, "ev", [(1, "a", d1, 1), (2, "b", d1, 2), (3, "c", d2, 1), (4, "d", d2, 2)])
-    assert collect(session, "SHOW PARTITIONS ev") == [
+    assert sql_rows(session, "SHOW PARTITIONS ev") == [
         ("2024-01-31/1",),
         ("2024-01-31/2",),
         ("2024-02-01/1",),
@@ -587,7 +585,7 @@ def test_drop_partition_spec_rendered_by_the_key_generator(session: Any, kind: s
         "'hoodie.datasource.write.partitionpath.urlencode' = 'true')"
     )
     fill(session, "enc", [(1, "a/b"), (2, "c")])
-    assert collect(session, "SHOW PARTITIONS enc") == [("path=a%2Fb",), ("path=c",)]
+    assert sql_rows(session, "SHOW PARTITIONS enc") == [("path=a%2Fb",), ("path=c",)]
     session.sql("ALTER TABLE enc DROP PARTITION (path = 'a/b')")
     assert data(session, "enc", "id") == [(2,)]
 
@@ -615,7 +613,7 @@ def test_add_columns(session: Any, tmp_path: Path, kind: str) -> None:
     make_trips(session, kind)
     fill(session, "trips", TRIPS)
     session.sql("ALTER TABLE trips ADD COLUMNS (rider STRING COMMENT 'who', tip DECIMAL(5,2))")
-    described = collect(session, "DESCRIBE trips")
+    described = sql_rows(session, "DESCRIBE trips")
     # New columns before the partition column, which stays last as in a new table (and as
     # Hudi orders them: dataSchema ++ colsToAdd ++ partitionSchema).
     assert described[5:11] == [
@@ -637,12 +635,12 @@ def test_add_columns(session: Any, tmp_path: Path, kind: str) -> None:
         ("b", 20.0, None, None),
         ("c", 30.0, None, None),
     ]
-    assert "rider STRING COMMENT 'who'" in collect(session, "SHOW CREATE TABLE trips")[0][0]
+    assert "rider STRING COMMENT 'who'" in sql_rows(session, "SHOW CREATE TABLE trips")[0][0]
     # The issue's copy: SHOW CREATE TABLE recreates the same column order, so a positional
     # INSERT INTO copy SELECT * FROM trips lines up (it failed on the moved partition column).
-    created = collect(session, "SHOW CREATE TABLE trips")[0][0]
+    created = sql_rows(session, "SHOW CREATE TABLE trips")[0][0]
     session.sql(re.sub(r"^CREATE TABLE \S+", "CREATE TABLE trips_copy", created))
-    assert collect(session, "DESCRIBE trips_copy")[:11] == described[:11]
+    assert sql_rows(session, "DESCRIBE trips_copy")[:11] == described[:11]
     session.sql("INSERT INTO trips_copy SELECT * FROM trips")
     assert data(session, "trips_copy", "uuid, fare, rider, tip, city") == [
         ("a", 11.0, "ann", Decimal("1.50"), "sf"),
@@ -669,14 +667,14 @@ def test_set_tblproperties(session: Any, tmp_path: Path, kind: str) -> None:
     assert stored["hoodie.bucket.index.num.buckets"] == "8"
     defaults = cfg.parse_properties((location / ".hoodie" / "hudilite.properties").read_text())
     assert defaults["hoodie.cleaner.commits.retained"] == "3"
-    props = dict((r[0], r[1]) for r in collect(session, "DESCRIBE EXTENDED trips"))
+    props = dict((r[0], r[1]) for r in sql_rows(session, "DESCRIBE EXTENDED trips"))
     assert props["Table Properties"] == (
         "[comment=hello, hoodie.bucket.index.num.buckets=8, hoodie.cleaner.commits.retained=3, "
         f"preCombineField=ts, primaryKey=uuid, type={kind}]"
     )
     assert (
         "'hoodie.cleaner.commits.retained' = '3'"
-        in collect(session, "SHOW CREATE TABLE trips")[0][0]
+        in sql_rows(session, "SHOW CREATE TABLE trips")[0][0]
     )
     # a property fixed at creation cannot change; nothing is written then
     entry_before = session.entry(TableName(None, "trips"))
@@ -691,7 +689,7 @@ def test_set_tblproperties(session: Any, tmp_path: Path, kind: str) -> None:
     session.sql("ALTER TABLE trips UNSET TBLPROPERTIES ('hoodie.cleaner.commits.retained')")
     defaults = cfg.parse_properties((location / ".hoodie" / "hudilite.properties").read_text())
     assert "hoodie.cleaner.commits.retained" not in defaults
-    props = dict((r[0], r[1]) for r in collect(session, "DESCRIBE EXTENDED trips"))
+    props = dict((r[0], r[1]) for r in sql_rows(session, "DESCRIBE EXTENDED trips"))
     assert "hoodie.cleaner.commits.retained" not in props["Table Properties"]
     with pytest.raises(SqlError, match=r"cannot unset table property 'nope' of default\.trips"):
         session.sql("ALTER TABLE trips UNSET TBLPROPERTIES ('nope')")
@@ -706,7 +704,7 @@ def test_rename_table(session: Any, tmp_path: Path, kind: str) -> None:
     fill(session, "trips", TRIPS)
     session.sql("SELECT * FROM trips").collect()
     session.sql("ALTER TABLE trips RENAME TO default.rides")
-    assert [r[1] for r in collect(session, "SHOW TABLES")] == ["rides"]
+    assert [r[1] for r in sql_rows(session, "SHOW TABLES")] == ["rides"]
     assert data(session, "rides", "uuid") == [("a",), ("b",), ("c",)]
     with pytest.raises(TableNotFoundError, match=r"default\.trips"):
         session.sql("SELECT * FROM trips")
@@ -714,7 +712,7 @@ def test_rename_table(session: Any, tmp_path: Path, kind: str) -> None:
     # the folder stays; the table's name in hoodie.properties follows
     location = tmp_path / "wh" / "default.db" / "trips"
     assert load_config(FileSystemGateway(str(location))).name == "rides"
-    assert dict((r[0], r[1]) for r in collect(session, "DESCRIBE EXTENDED rides"))[
+    assert dict((r[0], r[1]) for r in sql_rows(session, "DESCRIBE EXTENDED rides"))[
         "Location"
     ] == str(location)
     with pytest.raises(TableExistsError, match="a Hudi table already exists at"):
@@ -742,7 +740,7 @@ def test_drop_managed_table(session: Any, tmp_path: Path, kind: str) -> None:
     assert location.exists()
     session.sql("DROP TABLE trips")
     assert not location.exists()
-    assert collect(session, "SHOW TABLES") == []
+    assert sql_rows(session, "SHOW TABLES") == []
     assert not [t for t in session.spark.catalog.listTables() if "__trips__" in t.name]
     session.sql("DROP TABLE IF EXISTS trips")
     session.sql("DROP TABLE IF EXISTS nodb.trips")
@@ -792,12 +790,12 @@ def test_hudi_index_statements_are_refused_by_name(session: Any, sql: str, named
     """Hudi 1.x's CREATE/DROP INDEX and SHOW INDEXES: a clear refusal (not Spark's
     table-not-found), naming the statement; nothing is written."""
     make_trips(session, "cow")
-    before = collect(session, "SHOW TABLES")
+    before = sql_rows(session, "SHOW TABLES")
     refusal = r"^\w+ INDEX(ES)? is not supported yet"
     with pytest.raises(UnsupportedStatementError, match=refusal) as info:
         session.sql(sql)
     assert re.search(named, str(info.value))
-    assert collect(session, "SHOW TABLES") == before
+    assert sql_rows(session, "SHOW TABLES") == before
 
 
 # --------------------------------------------------------------------------------------------
@@ -819,8 +817,8 @@ def test_other_providers_and_temp_views_go_to_spark(
             ("a", 10.0),
             ("c", 30.0),
         ]
-        assert [r[1] for r in collect(session, "SHOW TABLES")] == ["trips"]  # hudilite's only
-        assert collect(session, "DESCRIBE default.pq")[:2] == [
+        assert [r[1] for r in sql_rows(session, "SHOW TABLES")] == ["trips"]  # hudilite's only
+        assert sql_rows(session, "DESCRIBE default.pq")[:2] == [
             ("uuid", "string", None),
             ("fare", "double", None),
         ]
@@ -830,7 +828,7 @@ def test_other_providers_and_temp_views_go_to_spark(
         session.sql("DROP TABLE default.pq")
     assert not spark.catalog.tableExists("default.pq")
     spark.createDataFrame([(1, "x")], "k int, v string").createOrReplaceTempView("tv")
-    assert collect(session, "DESCRIBE tv") == [("k", "int", None), ("v", "string", None)]
+    assert sql_rows(session, "DESCRIBE tv") == [("k", "int", None), ("v", "string", None)]
     session.sql("DROP TABLE tv")
     assert not spark.catalog.tableExists("tv")
 
@@ -878,7 +876,7 @@ def test_registered_fixtures_read_as_hudi_rs_does(
     got = session.sql("SELECT * FROM fx").toArrow()
     assert rows(got, cols) == rows(expected, cols)
     config = load_config(FileSystemGateway(str(base)))
-    detail = {r[0]: r[1] for r in collect(session, "DESCRIBE EXTENDED fx")}
+    detail = {r[0]: r[1] for r in sql_rows(session, "DESCRIBE EXTENDED fx")}
     assert detail["Table Version"] == str(config.table_version)
     assert detail["Type"] == "EXTERNAL"
     assert detail["Primary Key"] == ",".join(config.record_key_fields)
@@ -898,7 +896,7 @@ def test_flink_style_options_configure_the_table(session: Any) -> None:
     session.sql("INSERT INTO events VALUES (1, 1, 'a')")
     out = session.sql("INSERT INTO events VALUES (1, 2, 'b')").collect()[0]
     assert out.operation == "insert"
-    assert collect(session, "SELECT id, ts, v FROM events ORDER BY ts") == [
+    assert sql_rows(session, "SELECT id, ts, v FROM events ORDER BY ts") == [
         (1, 1, "a"),
         (1, 2, "b"),
     ]
