@@ -143,14 +143,13 @@ class _Files(WriterCommitMessage):
 
 
 def _refusals(req: SaveRequest, wc: WriteConfig) -> None:
-    opts = wc.options
     if req.operation not in OPERATIONS:
         raise _use_save(f"the {req.operation} operation")
     if wc.index.kind == cfg.INDEX_BUCKET:
         raise _use_save("a write to a bucket-index table")
-    if req.operation in ("insert", "bulk_insert") and dup_policy(opts, req.operation) != "none":
-        raise _use_save(f"{cfg.INSERT_DUP_POLICY.name}={dup_policy(opts, req.operation)}")
-    if req.operation in ("insert", "bulk_insert") and opts.get(cfg.COMBINE_BEFORE_INSERT):
+    if req.operation in ("insert", "bulk_insert") and dup_policy(wc, req.operation) != "none":
+        raise _use_save(f"{cfg.INSERT_DUP_POLICY.name}={dup_policy(wc, req.operation)}")
+    if req.operation in ("insert", "bulk_insert") and wc.combine_before_insert:
         raise _use_save(f"{cfg.COMBINE_BEFORE_INSERT.name}=true")
 
 
@@ -181,7 +180,6 @@ def make_writer(options: Mapping[str, str], schema: StructType, overwrite: bool)
     state = TableState.load(gw)
     # The write's options are parsed here, once (issue 28).
     wc = resolve_write_config(state, write_options(req, state.config))
-    opts = wc.options
     _refusals(req, wc)  # the table's own write defaults count too
     target = state.data_schema
     given_names = {f.name for f in data_fields}
@@ -200,7 +198,7 @@ def make_writer(options: Mapping[str, str], schema: StructType, overwrite: bool)
         action,
         heartbeat_interval_ms=wc.heartbeat_interval_ms,
         tolerable_misses=wc.heartbeat_tolerable_misses,
-        lock_options=opts,
+        lock_options=wc.options,
         lock=wc.lock,
     )
     txn.begin(OPERATIONS[req.operation])
@@ -209,7 +207,7 @@ def make_writer(options: Mapping[str, str], schema: StructType, overwrite: bool)
         gw=gw,
         instant_time=txn.instant_time,
         storage_schema=storage,
-        merge_spec=state.merge_spec(opts),
+        merge_spec=wc.merge_spec,
         operation="bulk_insert",
         max_file_size=wc.max_file_size,
         table_version=state.config.table_version,
@@ -219,7 +217,7 @@ def make_writer(options: Mapping[str, str], schema: StructType, overwrite: bool)
     return HudiliteWriter(
         txn=txn,
         ctx=ctx,
-        keying=KeyingSpec(keygen=state.keygen(opts)),
+        keying=KeyingSpec(keygen=wc.keygen),
         data_schema=target,
         operation=req.operation,
         started=time.monotonic(),

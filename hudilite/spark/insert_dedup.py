@@ -48,9 +48,10 @@ _SHOWN_KEYS = 10  # duplicate keys a DuplicateKeyError names
 _DUP = "__hl_dup"
 
 
-def dup_policy(opts: cfg.Options, operation: str) -> str:
-    """The duplicate policy that applies to ``operation`` (``none`` for all but insert)."""
-    policy = str(opts.get(cfg.INSERT_DUP_POLICY)).lower()
+def dup_policy(wc: WriteConfig, operation: str) -> str:
+    """The duplicate policy of the write ``wc`` that applies to ``operation`` (``none``
+    for all but insert)."""
+    policy = wc.insert_dup_policy
     if operation == "bulk_insert" and policy != "none":
         raise ConfigError(
             f"{cfg.INSERT_DUP_POLICY.name}={policy!r} does not apply to bulk_insert "
@@ -70,23 +71,22 @@ def prepare_inserts(
     """
     if operation not in ("insert", "bulk_insert"):
         return keyed
-    opts = wc.options
-    policy = dup_policy(opts, operation)
+    policy = dup_policy(wc, operation)
     global_index = wc.index.is_global
-    if bool(opts.get(cfg.COMBINE_BEFORE_INSERT)):
+    if wc.combine_before_insert:
         keyed = combine_batch(keyed, wc.merge_spec, global_index=global_index)
     if policy != "none":
-        keyed = _resolve_duplicates(state, keyed, policy, global_index, opts)
+        keyed = _resolve_duplicates(state, keyed, policy, global_index, wc)
     return keyed
 
 
-def _stored_keys(state: TableState, stored: DataFrame, opts: cfg.Options) -> DataFrame:
+def _stored_keys(state: TableState, stored: DataFrame, wc: WriteConfig) -> DataFrame:
     """``(key, partition path)`` of a snapshot's rows; in a table without meta fields the
     rows Hudi wrote without them are keyed by their fields (:mod:`hudilite.virtual_keys`)."""
-    virtual = virtual_key_spec(state.config, opts)
+    virtual = virtual_key_spec(state.config, wc.options)
     if virtual is None:
         return stored.select(RECORD_KEY_COL, PARTITION_PATH_COL)
-    keygen = state.keygen(opts)
+    keygen = wc.keygen
     fields = {
         f.split(".", 1)[0] for f in (*keygen.record_key_fields, *keygen.partition_field_names)
     }
@@ -134,7 +134,7 @@ def combine_batch(keyed: DataFrame, spec: MergeSpec, *, global_index: bool = Fal
 
 
 def _resolve_duplicates(
-    state: TableState, keyed: DataFrame, policy: str, global_index: bool, opts: cfg.Options
+    state: TableState, keyed: DataFrame, policy: str, global_index: bool, wc: WriteConfig
 ) -> DataFrame:
     columns = [RECORD_KEY_COL] if global_index else [PARTITION_PATH_COL, RECORD_KEY_COL]
     partitions = (
@@ -144,7 +144,7 @@ def _resolve_duplicates(
     )
     plan = plan_snapshot(state.view, partitions=partitions)
     snapshot = read_plan(keyed.sparkSession, state, plan)
-    stored = _stored_keys(state, snapshot, opts).select(*columns).distinct()
+    stored = _stored_keys(state, snapshot, wc).select(*columns).distinct()
     wanted = keyed.select(*columns).distinct()
     found = stored.join(wanted, columns, "inner")
     if policy == "fail":

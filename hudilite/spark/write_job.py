@@ -27,7 +27,6 @@ from hudilite.auto_keys import stored_key_carry
 from hudilite.errors import ConfigError, SchemaError, WriteError
 from hudilite.failpoints import FAIL_POINT_KEY as FAIL_POINT_KEY  # re-export
 from hudilite.index.bucket import hash_fields
-from hudilite.merge import is_empty_payload
 from hudilite.read.file_group_reader import encode_slice
 from hudilite.schema import (
     DELETE_COL,
@@ -79,7 +78,6 @@ from hudilite.write.write_config import WriteConfig
 # The operations a write job runs (a partition delete is services.partitions').
 OPERATIONS = tuple(op for op in cfg.WRITE_OPERATIONS if op != cfg.OP_DELETE_PARTITION)
 OPERATION_TYPES = cfg.OPERATION_TYPES
-NATIVE_KEYS_KEY = cfg.NATIVE_KEYS.name  # "false" forces the Arrow key generator
 # insert_overwrite: partition paths (JSON list) replaced even when no new row lands in them,
 # as SQL's INSERT OVERWRITE ... PARTITION (p='x') empties x when the query returns nothing.
 OVERWRITE_PARTITIONS_KEY = cfg.OVERWRITE_PARTITIONS.name
@@ -207,17 +205,15 @@ def run_write(
             f"unknown write operation {operation!r}; expected one of {', '.join(OPERATIONS)}"
         )
     started = time.monotonic()
-    opts = wc.options
     mor = state.config.is_mor
     overwrite = operation.startswith("insert_overwrite")
     action = REPLACE_COMMIT if overwrite else (DELTA_COMMIT if mor else COMMIT)
     # Hudi's EmptyHoodieRecordPayload on an upsert: every record deletes its key.
     deletes = operation == "delete"
-    if operation == "upsert" and is_empty_payload(opts.get(cfg.PAYLOAD_CLASS)):
+    if operation == "upsert" and wc.empty_payload:
         deletes = True
-        wc = wc.with_options({cfg.PAYLOAD_CLASS.name: None})
-        opts = wc.options
-    df = _input_frame(state, data, "delete" if deletes else operation, opts)
+        wc = wc.without_payload()
+    df = _input_frame(state, data, "delete" if deletes else operation, wc.options)
     delete_field, delete_marker, cdc_deletes = _delete_marker(wc)
     keyspec = KeyingSpec(
         keygen=wc.keygen,
@@ -238,13 +234,13 @@ def run_write(
             )  # fmt: skip
 
         bounded = bool(local_rows) and row_bound(df) <= local_rows
-        if bounded and not _prepares_inserts(operation, opts):
+        if bounded and not _prepares_inserts(operation, wc):
             # Bounded by its plan (VALUES, a LIMIT, a small local table): collected as it is
             # and keyed in the driver by the Arrow key generator (the keys the JVM
             # expressions render: tests compare the two).
             small = small_write.key_table(keyspec, _collect(df))
             return run_small(small)
-        keyed = keyed_frame(df, keyspec, native=opts.raw.get(NATIVE_KEYS_KEY, "true") != "false")
+        keyed = keyed_frame(df, keyspec, native=wc.native_keys)
         cached.append(keyed)
         if bounded:
             small = _collect(prepare_inserts(state, keyed, operation, wc))
@@ -324,14 +320,13 @@ def _drop_unknown_deletes(tagged: DataFrame) -> DataFrame:
 def _delete_marker(wc: WriteConfig) -> tuple[str, str | None, bool]:
     """The delete field and marker of a write: the options', else the merge spec's (a CDC
     payload's ``_change_operation_type``/``d`` or ``Op``/``D``)."""
-    opts = wc.options
-    if opts.get(cfg.DELETE_FIELD):
-        return opts.get(cfg.DELETE_FIELD), opts.get(cfg.DELETE_MARKER), False
+    if wc.delete_field:
+        return wc.delete_field, wc.delete_marker, False
     try:
         spec = wc.merge_spec
     except ConfigError:
         # A payload the merge refuses fails where the merge runs; inserts never merge.
-        return IS_DELETED_COL, opts.get(cfg.DELETE_MARKER), False
+        return IS_DELETED_COL, wc.delete_marker, False
     return spec.delete_field, spec.delete_marker, spec.cdc_deletes
 
 
@@ -349,11 +344,11 @@ def _local_max_rows(operation: str, wc: WriteConfig) -> int:
     return limit
 
 
-def _prepares_inserts(operation: str, opts: cfg.Options) -> bool:
+def _prepares_inserts(operation: str, wc: WriteConfig) -> bool:
     """Whether :func:`prepare_inserts` changes this write's records (combining, or a
     duplicate policy other than ``none``)."""
     return operation in ("insert", "bulk_insert") and (
-        bool(opts.get(cfg.COMBINE_BEFORE_INSERT)) or dup_policy(opts, operation) != "none"
+        wc.combine_before_insert or dup_policy(wc, operation) != "none"
     )
 
 
@@ -382,10 +377,9 @@ def _run_small(
     """The write of a small input in the driver (:mod:`hudilite.write.small_write`), or of
     its index lookup and file writes in Spark tasks when it would read or rewrite more than
     ``hoodie.hudilite.write.local.max.file.groups`` stored file groups."""
-    opts = wc.options
-    field = null_ordering.checked_field(wc.merge_spec, operation, opts)
+    field = null_ordering.checked_field(wc.merge_spec, operation, wc.null_ordering)
     if field is not None:
-        null_ordering.report(field, *null_ordering.count_nulls(keyed, field), opts)
+        null_ordering.report(field, *null_ordering.count_nulls(keyed, field), wc.null_ordering)
     plan = small_write.key_stats(keyed)
     timer.mark("key")
     # File groups are written in driver threads: as many as there are cores, up to four.
@@ -422,7 +416,6 @@ def _run(
     extra_metadata: Mapping[str, str] | None = None,
     read_snapshot: ReadSnapshot | None = None,
 ) -> WriteResult:
-    opts = wc.options
     # A bucket-index table's records must land in their key's bucket whatever the operation
     # (a bulk insert's fresh file ids would hide them from the next upsert's lookup, which
     # would then store the keys a second time); Hudi's bulk insert also writes by bucket.
@@ -438,7 +431,7 @@ def _run(
         else [F.min(RECORD_KEY_COL).alias("lo"), F.max(RECORD_KEY_COL).alias("hi")]
     )
     # Upserts count records without an ordering value in the same job (no extra pass).
-    field = null_ordering.checked_field(wc.merge_spec, operation, opts)
+    field = null_ordering.checked_field(wc.merge_spec, operation, wc.null_ordering)
     if field is not None and field in keyed.columns:
         missing = F.col(f"`{field}`").isNull() & ~F.col(DELETE_COL)
         ranges += [
@@ -464,7 +457,7 @@ def _run(
     if field is not None and field in keyed.columns:
         examples = [r[null_ordering.NULLS_EXAMPLE] for r in rows if r[null_ordering.NULLS_EXAMPLE]]
         count = sum(r[null_ordering.NULLS_COUNT] for r in rows)
-        null_ordering.report(field, count, min(examples, default=None), opts)
+        null_ordering.report(field, count, min(examples, default=None), wc.null_ordering)
     timer.mark("key")
 
     def write(state: TableState, ctx: WriteContext, extra: dict[str, Any]) -> list[dict[str, Any]]:
@@ -502,6 +495,7 @@ def _commit(
     # Between the records' computation (an UPDATE's read of its snapshot) and the
     # transaction's start: the race tests hold a reading write here so that another
     # writer commits before this one begins (tests/faults/test_read_modify_write.py).
+    # Test-only internals stay raw strings (no user sets them; see write_config's doc).
     failpoints.check(opts.raw.get(FAIL_POINT_KEY), "before_transaction")
     _refuse_damaged_slices(state, plan, operation, wc)
     with WriteTransaction(
@@ -537,7 +531,7 @@ def _commit(
                 ),
                 separators=(",", ":"),
             ),
-            log_block_format=str(opts.get(cfg.LOG_BLOCK_FORMAT) or "avro").lower(),
+            log_block_format=wc.log_block_format,
             bloom=wc.bloom,
         )
         if state.changelog and state.config.is_mor:
@@ -565,7 +559,7 @@ def _commit(
             moved = {RECORDS_MOVED_KEY: str(index["records_moved"])}
             extra_metadata = {**(extra_metadata or {}), **moved}
         metadata = _commit_metadata(state, stats, operation, replaced, extra_metadata)
-        txn.check_keys = bool(opts.get(cfg.KEY_CONFLICT_CHECK))
+        txn.check_keys = wc.key_conflict_check
         txn.read_snapshot = read_snapshot
         completed = txn.commit(metadata)
         timer.mark("commit")
@@ -620,13 +614,12 @@ def _index_and_write(
 ) -> list[dict[str, Any]]:
     if not plan.partitions:
         return []
-    opts = wc.options
     index = wc.index
     index_type = index.kind
     known = (cfg.INDEX_SIMPLE, cfg.INDEX_BLOOM, cfg.INDEX_BUCKET, cfg.INDEX_RECORD)
     if index_type not in known or (index.is_global and index_type == cfg.INDEX_BUCKET):
         raise ConfigError(
-            f"unsupported {cfg.INDEX_TYPE.name}={opts.get(cfg.INDEX_TYPE)!r}; use SIMPLE, BLOOM, "
+            f"unsupported {cfg.INDEX_TYPE.name}={wc.index_type!r}; use SIMPLE, BLOOM, "
             "GLOBAL_SIMPLE, GLOBAL_BLOOM, BUCKET or RECORD_INDEX"
         )
     uses_index = operation in ("upsert", "delete")

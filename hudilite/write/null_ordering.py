@@ -57,10 +57,11 @@ class NullOrderingWarning(HudiliteWarning):
     """An upsert wrote records whose ordering field is null (or missing from the input)."""
 
 
-def checked_field(spec: MergeSpec, operation: str, opts: cfg.Options) -> str | None:
+def checked_field(spec: MergeSpec, operation: str, policy: str) -> str | None:
     """The ordering field whose nulls this write counts, or None when nothing is checked
-    (policy ``allow``, not an upsert, commit-time ordering, no ordering field)."""
-    if operation != "upsert" or opts.get(cfg.NULL_ORDERING_VALUE) == "allow":
+    (``policy`` -- the write's resolved ``WriteConfig.null_ordering`` -- ``allow``, not an
+    upsert, commit-time ordering, no ordering field)."""
+    if operation != "upsert" or policy == "allow":
         return None
     return spec.ordering_field if spec.event_time else None
 
@@ -80,13 +81,14 @@ def count_nulls(keyed: pa.Table, field: str) -> tuple[int, str | None]:
     return hits.num_rows, str(hits[RECORD_KEY_COL][0].as_py())
 
 
-def report(field: str, count: int, example: str | None, opts: cfg.Options) -> None:
-    """Warn about, or refuse (policy ``fail``), ``count`` records whose ``field`` is null;
-    nothing when ``count`` is 0."""
+def report(field: str, count: int, example: str | None, policy: str) -> None:
+    """Warn about, or refuse (``policy`` ``fail``: the write's resolved
+    ``WriteConfig.null_ordering``), ``count`` records whose ``field`` is null; nothing when
+    ``count`` is 0."""
     if count <= 0:
         return
     key = cfg.NULL_ORDERING_VALUE.name
-    if opts.get(cfg.NULL_ORDERING_VALUE) == "fail":
+    if policy == "fail":
         raise WriteError(
             f"ordering field {field!r} is null (or missing) in {count} record(s) of the "
             f"upsert, e.g. record key {example!r}; give every record a value, or set "

@@ -14,9 +14,17 @@ The key generator and the merge spec are built from the table's config and the o
 on first use and then kept (a write that never merges never builds one, and a payload the
 merge refuses fails where the merge runs). The table lock's settings (:class:`LockConfig`)
 are resolved here too: the write's transaction hands them to every lock it takes (the
-fail-fast wait, the rollback of failed writes, the commit). ``options`` still travels
-inside the config for the settings not moved here yet (the null-ordering check, the
-duplicate policy).
+fail-fast wait, the rollback of failed writes, the commit). So are the switches the write
+job and its helpers test: the empty payload's upsert, the delete field and marker, the
+insert's combining and duplicate policy, the null-ordering policy, the log block format,
+the key conflict check and the Arrow key generator switch.
+
+``options`` still travels inside the config for what builds from the strings itself: the
+key generator and merge spec (above), the columns a write may omit
+(:func:`~hudilite.services.schema_evolution.required_columns`), the table config check
+and virtual keys, and two test-only internals handed from the facade as raw strings (the
+fail points, ``hoodie.hudilite.write.fail.point``, and the JSON list of partitions an
+INSERT OVERWRITE names), which no user sets.
 """
 
 from __future__ import annotations
@@ -25,13 +33,13 @@ import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any
+from typing import Any, Literal, cast
 
 from hudilite import config as cfg
 from hudilite.errors import ConfigError
 from hudilite.index.bloom_index import IndexSettings, bloom_config, index_settings
 from hudilite.keygen import KeyGenSpec
-from hudilite.merge import MergeSpec
+from hudilite.merge import MergeSpec, is_empty_payload
 from hudilite.storage.bloom_filter import BloomConfig
 from hudilite.tablestate.state import TableState
 from hudilite.write.assign import RecordSizeSettings, avg_record_size
@@ -64,6 +72,26 @@ class WriteConfig:
     #: The write's heartbeat (``hoodie.client.heartbeat.*``).
     heartbeat_interval_ms: int
     heartbeat_tolerable_misses: int
+    #: ``hoodie.index.type`` as given (upper case), for messages (:attr:`index` is parsed).
+    index_type: str
+    #: The payload class is Hudi's ``EmptyHoodieRecordPayload``: an upsert deletes its keys.
+    empty_payload: bool
+    #: ``hoodie.payload.delete.field`` and ``.marker`` (None: the merge spec's or Hudi's).
+    delete_field: str | None
+    delete_marker: str | None
+    #: ``hoodie.combine.before.insert``: inserts reduced to one record per key first.
+    combine_before_insert: bool
+    #: ``hoodie.datasource.insert.dup.policy`` (``none`` | ``drop`` | ``fail``; the
+    #: operation decides whether it applies: :func:`hudilite.spark.insert_dedup.dup_policy`).
+    insert_dup_policy: Literal["none", "drop", "fail"]
+    #: ``hoodie.hudilite.write.null.ordering.value``: upserts with a null ordering value.
+    null_ordering: Literal["warn", "fail", "allow"]
+    #: ``hoodie.logfile.data.block.format`` of the log blocks a MOR write appends.
+    log_block_format: Literal["avro", "parquet"]
+    #: ``hoodie.hudilite.write.conflict.check.keys``: concurrent inserts of one key refused.
+    key_conflict_check: bool
+    #: ``hudilite.keygen.native``: keys by Spark expressions where possible (False: Arrow).
+    native_keys: bool
     #: The table lock's provider, waits and lease (None: a config without its table, whose
     #: locks read the table's stored write options).
     lock: LockConfig | None = None
@@ -94,10 +122,14 @@ class WriteConfig:
             raise ConfigError("the record size estimate needs the table the write goes to")
         return avg_record_size(self.state, self.record_size)
 
-    def with_options(self, overrides: Mapping[str, str | None]) -> WriteConfig:
-        """This config with ``overrides`` applied to :attr:`options` (settings not read
-        from the overridden keys stay as resolved)."""
-        return dataclasses.replace(self, options=self.options.with_overrides(dict(overrides)))
+    def without_payload(self) -> WriteConfig:
+        """This config with no payload class (an empty payload's upsert runs as a delete,
+        whose merge must not build that payload)."""
+        return dataclasses.replace(
+            self,
+            options=self.options.with_overrides({cfg.PAYLOAD_CLASS.name: None}),
+            empty_payload=False,
+        )
 
 
 def resolve_write_config(
@@ -126,6 +158,21 @@ def resolve_write_config(
         local_max_file_groups=int(opts.get(cfg.LOCAL_WRITE_MAX_FILE_GROUPS)),
         heartbeat_interval_ms=int(opts.get(cfg.HEARTBEAT_INTERVAL_MS)),
         heartbeat_tolerable_misses=int(opts.get(cfg.HEARTBEAT_TOLERABLE_MISSES)),
+        index_type=str(opts.get(cfg.INDEX_TYPE)),
+        empty_payload=is_empty_payload(opts.get(cfg.PAYLOAD_CLASS)),
+        delete_field=_str_or_none(opts.get(cfg.DELETE_FIELD)),
+        delete_marker=_str_or_none(opts.get(cfg.DELETE_MARKER)),
+        combine_before_insert=bool(opts.get(cfg.COMBINE_BEFORE_INSERT)),
+        insert_dup_policy=cast(Any, str(opts.get(cfg.INSERT_DUP_POLICY)).lower()),
+        null_ordering=cast(Any, str(opts.get(cfg.NULL_ORDERING_VALUE)).lower()),
+        log_block_format=cast(Any, str(opts.get(cfg.LOG_BLOCK_FORMAT) or "avro").lower()),
+        key_conflict_check=bool(opts.get(cfg.KEY_CONFLICT_CHECK)),
+        native_keys=bool(opts.get(cfg.NATIVE_KEYS)),
         lock=LockConfig.resolve(state.gw, opts) if state is not None else None,
         state=state,
     )
+
+
+def _str_or_none(value: Any) -> str | None:
+    """An optional string option: None when unset or empty."""
+    return str(value) if value else None

@@ -434,3 +434,39 @@ def test_write_options_are_resolved_at_the_door_only() -> None:
         "hudilite/table/api.py",
         "hudilite/spark/datasource_writer.py",
     }
+
+
+def test_layers_below_the_door_read_no_option_strings() -> None:
+    # Issue 28: the write job and its helpers read the WriteConfig's typed fields. The only
+    # raw reads left are two test-only internals the facade hands down as strings (the fail
+    # points and INSERT OVERWRITE's JSON partition list), which no user sets.
+    import inspect
+    import re
+
+    below = (
+        "hudilite/spark/write_job.py",
+        "hudilite/write/small_write.py",
+        "hudilite/spark/insert_dedup.py",
+        "hudilite/write/null_ordering.py",
+        "hudilite/spark/index_job.py",
+    )
+    reads = re.compile(r"(\bopts|\boptions|\.raw)\.get\(\s*([\w.]*)|\.get\(\s*(cfg\.\w+)")
+    allowed = {"FAIL_POINT_KEY", "OVERWRITE_PARTITIONS_KEY"}
+    found = {
+        (path, m.group(2) or m.group(3))
+        for path in below
+        for m in reads.finditer((_ROOT / path).read_text(encoding="utf-8"))
+        if (m.group(2) or m.group(3)) not in allowed
+    }
+    assert found == set()
+    # And the checks that once took the options take the resolved values.
+    from hudilite.spark import insert_dedup
+    from hudilite.write import null_ordering
+
+    assert list(inspect.signature(null_ordering.checked_field).parameters) == [
+        "spec",
+        "operation",
+        "policy",
+    ]
+    assert list(inspect.signature(null_ordering.report).parameters)[-1] == "policy"
+    assert list(inspect.signature(insert_dedup.dup_policy).parameters) == ["wc", "operation"]

@@ -63,10 +63,14 @@ def test_call_options_over_the_tables_parsed_once(tmp_path: Path) -> None:
     assert (wc.merge_spec.ordering_field, wc.merge_spec is wc.merge_spec) == ("ts", True)
     with pytest.raises(dataclasses.FrozenInstanceError):
         wc.max_file_size = 1  # type: ignore[misc]
-    # An override (the empty payload's upsert) keeps what was resolved.
-    over = wc.with_options({cfg.PAYLOAD_CLASS.name: None})
-    assert (over.index, over.max_file_size) == (wc.index, 2048)
-    assert over.options.get(cfg.PAYLOAD_CLASS) is None
+    # The empty payload's upsert drops the payload and keeps what was resolved.
+    over = resolve_write_config(
+        s, {cfg.PAYLOAD_CLASS.name: "org.apache.hudi.common.model.EmptyHoodieRecordPayload"}
+    )
+    assert (over.empty_payload, wc.empty_payload) == (True, False)
+    dropped = over.without_payload()
+    assert (dropped.index, dropped.empty_payload) == (over.index, False)
+    assert dropped.options.get(cfg.PAYLOAD_CLASS) is None
 
 
 def test_bad_value_refused_by_key(tmp_path: Path) -> None:
@@ -133,3 +137,69 @@ def test_lock_settings_resolved_once_and_every_lock_of_the_write_takes_them(
         done = txn.commit(CommitMetadata(operation_type="INSERT"))
     assert parsed == []
     assert TableState.load(s.gw).timeline.completed()[-1].requested_time == done.requested_time
+
+
+def test_write_job_switches_resolved_at_the_door(tmp_path: Path) -> None:
+    # The switches the write job, the insert de-duplication and the null-ordering check
+    # read: typed fields, the defaults first, then each set by its key (aliases included).
+    s = state(tmp_path / "t")
+    wc = resolve_write_config(s, {})
+    assert (
+        wc.empty_payload,
+        wc.delete_field,
+        wc.delete_marker,
+        wc.combine_before_insert,
+        wc.insert_dup_policy,
+        wc.null_ordering,
+        wc.log_block_format,
+        wc.key_conflict_check,
+        wc.native_keys,
+        wc.index_type,
+    ) == (False, None, None, False, "none", "warn", "avro", True, True, "SIMPLE")
+    wc = resolve_write_config(
+        s,
+        {
+            "hoodie.payload.delete.field": "op",
+            "hoodie.payload.delete.marker": "D",
+            "hoodie.combine.before.insert": "true",
+            "hoodie.datasource.insert.dup.policy": "FAIL",
+            "hoodie.hudilite.write.null.ordering.value": "allow",
+            "hoodie.logfile.data.block.format": "parquet",
+            "hoodie.hudilite.write.conflict.check.keys": "false",
+            "hudilite.keygen.native": "false",
+            "hoodie.index.type": "global_bloom",
+        },
+    )
+    assert (
+        wc.delete_field,
+        wc.delete_marker,
+        wc.combine_before_insert,
+        wc.insert_dup_policy,
+        wc.null_ordering,
+        wc.log_block_format,
+        wc.key_conflict_check,
+        wc.native_keys,
+        wc.index_type,
+    ) == ("op", "D", True, "fail", "allow", "parquet", False, False, "GLOBAL_BLOOM")
+    # Hudi's older spelling of the drop policy feeds the policy.
+    dropping = {"hoodie.datasource.write.insert.drop.duplicates": "true"}
+    assert resolve_write_config(s, dropping).insert_dup_policy == "drop"
+
+
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [
+        ("hoodie.hudilite.write.null.ordering.value", "ignore"),
+        ("hoodie.datasource.insert.dup.policy", "skip"),
+        ("hoodie.logfile.data.block.format", "orc"),
+        ("hoodie.combine.before.insert", "maybe"),
+        ("hoodie.hudilite.write.conflict.check.keys", "2"),
+    ],
+)
+def test_bad_write_job_switch_refused_by_key(tmp_path: Path, key: str, value: str) -> None:
+    s = state(tmp_path / "t")
+    with pytest.raises(ConfigError) as err:
+        resolve_write_config(s, {key: value})
+    message = str(err.value)
+    assert message.startswith(f"invalid value {value!r} for option {key!r}: ")
+    assert "\n" not in message
