@@ -19,8 +19,8 @@ Each takes a table name (``'t'``, ``'db.t'``) or a table path (any argument with
   (without a glob: the files directly under the base path, a non-partitioned table's).
   Hudi builds the view on the write timeline with pending instants (it does not filter
   completed ones), so the files of a write in progress show up too.
-* ``hudi_metadata``: refused by name (reading Hudi's metadata table as a relation is not
-  implemented; :mod:`hudilite.metadata` keeps its ``files`` partition for other readers).
+* ``hudi_metadata(t)``: the table's metadata table as Hudi's data source reads it, one row
+  per merged ``HoodieMetadataRecord`` (:mod:`~hudilite.sqlext.table_function_metadata`).
 
 Any other function is left to Spark (``range(3)``, ``explode(...)``).
 """
@@ -36,6 +36,7 @@ from hudilite.table.api import Table
 
 from .context import SqlContext, TableViews
 from .statements import SqlParseError, TableName, UnsupportedStatementError
+from .table_function_metadata import metadata_rows, metadata_schema
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -80,11 +81,7 @@ def register_function(
     if function == "hudi_filesystem_view":
         return _filesystem_view(_Ctx(session, views), args)
     if function == "hudi_metadata":
-        raise UnsupportedStatementError(
-            "hudi_metadata is not supported: reading Hudi's metadata table "
-            "(.hoodie/metadata) as a relation is not implemented; hudi_filesystem_view "
-            "lists the table's files"
-        )
+        return _metadata(_Ctx(session, views), args)
     return None
 
 
@@ -233,3 +230,11 @@ def _filesystem_view(ctx: _Ctx, args: tuple[Any, ...]) -> str:
     schema = ", ".join(f"{name} {kind}" for name, kind in FILESYSTEM_VIEW_COLUMNS)
     df = ctx.session.spark.createDataFrame(rows, schema)
     return _frame(ctx, df, "fsview", f"{tbl.path}|{glob}")
+
+
+def _metadata(ctx: _Ctx, args: tuple[Any, ...]) -> str:
+    (target,) = _texts("hudi_metadata", args, "table_name or table_path", 1, 1)
+    tbl = _table(ctx, target)
+    rows = metadata_rows(tbl.state(), target)
+    df = ctx.session.spark.createDataFrame(rows, metadata_schema())
+    return _frame(ctx, df, "metadata", tbl.path)

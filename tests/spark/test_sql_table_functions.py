@@ -1,7 +1,7 @@
 """Hudi's SQL table-valued functions through ``hudilite.connect()``: ``hudi_query``
 (snapshot, read_optimized, incremental), ``hudi_filesystem_view``, ``hudi_table_changes``'s
-``cdc`` format and ``hudi_metadata``, on tiny COW and MOR tables, with exact rows, exact
-errors, and hudi-rs reading what ``hudi_query`` returns."""
+``cdc`` format (``hudi_metadata``: test_sql_hudi_metadata.py), on tiny COW and MOR tables,
+with exact rows, exact errors, and hudi-rs reading what ``hudi_query`` returns."""
 
 from __future__ import annotations
 
@@ -130,13 +130,6 @@ def test_hudi_query_argument_errors(session: Any) -> None:
             "hudi_query('a.b.c', 'snapshot')",
             SqlParseError,
             "invalid table name 'a.b.c': expected 'table' or 'db.table'",
-        ),
-        (
-            "hudi_metadata('trips')",
-            UnsupportedStatementError,
-            "hudi_metadata is not supported: reading Hudi's metadata table "
-            "(.hoodie/metadata) as a relation is not implemented; hudi_filesystem_view "
-            "lists the table's files",
         ),
     ]
     for call, error, message in cases:

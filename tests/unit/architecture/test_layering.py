@@ -81,6 +81,7 @@ PYSPARK_MODULES = {
     "hudilite.sqlext.dml_merge",
     "hudilite.sqlext.session",
     "hudilite.sqlext.spark_types",
+    "hudilite.sqlext.table_function_metadata",
     # CALL procedures that raise Spark's AnalysisException or build columns
     "hudilite.procedures.cleaning",
     "hudilite.procedures.clustering",
