@@ -73,19 +73,16 @@ from hudilite.storage.layout import (
     BaseFileName,
     LogFileName,
     parse_data_file_name,
-    write_partition_metadata,
 )
 from hudilite.storage.log_format import (
     BlockType,
     HeaderKey,
     LogBlock,
-    delete_block,
     read_log_file,
     write_log_file,
 )
 from hudilite.storage.parquet_io import read_footer
 from hudilite.tablestate import properties_file
-from hudilite.timeline.instant import DELTA_COMMIT, Instant, State
 from hudilite.timeline.metadata import WriteStat
 from hudilite.timeline.timeline import Timeline
 
@@ -333,32 +330,14 @@ def initialize(gw: FileSystemGateway) -> int:
         for name in sorted(files)
         if (r := footer_record(gw, partition, name, INIT_INSTANT)) is not None
     ]
-    for state in (State.REQUESTED, State.INFLIGHT):
-        cs.timeline_file(gw, Instant(INIT_INSTANT, DELTA_COMMIT, state))
-    write_partition_metadata(gw, PART_DIR, INIT_INSTANT, depth=1)
     groups = _by_group(records, count)
-    stats = []
-    for group in range(count):
-        fid = file_id(group)
-        recs = groups.get(group, [])
-        if recs:  # Hudi writes no base file for a group without records
-            name = BaseFileName(fid, mt.WRITE_TOKEN, INIT_INSTANT, ".hfile").render()
-            data = encode_hfile(recs)
-            gw.write_bytes(join(PART_DIR, name), data)
-            stats.append(
-                WriteStat(
-                    file_id=fid,
-                    path=f"{PARTITION}/{name}",
-                    partition_path=PARTITION,
-                    num_writes=len(recs),
-                    num_inserts=len(recs),
-                    total_write_bytes=len(data),
-                    file_size_in_bytes=len(data),
-                )
-            )
-        log = LogFileName(fid, INIT_INSTANT, 1, mt.WRITE_TOKEN).render()
-        write_log_file(gw, join(PART_DIR, log), [delete_block([], INIT_INSTANT)])
-    mt._complete(gw, INIT_INSTANT, stats, "UPSERT_PREPPED")
+    mt.write_initial_slices(
+        gw,
+        PARTITION,
+        INIT_INSTANT,
+        [(file_id(g), groups.get(g, [])) for g in range(count)],
+        encode_hfile,
+    )
     cs.add_listed(gw, PARTITION)
     return len(records)
 

@@ -31,11 +31,8 @@ from hudilite.storage.layout import (
     BaseFileName,
     LogFileName,
     parse_data_file_name,
-    write_partition_metadata,
 )
-from hudilite.storage.log_format import delete_block, write_log_file
 from hudilite.tablestate import properties_file
-from hudilite.timeline.instant import DELTA_COMMIT, Instant, State
 from hudilite.timeline.metadata import WriteStat
 from hudilite.timeline.timeline import Timeline
 
@@ -200,29 +197,8 @@ def initialize(gw: FileSystemGateway) -> int:
     column_records = cs.read_partition(gw, timeline)
     records = compute(gw, props, [p for p in listing if p], listing, column_records)
     records = [r for r in records if not r.deleted]
-    for state in (State.REQUESTED, State.INFLIGHT):
-        cs.timeline_file(gw, Instant(INIT_INSTANT, DELTA_COMMIT, state))
-    write_partition_metadata(gw, PART_DIR, INIT_INSTANT, depth=1)
-    stats = []
     ordered = sorted(records, key=lambda r: r.key.encode("utf-8"))
-    if ordered:
-        name = BaseFileName(FILE_ID, mt.WRITE_TOKEN, INIT_INSTANT, ".hfile").render()
-        data = cs.encode_hfile(ordered)
-        gw.write_bytes(join(PART_DIR, name), data)
-        stats.append(
-            WriteStat(
-                file_id=FILE_ID,
-                path=f"{PARTITION}/{name}",
-                partition_path=PARTITION,
-                num_writes=len(ordered),
-                num_inserts=len(ordered),
-                total_write_bytes=len(data),
-                file_size_in_bytes=len(data),
-            )
-        )
-    log = LogFileName(FILE_ID, INIT_INSTANT, 1, mt.WRITE_TOKEN).render()
-    write_log_file(gw, join(PART_DIR, log), [delete_block([], INIT_INSTANT)])
-    mt._complete(gw, INIT_INSTANT, stats, "UPSERT_PREPPED")
+    mt.write_initial_slices(gw, PARTITION, INIT_INSTANT, [(FILE_ID, ordered)], cs.encode_hfile)
     cs.add_listed(gw, PARTITION)
     return len(ordered)
 

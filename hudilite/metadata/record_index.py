@@ -64,7 +64,6 @@ from hudilite.storage.layout import (
     BaseFileName,
     LogFileName,
     parse_data_file_name,
-    write_partition_metadata,
 )
 from hudilite.storage.log_blocks import DeleteKey
 from hudilite.storage.log_format import (
@@ -79,7 +78,7 @@ from hudilite.storage.log_format import (
 )
 from hudilite.storage.parquet_io import read_stored_keys
 from hudilite.tablestate import properties_file
-from hudilite.timeline.instant import COMPACTION, DELTA_COMMIT, LOG_COMPACTION, Instant, State
+from hudilite.timeline.instant import COMPACTION, LOG_COMPACTION, Instant
 from hudilite.timeline.instant_time import instant_to_epoch_ms
 from hudilite.timeline.metadata import CommitMetadata, WriteStat
 from hudilite.timeline.timeline import Timeline
@@ -492,34 +491,16 @@ def initialize(gw: FileSystemGateway) -> int:
         growth_factor=float(options.get(cfg.RECORD_INDEX_GROWTH_FACTOR)),
         max_file_group_bytes=int(options.get(cfg.RECORD_INDEX_MAX_FILE_GROUP_SIZE)),
     )
-    for state in (State.REQUESTED, State.INFLIGHT):
-        cs.timeline_file(gw, Instant(INIT_INSTANT, DELTA_COMMIT, state))
-    write_partition_metadata(gw, PART_DIR, INIT_INSTANT, depth=1)
     groups: dict[int, dict[str, Location]] = {}
     for key, loc in entries.items():
         groups.setdefault(file_group_index(key, count), {})[key] = loc
-    stats = []
-    for index in range(count):
-        fid = file_id(index)
-        recs = groups.get(index)
-        if recs:  # Hudi writes no base file for a group without records
-            name = BaseFileName(fid, mt.WRITE_TOKEN, INIT_INSTANT, ".hfile").render()
-            data = rir.encode_hfile(recs, base_file=True)
-            gw.write_bytes(join(PART_DIR, name), data)
-            stats.append(
-                WriteStat(
-                    file_id=fid,
-                    path=f"{PARTITION}/{name}",
-                    partition_path=PARTITION,
-                    num_writes=len(recs),
-                    num_inserts=len(recs),
-                    total_write_bytes=len(data),
-                    file_size_in_bytes=len(data),
-                )
-            )
-        log = LogFileName(fid, INIT_INSTANT, 1, mt.WRITE_TOKEN).render()
-        write_log_file(gw, join(PART_DIR, log), [delete_block([], INIT_INSTANT)])
-    mt._complete(gw, INIT_INSTANT, stats, "UPSERT_PREPPED")
+    mt.write_initial_slices(
+        gw,
+        PARTITION,
+        INIT_INSTANT,
+        [(file_id(i), groups.get(i, {})) for i in range(count)],
+        lambda recs: rir.encode_hfile(recs, base_file=True),
+    )
     cs.add_listed(gw, PARTITION)
     return len(entries)
 

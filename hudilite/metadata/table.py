@@ -31,6 +31,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from hudilite import config as cfg
 from hudilite.errors import ConfigError
@@ -211,6 +212,45 @@ def _complete(
     )
     done = Instant(instant_time, DELTA_COMMIT, State.COMPLETED, now_instant())
     _timeline_file(gw, done, metadata.to_bytes(LAYOUT))
+
+
+def write_initial_slices(
+    gw: FileSystemGateway,
+    partition: str,
+    instant_time: str,
+    groups: Iterable[tuple[str, Any]],
+    encode: Callable[[Any], bytes],
+) -> None:
+    """Initialize metadata partition ``partition`` as Hudi's metadata writer does: the
+    deltacommit ``instant_time`` requested and inflight, the partition's metadata file, for
+    each ``(file id, records)`` of ``groups`` an HFile base file of ``encode(records)`` (none
+    for a group without records, as Hudi) and an empty log file (a delete block of no keys),
+    then the deltacommit completed with the base files' write stats. Listing the partition
+    in ``hoodie.table.metadata.partitions`` is the caller's last step."""
+    for state in (State.REQUESTED, State.INFLIGHT):
+        _timeline_file(gw, Instant(instant_time, DELTA_COMMIT, state))
+    part_dir = join(METADATA_DIR, partition)
+    write_partition_metadata(gw, part_dir, instant_time, depth=1)
+    stats = []
+    for fid, recs in groups:
+        if recs:
+            name = BaseFileName(fid, WRITE_TOKEN, instant_time, ".hfile").render()
+            data = encode(recs)
+            gw.write_bytes(join(part_dir, name), data)
+            stats.append(
+                WriteStat(
+                    file_id=fid,
+                    path=f"{partition}/{name}",
+                    partition_path=partition,
+                    num_writes=len(recs),
+                    num_inserts=len(recs),
+                    total_write_bytes=len(data),
+                    file_size_in_bytes=len(data),
+                )
+            )
+        log = LogFileName(fid, instant_time, 1, WRITE_TOKEN).render()
+        write_log_file(gw, join(part_dir, log), [delete_block([], instant_time)])
+    _complete(gw, instant_time, stats, "UPSERT_PREPPED")
 
 
 def write_deltacommit(
