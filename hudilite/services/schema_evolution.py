@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import pyarrow as pa
@@ -70,18 +70,22 @@ ADDED_COLUMNS_KEY = "hudilite.added.columns"
 CREATE_SCHEMA_KEY = "hoodie.table.create.schema"
 
 
-def required_columns(state: TableState, options: cfg.Options) -> list[str] | None:
+def required_columns(
+    state: TableState, *, set_null_for_missing: bool, optional_columns: Iterable[str]
+) -> list[str] | None:
     """The data columns a write must carry, or None for all of them.
 
-    Optional: the columns of ``hoodie.hudilite.optional.columns`` (those added by
-    :func:`add_columns`), or every column with ``hoodie.write.set.null.for.missing.columns``;
-    the record key and partition fields are always required (they locate the record).
+    Optional: ``optional_columns`` (``hoodie.hudilite.optional.columns``: those added by
+    :func:`add_columns`), or every column with ``set_null_for_missing``
+    (``hoodie.write.set.null.for.missing.columns``); the record key and partition fields are
+    always required (they locate the record). A write passes its resolved
+    :class:`~hudilite.write.write_config.WriteConfig` fields.
     """
     names = state.data_schema.names
-    if options.get(cfg.SET_NULL_FOR_MISSING_COLUMNS):
+    if set_null_for_missing:
         optional = {n.lower() for n in names}
     else:
-        optional = {n.lower() for n in options.get(cfg.OPTIONAL_COLUMNS) or ()}
+        optional = {n.lower() for n in optional_columns}
     locating = (*state.config.record_key_fields, *state.config.partition_field_names)
     optional -= {n.lower() for n in locating}
     if not optional:

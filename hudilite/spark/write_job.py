@@ -111,7 +111,7 @@ def _write_token() -> tuple[str, int]:
     return f"{pid}-{ctx.stageId()}-{ctx.taskAttemptId()}", pid
 
 
-def _input_frame(state: TableState, df: DataFrame, operation: str, opts: cfg.Options) -> DataFrame:
+def _input_frame(state: TableState, df: DataFrame, operation: str, wc: WriteConfig) -> DataFrame:
     """Check and cast the caller's columns to the table schema.
 
     Columns added by schema evolution (and any column, with
@@ -133,7 +133,12 @@ def _input_frame(state: TableState, df: DataFrame, operation: str, opts: cfg.Opt
             ],
             *[F.col(c) for c in carry.values()],
         )
-    return conform_columns(df, target, required=required_columns(state, opts), carry=carry)
+    required = required_columns(
+        state,
+        set_null_for_missing=wc.set_null_for_missing_columns,
+        optional_columns=wc.optional_columns,
+    )
+    return conform_columns(df, target, required=required, carry=carry)
 
 
 def _write_groups(
@@ -213,7 +218,7 @@ def run_write(
     if operation == "upsert" and wc.empty_payload:
         deletes = True
         wc = wc.without_payload()
-    df = _input_frame(state, data, "delete" if deletes else operation, wc.options)
+    df = _input_frame(state, data, "delete" if deletes else operation, wc)
     delete_field, delete_marker, cdc_deletes = _delete_marker(wc)
     keyspec = KeyingSpec(
         keygen=wc.keygen,

@@ -92,6 +92,10 @@ class WriteConfig:
     key_conflict_check: bool
     #: ``hudilite.keygen.native``: keys by Spark expressions where possible (False: Arrow).
     native_keys: bool
+    #: ``hoodie.write.set.null.for.missing.columns``: any data column may be omitted.
+    set_null_for_missing_columns: bool = False
+    #: ``hoodie.hudilite.optional.columns``: the columns a write may omit (added ones).
+    optional_columns: tuple[str, ...] = ()
     #: The table lock's provider, waits and lease (None: a config without its table, whose
     #: locks read the table's stored write options).
     lock: LockConfig | None = None
@@ -168,6 +172,8 @@ def resolve_write_config(
         log_block_format=cast(Any, str(opts.get(cfg.LOG_BLOCK_FORMAT) or "avro").lower()),
         key_conflict_check=bool(opts.get(cfg.KEY_CONFLICT_CHECK)),
         native_keys=bool(opts.get(cfg.NATIVE_KEYS)),
+        set_null_for_missing_columns=bool(opts.get(cfg.SET_NULL_FOR_MISSING_COLUMNS)),
+        optional_columns=tuple(opts.get(cfg.OPTIONAL_COLUMNS) or ()),
         lock=LockConfig.resolve(state.gw, opts) if state is not None else None,
         state=state,
     )

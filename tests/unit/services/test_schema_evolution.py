@@ -26,6 +26,7 @@ from hudilite.tablestate.state import TableState
 from hudilite.timeline.instant import COMMIT
 from hudilite.timeline.metadata import CommitMetadata
 from hudilite.write.transaction import WriteTransaction
+from hudilite.write.write_config import resolve_write_config
 from tests.helpers import hudi_rs_read, rows
 
 CURRENT = pa.schema([("uuid", pa.string()), ("Fare", pa.float64()), ("city", pa.string())])
@@ -136,14 +137,22 @@ def test_add_columns_to_a_hudi_table(shared_fixture, fixture):
 
 def test_required_columns(shared_fixture):
     state = _state(shared_fixture(COW_V6))
-    assert required_columns(state, state.options()) is None
+
+    def required(options: dict[str, str] | None = None) -> list[str] | None:
+        wc = resolve_write_config(state, options or {})
+        return required_columns(
+            state,
+            set_null_for_missing=wc.set_null_for_missing_columns,
+            optional_columns=wc.optional_columns,
+        )
+
+    assert required() is None
     add_columns(state, [pa.field("tip", pa.float64())])
     state = _state(state.gw.abs_path(""))
-    required = required_columns(state, state.options())
-    assert required is not None and "tip" not in required and "name" in required
-    everything = state.options({"hoodie.write.set.null.for.missing.columns": "true"})
+    needed = required()
+    assert needed is not None and "tip" not in needed and "name" in needed
     # The record key and partition fields always locate the record.
-    assert required_columns(state, everything) == ["id", "byteField"]
+    assert required({"hoodie.write.set.null.for.missing.columns": "true"}) == ["id", "byteField"]
 
 
 def test_existing_column_leaves_the_timeline_alone(shared_fixture):
