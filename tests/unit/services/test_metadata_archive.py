@@ -6,8 +6,9 @@ clean runs too) and fifteen commits through the timeline writer, with
 then keeps every commit from the first that completed after the metadata table's latest
 compaction (Hudi's rule 4), and the metadata table archives into its own LSM history exactly
 the instants whose files its clean deleted; the files partition still lists the live files,
-and hudilite's read (through it) and hudi-rs's read (of storage) return the same rows. On a synthetic metadata timeline, each
-of the metadata table's bounds in turn decides what is archived.
+and hudilite's read (through it) and hudi-rs's read (of storage) return the same rows. On a
+synthetic metadata timeline, each of the metadata table's bounds in turn decides what is
+archived.
 """
 
 from __future__ import annotations
