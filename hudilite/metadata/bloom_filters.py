@@ -79,7 +79,6 @@ from hudilite.storage.log_format import (
     HeaderKey,
     LogBlock,
     read_log_file,
-    write_log_file,
 )
 from hudilite.storage.parquet_io import read_footer
 from hudilite.tablestate import properties_file
@@ -285,23 +284,8 @@ def write_logs(
             {HeaderKey.SCHEMA: rec.schema_json(), HeaderKey.INSTANT_TIME: instant_time},
             encode_hfile(recs),
         )
-        name = LogFileName(fid, instant_time, 1, mt.WRITE_TOKEN).render()
-        size = write_log_file(gw, join(PART_DIR, name), [block])
         stats.append(
-            WriteStat(
-                file_id=fid,
-                path=f"{PARTITION}/{name}",
-                partition_path=PARTITION,
-                prev_commit=instant_time,
-                num_writes=len(recs),
-                num_update_writes=len(recs),
-                total_write_bytes=size,
-                file_size_in_bytes=size,
-                base_file="",
-                log_files=[name],
-                log_version=1,
-                log_offset=0,
-            )
+            mt.write_log_slice(gw, PARTITION, fid, instant_time, [block], updates=len(recs))
         )
     return stats
 

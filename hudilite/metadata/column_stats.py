@@ -64,7 +64,6 @@ from hudilite.storage.log_format import (
     HeaderKey,
     LogBlock,
     read_log_file,
-    write_log_file,
 )
 from hudilite.tablestate import properties_file
 from hudilite.timeline.instant import Instant
@@ -215,24 +214,7 @@ def write_logs(
             {HeaderKey.SCHEMA: rec.schema_json(), HeaderKey.INSTANT_TIME: instant_time},
             encode_hfile(recs),
         )
-        name = LogFileName(fid, instant_time, 1, mt.WRITE_TOKEN).render()
-        size = write_log_file(gw, join(mt.METADATA_DIR, part, name), [block])
-        stats.append(
-            WriteStat(
-                file_id=fid,
-                path=f"{part}/{name}",
-                partition_path=part,
-                prev_commit=instant_time,
-                num_writes=len(recs),
-                num_update_writes=len(recs),
-                total_write_bytes=size,
-                file_size_in_bytes=size,
-                base_file="",
-                log_files=[name],
-                log_version=1,
-                log_offset=0,
-            )
-        )
+        stats.append(mt.write_log_slice(gw, part, fid, instant_time, [block], updates=len(recs)))
     return stats
 
 

@@ -74,7 +74,6 @@ from hudilite.storage.log_format import (
     block_records,
     delete_block,
     read_log_file,
-    write_log_file,
 )
 from hudilite.storage.parquet_io import read_stored_keys
 from hudilite.tablestate import properties_file
@@ -305,24 +304,9 @@ def _write_logs(
         if dels:
             keys = [DeleteKey(k, PARTITION, 0, "IntWrapper") for k in sorted(dels)]
             blocks.append(delete_block(keys, instant_time, rir.schema_json()))
-        name = LogFileName(fid, instant_time, 1, mt.WRITE_TOKEN).render()
-        size = write_log_file(gw, join(PART_DIR, name), blocks)
-        n = len(ups) + len(dels)
         stats.append(
-            WriteStat(
-                file_id=fid,
-                path=f"{PARTITION}/{name}",
-                partition_path=PARTITION,
-                prev_commit=instant_time,
-                num_writes=n,
-                num_update_writes=len(ups),
-                num_deletes=len(dels),
-                total_write_bytes=size,
-                file_size_in_bytes=size,
-                base_file="",
-                log_files=[name],
-                log_version=1,
-                log_offset=0,
+            mt.write_log_slice(
+                gw, PARTITION, fid, instant_time, blocks, updates=len(ups), deletes=len(dels)
             )
         )
     return stats

@@ -253,6 +253,38 @@ def write_initial_slices(
     _complete(gw, instant_time, stats, "UPSERT_PREPPED")
 
 
+def write_log_slice(
+    gw: FileSystemGateway,
+    partition: str,
+    file_id: str,
+    instant_time: str,
+    blocks: list[LogBlock],
+    *,
+    updates: int,
+    deletes: int = 0,
+) -> WriteStat:
+    """Write a metadata deltacommit's new log file (version 1) of ``file_id`` in
+    ``partition`` holding ``blocks``, and return its write stat (``updates`` records
+    written, ``deletes`` keys deleted), as Hudi's metadata writer records an appended log."""
+    name = LogFileName(file_id, instant_time, 1, WRITE_TOKEN).render()
+    size = write_log_file(gw, join(METADATA_DIR, partition, name), blocks)
+    return WriteStat(
+        file_id=file_id,
+        path=f"{partition}/{name}",
+        partition_path=partition,
+        prev_commit=instant_time,
+        num_writes=updates + deletes,
+        num_update_writes=updates,
+        num_deletes=deletes,
+        total_write_bytes=size,
+        file_size_in_bytes=size,
+        base_file="",
+        log_files=[name],
+        log_version=1,
+        log_offset=0,
+    )
+
+
 def write_deltacommit(
     gw: FileSystemGateway,
     instant_time: str,
@@ -272,25 +304,9 @@ def write_deltacommit(
         {HeaderKey.SCHEMA: rec.schema_json(), HeaderKey.INSTANT_TIME: instant_time},
         hfiles.encode_log_block(records),
     )
-    name = LogFileName(FILES_FILE_ID, instant_time, 1, WRITE_TOKEN).render()
-    path = join(METADATA_DIR, FILES_PARTITION, name)
-    size = write_log_file(gw, path, [block])
-    stat = WriteStat(
-        file_id=FILES_FILE_ID,
-        path=f"{FILES_PARTITION}/{name}",
-        partition_path=FILES_PARTITION,
-        prev_commit=instant_time,
-        num_writes=1,
-        num_update_writes=1,
-        total_write_bytes=size,
-        file_size_in_bytes=size,
-        base_file="",
-        log_files=[name],
-        log_version=1,
-        log_offset=0,
-    )
+    stat = write_log_slice(gw, FILES_PARTITION, FILES_FILE_ID, instant_time, [block], updates=1)
     _complete(gw, instant_time, [stat, *(more() if more else [])], "UPSERT_PREPPED")
-    return path
+    return join(METADATA_DIR, str(stat.path))
 
 
 @dataclass(frozen=True)
